@@ -1,0 +1,26 @@
+//===- K3Enums.td - Enumerations of the K3 dialect -------------*- tablegen -*-===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef K3_ENUMS_TD
+#define K3_ENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+
+def K3_KdaGateForm_LowerBound : I32EnumAttrCase<"lower_bound", 0>;
+def K3_KdaGateForm_Softplus : I32EnumAttrCase<"softplus", 1>;
+
+def K3_KdaGateFormAttr : I32EnumAttr<"KdaGateForm",
+    "form of the KDA per-channel log-decay gate",
+    [K3_KdaGateForm_LowerBound, K3_KdaGateForm_Softplus]> {
+  let cppNamespace = "::mlir::k3";
+  let description = [{
+    `lower_bound`: `g = lb · sigmoid(exp(A_log) · (x + dt_bias))`, in `(lb, 0)`
+    (Kimi K3, `gate_lower_bound`). `softplus`: `g = −exp(A_log) ·
+    softplus(x + dt_bias)`, in `(−∞, 0]` (Kimi Linear).
+  }];
+}
+
+#endif // K3_ENUMS_TD

@@ -1,0 +1,24 @@
+//===- K3Ops.h - Ops of the K3 dialect --------------------------*- C++ -*-===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIALECTS_K3_K3OPS_H
+#define DIALECTS_K3_K3OPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/K3/K3Dialect.h"
+#include "dialects/K3/K3Enums.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/K3/K3Ops.h.inc"
+
+#endif // DIALECTS_K3_K3OPS_H

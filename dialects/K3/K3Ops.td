@@ -1,0 +1,461 @@
+//===- K3Ops.td - Ops of the K3 dialect ------------------------*- tablegen -*-===//
+//
+// Part of k3. The model-level ops: token mixing, channel mixing, depth mixing
+// and plumbing. Shapes use the symbols of ../shared/spec/K3_CHECKPOINT.md:
+// T tokens, D hidden, H heads, K/V key/value head dims, E experts, k top-k.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef K3_OPS_TD
+#define K3_OPS_TD
+
+include "dialects/K3/K3Dialect.td"
+include "dialects/K3/K3Enums.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def K3_Float : AnyTypeOf<[F32, BF16, F16]>;
+def K3_FloatTensor : RankedTensorOf<[F32, BF16, F16]>;
+def K3_F32Tensor : RankedTensorOf<[F32]>;
+def K3_IndexTensor : RankedTensorOf<[I32, I64]>;
+// Weights may be MXFP4: f4E2M1FN elements with a separate f8E8M0FNU scale.
+def K3_WeightTensor : RankedTensorOf<[F32, BF16, F16, F4E2M1FN]>;
+def K3_ScaleTensor : RankedTensorOf<[F8E8M0FNU]>;
+
+//===----------------------------------------------------------------------===//
+// Plumbing
+//===----------------------------------------------------------------------===//
+
+def K3_WeightOp : K3_Op<"weight", [Pure]> {
+  let summary = "A named model weight";
+  let description = [{
+    Refers to a tensor of the checkpoint by its name; the bundle binds the
+    name to the stored data. The type is the tensor as the model uses it,
+    which may differ from the checkpoint's storage dtype (e.g. bf16 stored,
+    f32 used): the importer records the conversion.
+
+    Example:
+    ```mlir
+    %w = k3.weight "model.embed_tokens.weight" : tensor<256x64xbf16>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def K3_EmbedOp : K3_Op<"embed", [Pure]> {
+  let summary = "Token embedding lookup";
+  let description = [{
+    `out[t] = table[ids[t]]`. Ids outside `[0, V)` are a runtime error, never
+    a silent read.
+
+    Example:
+    ```mlir
+    %h = k3.embed %ids, %table : (tensor<?xi32>, tensor<256x64xbf16>) -> tensor<?x64xbf16>
+    ```
+  }];
+  let arguments = (ins K3_IndexTensor:$ids, K3_FloatTensor:$table);
+  let results = (outs K3_FloatTensor:$out);
+  let assemblyFormat = [{
+    $ids `,` $table attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def K3_RmsNormOp : K3_Op<"rms_norm", [Pure]> {
+  let summary = "RMSNorm over the last dimension, optionally gated";
+  let description = [{
+    `y = x · rsqrt(mean(x²) + eps) · weight`, statistics in f32, over the last
+    dimension `D` of `x`. With `gate` (same shape as `x`) the result is also
+    multiplied by `sigmoid(gate)`: the fused norm-and-gate of the KDA output
+    (`o_norm` with `g_proj`).
+
+    Example:
+    ```mlir
+    %y = k3.rms_norm %x, %w {eps = 1.0e-05 : f32}
+        : (tensor<?x64xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
+    %o = k3.rms_norm %o, %w gate(%g) {eps = 1.0e-05 : f32}
+        : (tensor<?x4x16xf32>, tensor<16xf32>, tensor<?x4x16xf32>) -> tensor<?x4x16xf32>
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$x, K3_FloatTensor:$weight,
+                   Optional<K3_FloatTensor>:$gate, F32Attr:$eps);
+  let results = (outs K3_FloatTensor:$y);
+  let assemblyFormat = [{
+    $x `,` $weight (`gate` `(` $gate^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def K3_L2NormOp : K3_Op<"l2_norm", [Pure, SameOperandsAndResultType]> {
+  let summary = "L2 normalisation over the last dimension";
+  let description = [{
+    `y = x / sqrt(Σ x² + eps)` over the last dimension, eps inside the root
+    (FLA's in-kernel form, KDA.md §2), statistics in f32. KDA normalises q and
+    k per head with this op before `k3.kda`.
+
+    Example:
+    ```mlir
+    %qn = k3.l2_norm %q {eps = 1.0e-06 : f32} : tensor<?x4x16xf32>
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$x, F32Attr:$eps);
+  let results = (outs K3_FloatTensor:$y);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+  let hasVerifier = 1;
+}
+
+def K3_LinearOp : K3_Op<"linear", [Pure]> {
+  let summary = "Linear layer y = x · Wᵀ, optionally MXFP4";
+  let description = [{
+    `x: [..., K]`, `weight: [N, K]`, `y: [..., N]`. An `f4E2M1FN` weight needs
+    `scales: [N, K/32]` of `f8E8M0FNU`: `W[n, c] = weight[n, c] ·
+    2^(scales[n, c/32] − 127)` (OCP MX v1.0, blocks along the input dim).
+
+    Example:
+    ```mlir
+    %y = k3.linear %x, %w : (tensor<?x64xbf16>, tensor<128x64xbf16>) -> tensor<?x128xbf16>
+    %z = k3.linear %x, %wq scales(%s)
+        : (tensor<?x64xbf16>, tensor<128x64xf4E2M1FN>, tensor<128x2xf8E8M0FNU>) -> tensor<?x128xbf16>
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$x, K3_WeightTensor:$weight,
+                   Optional<K3_ScaleTensor>:$scales);
+  let results = (outs K3_FloatTensor:$y);
+  let assemblyFormat = [{
+    $x `,` $weight (`scales` `(` $scales^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def K3_LmHeadOp : K3_Op<"lm_head", [Pure]> {
+  let summary = "Output projection to f32 vocabulary logits";
+  let description = [{
+    `logits = x · Wᵀ` with `x: [T, D]`, `weight: [V, D]`, `logits: [T, V]`
+    accumulated and returned in f32 (sampling reads them directly).
+
+    Example:
+    ```mlir
+    %l = k3.lm_head %h, %w : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xf32>
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$x, K3_FloatTensor:$weight);
+  let results = (outs K3_F32Tensor:$logits);
+  let assemblyFormat = [{
+    $x `,` $weight attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Token mixing
+//===----------------------------------------------------------------------===//
+
+def K3_ShortConvOp : K3_Op<"short_conv", [Pure]> {
+  let summary = "Depthwise causal short convolution with its window state";
+  let description = [{
+    `x: [T, C]`, `weight: [C, W]`, `state: [W−1, C]` → `y: [T, C]`,
+    `new_state: [W−1, C]`.
+
+    `y[t, c] = Σ_{i<W} weight[c, i] · x̂[t − (W−1) + i, c]`, where `x̂` is `x`
+    preceded by the `W−1` rows of `state` (the pre-convolution inputs of the
+    previous tokens, oldest first; zeros for a fresh sequence). Tap `W−1`
+    multiplies the current token. `new_state` holds the last `W−1` rows of
+    `x̂`, so decode feeds it back unchanged. With `silu` the result is
+    `silu(y)`. No bias (the K3 checkpoint has none).
+
+    Example:
+    ```mlir
+    %y, %s1 = k3.short_conv %x, %w, state(%s0) silu
+        : (tensor<?x64xbf16>, tensor<64x4xf32>, tensor<3x64xf32>) -> (tensor<?x64xbf16>, tensor<3x64xf32>)
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$x, K3_FloatTensor:$weight,
+                   K3_FloatTensor:$state, UnitAttr:$silu);
+  let results = (outs K3_FloatTensor:$y, K3_FloatTensor:$new_state);
+  let assemblyFormat = [{
+    $x `,` $weight `,` `state` `(` $state `)` (`silu` $silu^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def K3_KdaGateOp : K3_Op<"kda_gate", [Pure]> {
+  let summary = "KDA per-channel log-decay gate";
+  let description = [{
+    `x: [T, H, K]` (the decay projection `f_b(f_a(x))` per head),
+    `a_log: [H]` (one value per head), `dt_bias: [H, K]` → `g: [T, H, K]`, f32.
+
+    - `lower_bound`: `g = lb · sigmoid(exp(a_log[h]) · (x + dt_bias[h]))`,
+      `g ∈ (lb, 0)`; `lb` is required and negative (K3: −5). The chunkwise
+      rewrite relies on `lb ≥ −5` to factor 16-token tiles.
+    - `softplus`: `g = −exp(a_log[h]) · softplus(x + dt_bias[h])`,
+      `g ∈ (−∞, 0]`; no `lb`.
+
+    Example:
+    ```mlir
+    %g = k3.kda_gate lower_bound lb = -5.0 %x, %a, %dt
+        : (tensor<?x4x16xf32>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<?x4x16xf32>
+    %g2 = k3.kda_gate softplus %x, %a, %dt
+        : (tensor<?x4x16xf32>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<?x4x16xf32>
+    ```
+  }];
+  let arguments = (ins K3_KdaGateFormAttr:$form, OptionalAttr<F32Attr>:$lb,
+                   K3_FloatTensor:$x, K3_F32Tensor:$a_log,
+                   K3_F32Tensor:$dt_bias);
+  let results = (outs K3_F32Tensor:$g);
+  let assemblyFormat = [{
+    $form (`lb` `=` $lb^)? $x `,` $a_log `,` $dt_bias attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def K3_KdaOp : K3_Op<"kda", [Pure]> {
+  let summary = "Kimi Delta Attention recurrence";
+  let description = [{
+    The token recurrence of KDA.md §2 over one sequence:
+    `q, k: [T, H, K]` (already L2-normalised), `v: [T, HV, V]`,
+    `g: [T, HV, K]` f32 per-channel log-decay, `beta: [T, HV]`,
+    `initial_state: [HV, K, V]` f32 → `out: [T, HV, V]`,
+    `final_state: [HV, K, V]` f32.
+
+    State layout: K-major, `S[h, i, j]` couples key channel `i` with value
+    channel `j` (FLA's default layout). Per token and value head:
+    `S ← Diag(exp g_t) S; S ← S + k_t (β_t (v_t − Sᵀ k_t))ᵀ;
+    o_t = Sᵀ (scale · q_t)`. `scale` is applied to q once (K^-1/2 for K3).
+    GVA: value head `h` reads q/k head `h / (HV / H)`; `HV % H == 0`.
+
+    Example:
+    ```mlir
+    %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+        : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>,
+           tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x16xf32>)
+        -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>)
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$q, K3_FloatTensor:$k,
+                   K3_FloatTensor:$v, K3_F32Tensor:$g, K3_FloatTensor:$beta,
+                   K3_F32Tensor:$initial_state, F32Attr:$scale);
+  let results = (outs K3_FloatTensor:$out, K3_F32Tensor:$final_state);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $g `,` $beta `,` `state` `(` $initial_state `)`
+    `scale` `=` $scale attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def K3_MlaOp : K3_Op<"mla", [Pure]> {
+  let summary = "Multi-head latent attention, expanded form, with its cache";
+  let description = [{
+    Expanded MLA (MLA.md §2) for `T` new tokens after `S` cached ones:
+    `q: [T, H, P+R]` (per head `[nope | rope]`), `latent: [T, L]` (the
+    normalised latent `c`), `k_rope: [T, R]` (the shared key part, not
+    rotated in K3), `kv_b: [H·(P+Vd), L]` (the key/value up-projection, rows
+    per head `[k_nope | v]`), `cache: [S, L+R]` (rows `[c | k_rope]` of the
+    previous tokens), optional `gate: [T, H, Vd]` (pre-sigmoid output gate)
+    → `out: [T, H, Vd]`, `new_cache: [S+T, L+R]` (the old rows, then the new).
+
+    `s[t,h,j] = scale · (q_nope·k_nope[j,h] + q_rope·k_rope[j])` over all
+    `S+T` positions, softmax in f32; with `causal`, new token `t` (at
+    position `S+t`) sees positions `≤ S+t`. `out = Σ_j p·v[j,h]`, times
+    `sigmoid(gate)` when present. `scale` must be `1/sqrt(P+R)` for K3
+    (never `1/sqrt(L+R)`), and is stored, never derived.
+
+    Example:
+    ```mlir
+    %o, %c1 = k3.mla %q, %c, %kr, kv_b(%wkvb), cache(%c0) gate(%g) scale = 0.144 causal
+        : (tensor<?x2x48xf32>, tensor<?x32xf32>, tensor<?x16xf32>, tensor<128x32xf32>,
+           tensor<?x48xf32>, tensor<?x2x32xf32>)
+        -> (tensor<?x2x32xf32>, tensor<?x48xf32>)
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$q, K3_FloatTensor:$latent,
+                   K3_FloatTensor:$k_rope, K3_FloatTensor:$kv_b,
+                   K3_FloatTensor:$cache, Optional<K3_FloatTensor>:$gate,
+                   F32Attr:$scale, UnitAttr:$causal);
+  let results = (outs K3_FloatTensor:$out, K3_FloatTensor:$new_cache);
+  let assemblyFormat = [{
+    $q `,` $latent `,` $k_rope `,` `kv_b` `(` $kv_b `)` `,` `cache` `(` $cache `)`
+    (`gate` `(` $gate^ `)`)? `scale` `=` $scale (`causal` $causal^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Channel mixing
+//===----------------------------------------------------------------------===//
+
+def K3_RouterOp : K3_Op<"router", [Pure]> {
+  let summary = "Sigmoid top-k expert router with a selection-only bias";
+  let description = [{
+    `x: [T, D]`, `weight: [E, D]`, optional `bias: [E]` → `indices: [T, k]`,
+    `weights: [T, k]` f32 (MOE_MXFP4.md §5), all in f32:
+    `s = sigmoid(x · Wᵀ)`; `indices = topk(s + bias, k)` (exact ties go to
+    the lower expert id); `w = s[indices]` from the unbiased scores; with
+    `renormalize`, `w /= Σ w + 1e-20`; then `w *= scaling`.
+
+    Example:
+    ```mlir
+    %i, %w = k3.router %x, %wr bias(%b) top_k = 2 renormalize scaling = 1.0
+        : (tensor<?x64xbf16>, tensor<8x64xbf16>, tensor<8xf32>) -> (tensor<?x2xi32>, tensor<?x2xf32>)
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$x, K3_FloatTensor:$weight,
+                   Optional<K3_F32Tensor>:$bias, I64Attr:$top_k,
+                   UnitAttr:$renormalize, F32Attr:$scaling);
+  let results = (outs K3_IndexTensor:$indices, K3_F32Tensor:$weights);
+  let assemblyFormat = [{
+    $x `,` $weight (`bias` `(` $bias^ `)`)? `top_k` `=` $top_k
+    (`renormalize` $renormalize^)? `scaling` `=` $scaling attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def K3_SituGluOp : K3_Op<"situ_glu", [Pure, SameOperandsAndResultType]> {
+  let summary = "SiTU-GLU activation";
+  let description = [{
+    `y = [β1·tanh(gate/β1)·sigmoid(gate)] · [β2·tanh(up/β2)]` in f32
+    (MOE_MXFP4.md §8). Without `beta2` the up branch stays linear
+    (`activation_situ_linear_beta: null`). `|y| < β1·β2`.
+
+    Example:
+    ```mlir
+    %h = k3.situ_glu %g, %u {beta1 = 4.0 : f32, beta2 = 25.0 : f32} : tensor<?x96xbf16>
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$gate, K3_FloatTensor:$up,
+                   F32Attr:$beta1, OptionalAttr<F32Attr>:$beta2);
+  let results = (outs K3_FloatTensor:$y);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($gate)";
+  let hasVerifier = 1;
+}
+
+def K3_MlpOp : K3_Op<"mlp", [Pure]> {
+  let summary = "Dense SiTU-GLU MLP";
+  let description = [{
+    `y = (situ_glu(x·gateᵀ, x·upᵀ)) · downᵀ` with `x: [T, D]`,
+    `gate, up: [I, D]`, `down: [D, I]` (the layer-0 MLP and the shared
+    experts). `beta1`/`beta2` as in `k3.situ_glu`.
+
+    Example:
+    ```mlir
+    %y = k3.mlp %x, %wg, %wu, %wd {beta1 = 4.0 : f32, beta2 = 25.0 : f32}
+        : (tensor<?x64xbf16>, tensor<96x64xbf16>, tensor<96x64xbf16>, tensor<64x96xbf16>) -> tensor<?x64xbf16>
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$x, K3_FloatTensor:$gate_proj,
+                   K3_FloatTensor:$up_proj, K3_FloatTensor:$down_proj,
+                   F32Attr:$beta1, OptionalAttr<F32Attr>:$beta2);
+  let results = (outs K3_FloatTensor:$y);
+  let assemblyFormat = [{
+    $x `,` $gate_proj `,` $up_proj `,` $down_proj attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def K3_MoeOp : K3_Op<"moe", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Routed LatentMoE with optional shared experts";
+  let description = [{
+    MOE_MXFP4.md §6 for `x: [T, D]` routed by `indices, weights: [T, k]`
+    (from `k3.router`):
+
+    ```
+    z = latent ? x · latent_downᵀ : x                        [T, Dl]
+    u[t] = Σ_j weights[t,j] · E_{indices[t,j]}(z[t])          f32 combine
+    E(z) = w2 · situ_glu(w1 · z, w3 · z)                      Dl → Ie → Dl
+    y = latent ? rms_norm(u; norm) · latent_upᵀ : u           [T, D]
+    y += shared ? mlp(x; shared_gate, shared_up, shared_down) : 0
+    ```
+
+    Experts: `w1, w3: [E, Ie, Dl]`, `w2: [E, Dl, Ie]` (row = output channel).
+    `f4E2M1FN` experts need `scales(w1_scale, w3_scale, w2_scale)` of
+    `f8E8M0FNU`, `[E, Ie, Dl/32]` and `[E, Dl, Ie/32]`. Latent:
+    `latent_down: [Dl, D]`, `latent_up: [D, Dl]`, optional `norm: [Dl]`
+    (eps `eps`). Shared: `shared_gate, shared_up: [Is, D]`,
+    `shared_down: [D, Is]`, applied to the original `x`.
+
+    Example:
+    ```mlir
+    %y = k3.moe %x routed(%i, %w) latent(%wd, %wu) norm(%n)
+        experts(%w1, %w3, %w2) scales(%s1, %s3, %s2) shared(%sg, %su, %sd)
+        {beta1 = 4.0 : f32, beta2 = 25.0 : f32, eps = 1.0e-05 : f32}
+        : (tensor<?x64xbf16>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<32x64xbf16>,
+           tensor<64x32xbf16>, tensor<32xbf16>, tensor<8x48x32xf4E2M1FN>,
+           tensor<8x48x32xf4E2M1FN>, tensor<8x32x48xf4E2M1FN>, tensor<8x48x1xf8E8M0FNU>,
+           tensor<8x48x1xf8E8M0FNU>, tensor<8x32x2xf8E8M0FNU>, tensor<96x64xbf16>,
+           tensor<96x64xbf16>, tensor<64x96xbf16>) -> tensor<?x64xbf16>
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$x, K3_IndexTensor:$indices,
+                   K3_F32Tensor:$weights,
+                   Optional<K3_FloatTensor>:$latent_down,
+                   Optional<K3_FloatTensor>:$latent_up,
+                   Optional<K3_FloatTensor>:$norm,
+                   K3_WeightTensor:$w1, K3_WeightTensor:$w3,
+                   K3_WeightTensor:$w2,
+                   Optional<K3_ScaleTensor>:$w1_scale,
+                   Optional<K3_ScaleTensor>:$w3_scale,
+                   Optional<K3_ScaleTensor>:$w2_scale,
+                   Optional<K3_FloatTensor>:$shared_gate,
+                   Optional<K3_FloatTensor>:$shared_up,
+                   Optional<K3_FloatTensor>:$shared_down,
+                   F32Attr:$beta1, OptionalAttr<F32Attr>:$beta2,
+                   DefaultValuedAttr<F32Attr, "1.0e-5">:$eps);
+  let results = (outs K3_FloatTensor:$y);
+  let assemblyFormat = [{
+    $x `routed` `(` $indices `,` $weights `)`
+    (`latent` `(` $latent_down^ `,` $latent_up `)`)?
+    (`norm` `(` $norm^ `)`)?
+    `experts` `(` $w1 `,` $w3 `,` $w2 `)`
+    (`scales` `(` $w1_scale^ `,` $w3_scale `,` $w2_scale `)`)?
+    (`shared` `(` $shared_gate^ `,` $shared_up `,` $shared_down `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Depth mixing
+//===----------------------------------------------------------------------===//
+
+def K3_AttnResOp : K3_Op<"attn_res", [Pure]> {
+  let summary = "Attention Residuals read over depth";
+  let description = [{
+    Mixes candidates `sources = [v_0, …, v_S]` (the sealed block snapshots,
+    then the running sum last), each `[T, D]`, per token (MOE_MXFP4.md §9),
+    in f32: `score_i = Σ_d rmsnorm(v_i)[d] · norm_weight[d] ·
+    query[d]` with eps `eps`; `p = softmax_i(score)` (no temperature);
+    `out = Σ_i p_i · v_i` (raw values). `query: [D]` is the pseudo-query
+    (the rank-1 `*_res_proj` weight), `norm_weight: [D]` the `*_res_norm`
+    weight.
+
+    Example:
+    ```mlir
+    %h = k3.attn_res [%b0, %r] norm(%n) query(%p) {eps = 1.0e-05 : f32}
+        : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<64xbf16>, tensor<64xbf16>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<K3_FloatTensor>:$sources,
+                   K3_FloatTensor:$norm_weight, K3_FloatTensor:$query,
+                   F32Attr:$eps);
+  let results = (outs K3_FloatTensor:$out);
+  let assemblyFormat = [{
+    `[` $sources `]` `norm` `(` $norm_weight `)` `query` `(` $query `)` attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // K3_OPS_TD

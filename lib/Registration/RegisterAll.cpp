@@ -1,0 +1,45 @@
+//===- RegisterAll.cpp - Registration shared by every k3 tool -------------===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Registration/RegisterAll.h"
+
+#include "dialects/K3/K3Dialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+void mlir::k3::registerK3Dialects(DialectRegistry &registry) {
+  registry.insert<K3Dialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, func::FuncDialect,
+                  gpu::GPUDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
+                  math::MathDialect, memref::MemRefDialect,
+                  nvgpu::NVGPUDialect, NVVM::NVVMDialect, scf::SCFDialect,
+                  tensor::TensorDialect, vector::VectorDialect>();
+}
+
+void mlir::k3::registerK3Passes() {
+  // Pass registration is global; guard so several tools/tests may call it.
+  static bool registered = [] {
+    registerTransformsPasses();
+    registerK3TransformsPasses();
+    return true;
+  }();
+  (void)registered;
+}

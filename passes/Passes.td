@@ -1,0 +1,38 @@
+//===- Passes.td - K3 passes -----------------------------------*- tablegen -*-===//
+//
+// Part of k3. Keep the definitions alphabetical; defs end in `Pass`, arguments
+// are `k3-<verb>-<noun>` (STYLE §4).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef K3_PASSES_TD
+#define K3_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def K3DecomposeMlpPass : Pass<"k3-decompose-mlp"> {
+  let summary = "Split k3.mlp into linear, situ_glu and linear ops";
+  let description = [{
+    Rewrites the dense SiTU-GLU MLP
+
+    ```mlir
+    %y = k3.mlp %x, %wg, %wu, %wd {beta1 = 4.0 : f32, beta2 = 25.0 : f32} : ...
+    ```
+
+    into its three projections and the activation:
+
+    ```mlir
+    %g = k3.linear %x, %wg : ...
+    %u = k3.linear %x, %wu : ...
+    %h = k3.situ_glu %g, %u {beta1 = 4.0 : f32, beta2 = 25.0 : f32} : ...
+    %y = k3.linear %h, %wd : ...
+    ```
+
+    The intermediate activations keep the element type of `x`, so the
+    rewrite changes no rounding point of a bf16 model. Backends that fuse
+    SiTU-GLU into the first GEMM's epilogue start from this form.
+  }];
+  let dependentDialects = ["::mlir::k3::K3Dialect"];
+}
+
+#endif // K3_PASSES_TD

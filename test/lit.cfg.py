@@ -1,0 +1,40 @@
+# -*- Python -*- lit configuration of the k3 test suite.
+
+import ctypes
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "K3"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.k3_obj_root, "test")
+# Unit/ holds GoogleTest sources run by CTest, not lit tests.
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit"]
+
+# Captures reset at every CHECK-LABEL; `$`-prefixed names stay global.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%k3_src", config.k3_src_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.k3_tools_dir, config.llvm_tools_dir]
+tools = [ToolSubst("k3-opt", unresolved="fatal")]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# Features: `nvptx-target` when LLVM has the NVPTX backend, `cuda-driver`
+# when libcuda.so.1 loads (device tests say `REQUIRES: cuda-driver`).
+if "NVPTX" in config.llvm_targets.split(";"):
+    config.available_features.add("nvptx-target")
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass
