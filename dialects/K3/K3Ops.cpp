@@ -11,6 +11,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -53,6 +54,13 @@ std::string formatShape(Value v) {
                             os << d;
                         });
   os << ']';
+  return s;
+}
+
+/// Prints an attribute value the way a user wrote it: `-25`, `1e-05`.
+std::string formatFloat(float value) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%g", value);
   return s;
 }
 
@@ -117,7 +125,8 @@ public:
   /// Requires a strictly positive, finite attribute value.
   Checker &positive(float value, StringRef name) {
     if (!failed && !(std::isfinite(value) && value > 0.0f))
-      fail() << name << " must be positive and finite, got " << value;
+      fail() << name << " must be positive and finite, got "
+             << formatFloat(value);
     return *this;
   }
 
@@ -300,11 +309,11 @@ LogicalResult KdaGateOp::verify() {
                })
       .require(!lb || getForm() != KdaGateForm::softplus,
                [&](InFlightDiagnostic &d) {
-                 d << "softplus gate takes no lb, got " << *lb;
+                 d << "softplus gate takes no lb, got " << formatFloat(*lb);
                })
       .require(!lb || (std::isfinite(*lb) && *lb < 0.0f),
                [&](InFlightDiagnostic &d) {
-                 d << "lb must be negative and finite, got " << *lb;
+                 d << "lb must be negative and finite, got " << formatFloat(*lb);
                })
       .rank(x, "x", {"T", "H", "K"})
       .rank(getALog(), "a_log", {"H"})

@@ -113,6 +113,23 @@ def K3_L2NormOp : K3_Op<"l2_norm", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def K3_SigmoidOp : K3_Op<"sigmoid", [Pure, SameOperandsAndResultType]> {
+  let summary = "Elementwise logistic sigmoid";
+  let description = [{
+    `y = 1 / (1 + exp(−x))`, computed in f32. Used for the KDA `beta`
+    (`sigmoid(x · b_projᵀ)`); the output gates are fused into `k3.rms_norm`
+    and `k3.mla` instead.
+
+    Example:
+    ```mlir
+    %beta = k3.sigmoid %b : tensor<?x4xf32>
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$x);
+  let results = (outs K3_FloatTensor:$y);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
 def K3_LinearOp : K3_Op<"linear", [Pure]> {
   let summary = "Linear layer y = x · Wᵀ, optionally MXFP4";
   let description = [{
@@ -392,9 +409,9 @@ def K3_MoeOp : K3_Op<"moe", [Pure, AttrSizedOperandSegments]> {
         experts(%w1, %w3, %w2) scales(%s1, %s3, %s2) shared(%sg, %su, %sd)
         {beta1 = 4.0 : f32, beta2 = 25.0 : f32, eps = 1.0e-05 : f32}
         : (tensor<?x64xbf16>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<32x64xbf16>,
-           tensor<64x32xbf16>, tensor<32xbf16>, tensor<8x48x32xf4E2M1FN>,
-           tensor<8x48x32xf4E2M1FN>, tensor<8x32x48xf4E2M1FN>, tensor<8x48x1xf8E8M0FNU>,
-           tensor<8x48x1xf8E8M0FNU>, tensor<8x32x2xf8E8M0FNU>, tensor<96x64xbf16>,
+           tensor<64x32xbf16>, tensor<32xbf16>, tensor<8x64x32xf4E2M1FN>,
+           tensor<8x64x32xf4E2M1FN>, tensor<8x32x64xf4E2M1FN>, tensor<8x64x1xf8E8M0FNU>,
+           tensor<8x64x1xf8E8M0FNU>, tensor<8x32x2xf8E8M0FNU>, tensor<96x64xbf16>,
            tensor<96x64xbf16>, tensor<64x96xbf16>) -> tensor<?x64xbf16>
     ```
   }];
@@ -452,7 +469,7 @@ def K3_AttnResOp : K3_Op<"attn_res", [Pure]> {
                    F32Attr:$eps);
   let results = (outs K3_FloatTensor:$out);
   let assemblyFormat = [{
-    `[` $sources `]` `norm` `(` $norm_weight `)` `query` `(` $query `)` attr-dict
+    ` ` `[` $sources `]` `norm` `(` $norm_weight `)` `query` `(` $query `)` attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
