@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs every k3 test (the lit suite, then GoogleTest through CTest) after the
+# set-up step, and ends with one summary line: `N passed, M failed`.
+# Exit status is non-zero if anything failed or nothing ran.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${K3_BUILD_DIR:-$root/build}
+lit=${LLVM_EXTERNAL_LIT:-/usr/lib/llvm-22/bin/lit}
+
+"$root/tools/scripts/setup.sh" || { echo "0 passed, 1 failed (set-up/build failed)"; exit 1; }
+
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+echo "== lit ==" >&2
+"$lit" -sv "$build/test" 2>&1 | tee "$log/lit.txt" >&2
+# lit prints one `  <Category>: N (...)` line per non-empty category.
+count() {
+  local n
+  n=$(sed -nE "s/^ +$1: +([0-9]+).*/\1/p" "$log/lit.txt" | head -n1)
+  echo "${n:-0}"
+}
+lit_pass=$(( $(count Passed) + $(count 'Expectedly Failed') + $(count Unsupported) ))
+lit_fail=$(( $(count Failed) + $(count Unresolved) + $(count 'Timed Out') + $(count 'Unexpectedly Passed') ))
+# A crashed or missing lit run reports nothing: count it as a failure.
+grep -q "Total Discovered Tests" "$log/lit.txt" || lit_fail=$(( lit_fail + 1 ))
+
+echo "== ctest ==" >&2
+ctest --test-dir "$build" --output-on-failure 2>&1 | tee "$log/ctest.txt" >&2
+# `100% tests passed, 0 tests failed out of 4`
+read -r ct_fail ct_total < <(sed -nE 's/.* ([0-9]+) tests failed out of ([0-9]+)/\1 \2/p' "$log/ctest.txt")
+ct_fail=${ct_fail:-1}
+ct_total=${ct_total:-0}
+
+passed=$(( lit_pass + ct_total - ct_fail ))
+failed=$(( lit_fail + ct_fail ))
+if (( passed == 0 && failed == 0 )); then failed=1; fi
+echo "$passed passed, $failed failed"
+(( failed == 0 ))
