@@ -217,3 +217,43 @@ func.func @case21(%q: tensor<5x4x16xf32>, %k: tensor<5x4x16xf32>, %v: tensor<5x4
       : (tensor<5x4x16xf32>, tensor<5x4x16xf32>, tensor<5x4x8xf32>, tensor<5x4x16xf32>, tensor<5x4xf32>, tensor<4x16x8xbf16>) -> (tensor<5x4x8xf32>, tensor<4x16x8xf32>)
   return
 }
+
+// -----
+
+// k is [T, H, K].
+func.func @case22(%q: tensor<5x4x16xf32>, %k: tensor<5x64xf32>, %v: tensor<5x4x8xf32>, %g: tensor<5x4x16xf32>, %beta: tensor<5x4xf32>, %s0: tensor<4x16x8xf32>) {
+  // expected-error @+1 {{k must have rank 3 [T, H, K], got rank 2}}
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<5x4x16xf32>, tensor<5x64xf32>, tensor<5x4x8xf32>, tensor<5x4x16xf32>, tensor<5x4xf32>, tensor<4x16x8xf32>) -> (tensor<5x4x8xf32>, tensor<4x16x8xf32>)
+  return
+}
+
+// -----
+
+// v is [T, HV, V].
+func.func @case23(%q: tensor<5x4x16xf32>, %k: tensor<5x4x16xf32>, %v: tensor<5x32xf32>, %g: tensor<5x4x16xf32>, %beta: tensor<5x4xf32>, %s0: tensor<4x16x8xf32>) {
+  // expected-error @+1 {{v must have rank 3 [T, HV, V], got rank 2}}
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<5x4x16xf32>, tensor<5x4x16xf32>, tensor<5x32xf32>, tensor<5x4x16xf32>, tensor<5x4xf32>, tensor<4x16x8xf32>) -> (tensor<5x4x8xf32>, tensor<4x16x8xf32>)
+  return
+}
+
+// -----
+
+// The gate is [T, HV, K], per channel.
+func.func @case24(%q: tensor<5x4x16xf32>, %k: tensor<5x4x16xf32>, %v: tensor<5x4x8xf32>, %g: tensor<5x4xf32>, %beta: tensor<5x4xf32>, %s0: tensor<4x16x8xf32>) {
+  // expected-error @+1 {{g must have rank 3 [T, HV, K], got rank 2}}
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<5x4x16xf32>, tensor<5x4x16xf32>, tensor<5x4x8xf32>, tensor<5x4xf32>, tensor<5x4xf32>, tensor<4x16x8xf32>) -> (tensor<5x4x8xf32>, tensor<4x16x8xf32>)
+  return
+}
+
+// -----
+
+// The output is [T, HV, V].
+func.func @case25(%q: tensor<5x4x16xf32>, %k: tensor<5x4x16xf32>, %v: tensor<5x4x8xf32>, %g: tensor<5x4x16xf32>, %beta: tensor<5x4xf32>, %s0: tensor<4x16x8xf32>) {
+  // expected-error @+1 {{out must have rank 3 [T, HV, V], got rank 2}}
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<5x4x16xf32>, tensor<5x4x16xf32>, tensor<5x4x8xf32>, tensor<5x4x16xf32>, tensor<5x4xf32>, tensor<4x16x8xf32>) -> (tensor<5x32xf32>, tensor<4x16x8xf32>)
+  return
+}

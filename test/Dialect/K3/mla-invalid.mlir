@@ -177,3 +177,13 @@ func.func @case17(%q: tensor<5x2x48xf32>, %c: tensor<5x32xf32>, %kr: tensor<5x16
       : (tensor<5x2x48xf32>, tensor<5x32xf32>, tensor<5x16xf32>, tensor<128x32xf32>, tensor<7x48xf32>) -> (tensor<5x2x32xf32>, tensor<12x48xf32>)
   return
 }
+
+// -----
+
+// The new cache holds rows like the old one.
+func.func @case18(%q: tensor<5x2x48xf32>, %c: tensor<5x32xf32>, %kr: tensor<5x16xf32>, %kvb: tensor<128x32xf32>, %c0: tensor<7x48xf32>) {
+  // expected-error @+1 {{new_cache must have rank 2 [S+T, L+R], got rank 3}}
+  %o, %c1 = k3.mla %q, %c, %kr, kv_b(%kvb), cache(%c0) scale = 0.144 causal
+      : (tensor<5x2x48xf32>, tensor<5x32xf32>, tensor<5x16xf32>, tensor<128x32xf32>, tensor<7x48xf32>) -> (tensor<5x2x32xf32>, tensor<12x1x48xf32>)
+  return
+}

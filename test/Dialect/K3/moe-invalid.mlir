@@ -367,3 +367,43 @@ func.func @case36(%x: tensor<5x16xf32>, %i: tensor<5x2xi32>, %w: tensor<5x2xf32>
       : (tensor<5x16xf32>, tensor<5x2xi32>, tensor<5x2xf32>, tensor<32x16xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<4x64x32xf4E2M1FN>, tensor<4x64x32xf4E2M1FN>, tensor<4x32x64xf4E2M1FN>, tensor<4x64x1xf8E8M0FNU>, tensor<4x64x1xf8E8M0FNU>, tensor<4x32x2xf8E8M0FNU>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>) -> tensor<5x16xf32>
   return
 }
+
+// -----
+
+// latent_up is [D, Dl].
+func.func @case37(%x: tensor<5x16xf32>, %i: tensor<5x2xi32>, %w: tensor<5x2xf32>, %ld: tensor<32x16xf32>, %lu: tensor<512xf32>, %n: tensor<32xf32>, %w1: tensor<4x64x32xf32>, %w3: tensor<4x64x32xf32>, %w2: tensor<4x32x64xf32>, %sg: tensor<24x16xf32>, %su: tensor<24x16xf32>, %sd: tensor<16x24xf32>) {
+  // expected-error @+1 {{latent_up must have rank 2 [D, Dl], got rank 1}}
+  %y = k3.moe %x routed(%i, %w) latent(%ld, %lu) norm(%n) experts(%w1, %w3, %w2) shared(%sg, %su, %sd) {beta1 = 4.0 : f32}
+      : (tensor<5x16xf32>, tensor<5x2xi32>, tensor<5x2xf32>, tensor<32x16xf32>, tensor<512xf32>, tensor<32xf32>, tensor<4x64x32xf32>, tensor<4x64x32xf32>, tensor<4x32x64xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>) -> tensor<5x16xf32>
+  return
+}
+
+// -----
+
+// The routed norm weight is one vector.
+func.func @case38(%x: tensor<5x16xf32>, %i: tensor<5x2xi32>, %w: tensor<5x2xf32>, %ld: tensor<32x16xf32>, %lu: tensor<16x32xf32>, %n: tensor<1x32xf32>, %w1: tensor<4x64x32xf32>, %w3: tensor<4x64x32xf32>, %w2: tensor<4x32x64xf32>, %sg: tensor<24x16xf32>, %su: tensor<24x16xf32>, %sd: tensor<16x24xf32>) {
+  // expected-error @+1 {{norm must have rank 1 [Dl], got rank 2}}
+  %y = k3.moe %x routed(%i, %w) latent(%ld, %lu) norm(%n) experts(%w1, %w3, %w2) shared(%sg, %su, %sd) {beta1 = 4.0 : f32}
+      : (tensor<5x16xf32>, tensor<5x2xi32>, tensor<5x2xf32>, tensor<32x16xf32>, tensor<16x32xf32>, tensor<1x32xf32>, tensor<4x64x32xf32>, tensor<4x64x32xf32>, tensor<4x32x64xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>) -> tensor<5x16xf32>
+  return
+}
+
+// -----
+
+// shared_up is [Is, D].
+func.func @case39(%x: tensor<5x16xf32>, %i: tensor<5x2xi32>, %w: tensor<5x2xf32>, %ld: tensor<32x16xf32>, %lu: tensor<16x32xf32>, %n: tensor<32xf32>, %w1: tensor<4x64x32xf32>, %w3: tensor<4x64x32xf32>, %w2: tensor<4x32x64xf32>, %sg: tensor<24x16xf32>, %su: tensor<384xf32>, %sd: tensor<16x24xf32>) {
+  // expected-error @+1 {{shared_up must have rank 2 [Is, D], got rank 1}}
+  %y = k3.moe %x routed(%i, %w) latent(%ld, %lu) norm(%n) experts(%w1, %w3, %w2) shared(%sg, %su, %sd) {beta1 = 4.0 : f32}
+      : (tensor<5x16xf32>, tensor<5x2xi32>, tensor<5x2xf32>, tensor<32x16xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<4x64x32xf32>, tensor<4x64x32xf32>, tensor<4x32x64xf32>, tensor<24x16xf32>, tensor<384xf32>, tensor<16x24xf32>) -> tensor<5x16xf32>
+  return
+}
+
+// -----
+
+// shared_down is [D, Is].
+func.func @case40(%x: tensor<5x16xf32>, %i: tensor<5x2xi32>, %w: tensor<5x2xf32>, %ld: tensor<32x16xf32>, %lu: tensor<16x32xf32>, %n: tensor<32xf32>, %w1: tensor<4x64x32xf32>, %w3: tensor<4x64x32xf32>, %w2: tensor<4x32x64xf32>, %sg: tensor<24x16xf32>, %su: tensor<24x16xf32>, %sd: tensor<384xf32>) {
+  // expected-error @+1 {{shared_down must have rank 2 [D, Is], got rank 1}}
+  %y = k3.moe %x routed(%i, %w) latent(%ld, %lu) norm(%n) experts(%w1, %w3, %w2) shared(%sg, %su, %sd) {beta1 = 4.0 : f32}
+      : (tensor<5x16xf32>, tensor<5x2xi32>, tensor<5x2xf32>, tensor<32x16xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<4x64x32xf32>, tensor<4x64x32xf32>, tensor<4x32x64xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<384xf32>) -> tensor<5x16xf32>
+  return
+}
