@@ -1,0 +1,201 @@
+//===- Checkpoint.cpp - A K3 checkpoint directory -------------------------===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Model/Checkpoint.h"
+#include "lib/Model/Numerics.h"
+
+#include <cstring>
+
+namespace k3::model {
+namespace {
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// The one stored key ending in `suffix`, or "" with `count` set.
+std::string uniqueKeyEndingIn(const WeightStore &store,
+                              const std::string &suffix, int &count) {
+  std::string found;
+  count = 0;
+  for (const auto &[name, view] : store.tensors())
+    if (endsWith(name, suffix) && name.find("vision_tower") == std::string::npos &&
+        name.find("mm_projector") == std::string::npos) {
+      found = name;
+      ++count;
+    }
+  return count == 1 ? found : "";
+}
+
+} // namespace
+
+std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
+                                             std::string &error) {
+  std::unique_ptr<Checkpoint> ck(new Checkpoint());
+  auto cfg = loadConfig(dir, error);
+  if (!cfg)
+    return nullptr;
+  ck->cfg = std::move(*cfg);
+  ck->store = WeightStore::open(dir, error);
+  if (!ck->store)
+    return nullptr;
+  ck->experts = ck->cfg.declaredExpertFormat;
+  if (ck->store->empty()) {
+    ck->table = expectedTensors(ck->cfg, ck->experts);
+    return ck;
+  }
+
+  // Prefixes are not hard-coded: take the key ending in embed_tokens.weight
+  // (K3_CHECKPOINT.md §3), and the head from the key ending in lm_head.weight.
+  int count = 0;
+  std::string embed = uniqueKeyEndingIn(*ck->store, "embed_tokens.weight", count);
+  if (count != 1) {
+    error = dir + ": expected exactly one tensor named '*embed_tokens.weight', "
+                  "found " + std::to_string(count);
+    return nullptr;
+  }
+  ck->modelPrefix = embed.substr(0, embed.size() - strlen("embed_tokens.weight"));
+  if (!ck->cfg.tieWordEmbeddings) {
+    std::string head = uniqueKeyEndingIn(*ck->store, "lm_head.weight", count);
+    if (count != 1) {
+      error = dir + ": expected exactly one tensor named '*lm_head.weight', "
+                    "found " + std::to_string(count);
+      return nullptr;
+    }
+    ck->headPrefix = head.substr(0, head.size() - strlen("lm_head.weight"));
+  }
+
+  // Expert storage is whatever the first routed expert holds.
+  for (int64_t l = 0; l < ck->cfg.numLayers; ++l) {
+    if (ck->cfg.ffn(l) != FFN::MoE)
+      continue;
+    std::string base = "layers." + std::to_string(l) +
+                       ".block_sparse_moe.experts.0.w1.weight";
+    if (ck->find(base + "_packed"))
+      ck->experts = ExpertFormat::MXFP4;
+    else if (const TensorView *v = ck->find(base))
+      ck->experts = v->dtype == DType::F32 ? ExpertFormat::F32 : ExpertFormat::BF16;
+    break;
+  }
+  ck->table = expectedTensors(ck->cfg, ck->experts);
+
+  for (const TensorSpec &spec : ck->table) {
+    std::string name = ck->fullName(spec);
+    const TensorView *v = ck->find(spec);
+    if (!v) {
+      error = "missing tensor '" + name + "'";
+      return nullptr;
+    }
+    if (spec.packed || spec.scale) {
+      if (v->dtype != DType::U8) {
+        error = "tensor '" + name + "' has dtype " + dtypeName(v->dtype) +
+                ", expected U8 (MXFP4 " + (spec.packed ? "codes" : "scales") +
+                ")";
+        return nullptr;
+      }
+    } else if (v->dtype == DType::U8) {
+      error = "tensor '" + name +
+              "' has dtype U8, expected a float dtype (F32, BF16 or F16)";
+      return nullptr;
+    }
+    if (endsWith(spec.name, ".A_log")) {
+      // Any stored length >= H loads, leading unit dims flattened; only the
+      // first H values are read (K3_CHECKPOINT.md §9.1).
+      bool unitLead = true;
+      for (size_t i = 0; i + 1 < v->shape.size(); ++i)
+        unitLead &= v->shape[i] == 1;
+      int64_t n = numElements(v->shape);
+      if (!unitLead || v->shape.empty() || n < ck->cfg.kdaHeads) {
+        error = "tensor '" + name + "' has shape " + formatShape(v->shape) +
+                ", expected at least " + std::to_string(ck->cfg.kdaHeads) +
+                " values (one per KDA head)";
+        return nullptr;
+      }
+      continue;
+    }
+    if (v->shape != spec.shape) {
+      error = "tensor '" + name + "' has shape " + formatShape(v->shape) +
+              ", expected " + formatShape(spec.shape);
+      return nullptr;
+    }
+    if (spec.scale) {
+      // 0xFF is the E8M0 NaN: a whole block of NaN weights. Refuse it here
+      // rather than produce NaN logits later (MOE_MXFP4.md §2).
+      const uint8_t *nan =
+          static_cast<const uint8_t *>(memchr(v->data, 0xFF, v->bytes));
+      if (nan) {
+        int64_t at = nan - v->data, cols = v->shape.back();
+        error = "tensor '" + name + "' holds the NaN scale 0xFF at [" +
+                std::to_string(at / cols) + ", " + std::to_string(at % cols) +
+                "]";
+        return nullptr;
+      }
+    }
+  }
+  return ck;
+}
+
+std::string Checkpoint::fullName(const TensorSpec &spec) const {
+  return (spec.isHead ? headPrefix : modelPrefix) + spec.name;
+}
+
+const TensorView *Checkpoint::find(const std::string &relative) const {
+  return store->find(modelPrefix + relative);
+}
+
+const TensorView *Checkpoint::find(const TensorSpec &spec) const {
+  return store->find(fullName(spec));
+}
+
+std::vector<float> Checkpoint::readFloat(const std::string &relative) const {
+  const TensorView *v = relative == "lm_head.weight"
+                            ? store->find(headPrefix + relative)
+                            : find(relative);
+  std::vector<float> out;
+  if (!v)
+    return out;
+  int64_t n = numElements(v->shape);
+  out.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    switch (v->dtype) {
+    case DType::F32:
+      std::memcpy(&out[i], v->data + 4 * i, 4);
+      break;
+    case DType::BF16:
+    case DType::F16: {
+      uint16_t bits;
+      std::memcpy(&bits, v->data + 2 * i, 2);
+      out[i] = v->dtype == DType::BF16 ? bf16ToFloat(bits) : f16ToFloat(bits);
+      break;
+    }
+    case DType::U8:
+      out[i] = v->data[i];
+      break;
+    }
+  }
+  return out;
+}
+
+std::vector<float> Checkpoint::readLinear(const std::string &base) const {
+  const TensorView *packed = find(base + ".weight_packed");
+  const TensorView *scales = find(base + ".weight_scale");
+  if (!packed || !scales)
+    return readFloat(base + ".weight");
+  int64_t rows = packed->shape[0], cols = packed->shape[1] * 2;
+  std::vector<float> out(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      uint8_t byte = packed->data[r * (cols / 2) + c / 2];
+      // Low nibble first: element 2i in bits 3:0, 2i+1 in bits 7:4.
+      uint8_t code = (c % 2 == 0) ? (byte & 0xF) : (byte >> 4);
+      float s = e8m0ToFloat(scales->data[r * (cols / 32) + c / 32]);
+      out[r * cols + c] = e2m1ToFloat(code) * s;
+    }
+  return out;
+}
+
+} // namespace k3::model

@@ -1,0 +1,109 @@
+//===- Numerics.cpp - Storage formats: bf16, f16, MXFP4 -------------------===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Model/Numerics.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace k3::model {
+
+float bf16ToFloat(uint16_t bits) {
+  uint32_t u = uint32_t(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t floatToBf16(float value) {
+  uint32_t u;
+  std::memcpy(&u, &value, 4);
+  if (std::isnan(value))
+    return uint16_t((u >> 16) | 0x40); // keep it a quiet NaN
+  u += 0x7FFF + ((u >> 16) & 1);       // round to nearest even
+  return uint16_t(u >> 16);
+}
+
+float f16ToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1F, man = h & 0x3FF;
+  float mag;
+  if (exp == 0)
+    mag = std::ldexp(float(man), -24); // subnormal
+  else if (exp == 31)
+    mag = man ? std::numeric_limits<float>::quiet_NaN()
+              : std::numeric_limits<float>::infinity();
+  else
+    mag = std::ldexp(float(man | 0x400), int(exp) - 25);
+  uint32_t u;
+  std::memcpy(&u, &mag, 4);
+  u |= sign;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+namespace {
+constexpr float kE2m1[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+} // namespace
+
+float e2m1ToFloat(uint8_t code) {
+  float v = kE2m1[code & 7];
+  return (code & 8) ? -v : v;
+}
+
+uint8_t floatToE2m1(float value) {
+  uint8_t sign = std::signbit(value) ? 8 : 0;
+  float a = std::fabs(value);
+  if (std::isnan(a))
+    return sign; // E2M1 has no NaN; callers never pass one
+  // Midpoints between neighbours; at a tie pick the even code (m = 0).
+  // Codes 0..7: 0 .5 1 1.5 2 3 4 6; even codes have m = 0.
+  uint8_t code = 7;
+  for (uint8_t c = 0; c < 7; ++c) {
+    float mid = 0.5f * (kE2m1[c] + kE2m1[c + 1]);
+    if (a < mid) {
+      code = c;
+      break;
+    }
+    if (a == mid) {
+      code = (c % 2 == 0) ? c : uint8_t(c + 1);
+      break;
+    }
+  }
+  return sign | code;
+}
+
+float e8m0ToFloat(uint8_t byte) {
+  if (byte == 0xFF)
+    return std::numeric_limits<float>::quiet_NaN();
+  return std::ldexp(1.0f, int(byte) - 127);
+}
+
+void encodeMxfp4Block(const float *values, uint8_t &scale, uint8_t codes[32],
+                      ScaleRule rule) {
+  float amax = 0.0f;
+  for (int i = 0; i < 32; ++i)
+    amax = std::fmax(amax, std::fabs(values[i]));
+  int exp;
+  if (amax == 0.0f || !std::isfinite(amax)) {
+    exp = -127; // all zeros: any scale; use the smallest
+  } else if (rule == ScaleRule::Floor) {
+    exp = std::ilogb(amax) - 2; // emax of E2M1 is 2
+  } else {
+    exp = int(std::ceil(std::log2(amax / 6.0f)));
+  }
+  if (exp < -127)
+    exp = -127;
+  if (exp > 127)
+    exp = 127;
+  scale = uint8_t(exp + 127);
+  for (int i = 0; i < 32; ++i)
+    codes[i] = floatToE2m1(std::ldexp(values[i], -exp));
+}
+
+} // namespace k3::model

@@ -1,0 +1,42 @@
+//===- Numerics.h - Storage formats: bf16, f16, MXFP4 -----------*- C++ -*-===//
+//
+// Part of k3. Scalar conversions between the checkpoint's storage formats
+// and f32, bit-exact with the OCP MX v1.0 tables (MOE_MXFP4.md §1-2). The
+// compiled code decodes MXFP4 inside its GEMMs; these are the scalar
+// reference and the synthetic-checkpoint encoder.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_MODEL_NUMERICS_H
+#define LIB_MODEL_NUMERICS_H
+
+#include <cstdint>
+
+namespace k3::model {
+
+float bf16ToFloat(uint16_t bits);
+/// Round to nearest even; NaN stays NaN.
+uint16_t floatToBf16(float value);
+float f16ToFloat(uint16_t bits);
+
+/// E2M1 code (`s e1 e0 m`) → value: 0, .5, 1, 1.5, 2, 3, 4, 6 and negatives.
+float e2m1ToFloat(uint8_t code);
+/// Nearest E2M1 code, ties to even mantissa, saturating at ±6 (OCP).
+uint8_t floatToE2m1(float value);
+
+/// E8M0 scale byte → 2^(byte − 127); 0xFF is NaN.
+float e8m0ToFloat(uint8_t byte);
+
+/// How the shared exponent of an MX block is chosen (MOE_MXFP4.md §2).
+enum class ScaleRule {
+  Floor, ///< OCP: 2^(floor(log2 amax) − 2); may clip the top of a binade.
+  Ceil,  ///< 2^ceil(log2(amax / 6)): never clips.
+};
+
+/// Encodes 32 values as one E8M0 scale byte and 32 E2M1 codes.
+void encodeMxfp4Block(const float *values, uint8_t &scale, uint8_t codes[32],
+                      ScaleRule rule = ScaleRule::Floor);
+
+} // namespace k3::model
+
+#endif // LIB_MODEL_NUMERICS_H

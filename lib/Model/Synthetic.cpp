@@ -1,0 +1,194 @@
+//===- Synthetic.cpp - Deterministic synthetic checkpoints ----------------===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Model/Synthetic.h"
+#include "lib/Model/Numerics.h"
+#include "lib/Model/Safetensors.h"
+#include "lib/Model/TensorTable.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+namespace k3::model {
+namespace {
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+bool contains(const std::string &s, const char *part) {
+  return s.find(part) != std::string::npos;
+}
+
+/// splitmix64: a small, well-mixed, reproducible generator.
+struct Rng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [-1, 1).
+  float uniform() { return float(next() >> 40) / float(1 << 23) - 1.0f; }
+};
+
+uint64_t hashName(const std::string &name, uint64_t seed) {
+  uint64_t h = 0xCBF29CE484222325ull ^ seed; // FNV-1a
+  for (unsigned char c : name)
+    h = (h ^ c) * 0x100000001B3ull;
+  return h;
+}
+
+/// Values of one tensor, as f32, by its role. Uniform values in [-a, a] have
+/// standard deviation a/sqrt(3); linear weights get 1/sqrt(fan_in) so every
+/// projection keeps O(1) activations.
+std::vector<float> values(const Config &c, const std::string &name,
+                          const std::vector<int64_t> &shape, uint64_t seed) {
+  Rng rng{hashName(name, seed)};
+  int64_t n = numElements(shape);
+  std::vector<float> v(n);
+  const float sqrt3 = std::sqrt(3.0f);
+  auto fill = [&](float mean, float stddev) {
+    for (float &x : v)
+      x = mean + stddev * sqrt3 * rng.uniform();
+  };
+  if (endsWith(name, "A_log")) {
+    // Per head log U(1, 16) (FLA's init); the release's padding is zero.
+    for (int64_t i = 0; i < n; ++i)
+      v[i] = i < c.kdaHeads ? std::log(8.5f + 7.5f * rng.uniform()) : 0.0f;
+  } else if (endsWith(name, "dt_bias")) {
+    fill(0.0f, 0.5f);
+  } else if (endsWith(name, "e_score_correction_bias")) {
+    fill(0.0f, 0.05f);
+  } else if (contains(name, "_conv1d.")) {
+    fill(0.0f, 0.3f);
+  } else if (endsWith(name, "embed_tokens.weight")) {
+    fill(0.0f, 1.0f);
+  } else if (endsWith(name, "_res_proj.weight")) {
+    fill(0.0f, 1.0f / std::sqrt(float(c.hiddenSize)));
+  } else if (contains(name, "norm.weight")) {
+    fill(1.0f, 0.1f); // every RMSNorm weight, incl. o_norm and the AttnRes norms
+  } else {
+    fill(0.0f, 1.0f / std::sqrt(float(shape.back()))); // [out, in] linear
+  }
+  return v;
+}
+
+std::vector<uint8_t> encode(const std::vector<float> &v, DType dtype) {
+  std::vector<uint8_t> out(v.size() * dtypeBytes(dtype));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (dtype == DType::F32) {
+      std::memcpy(&out[4 * i], &v[i], 4);
+    } else {
+      uint16_t b = floatToBf16(v[i]);
+      std::memcpy(&out[2 * i], &b, 2);
+    }
+  }
+  return out;
+}
+
+/// Packs a [rows, cols] matrix into `weight_packed` codes and `weight_scale`.
+void packMxfp4(const std::vector<float> &w, int64_t rows, int64_t cols,
+               std::vector<uint8_t> &packed, std::vector<uint8_t> &scales) {
+  packed.assign(rows * cols / 2, 0);
+  scales.assign(rows * cols / 32, 0);
+  uint8_t codes[32];
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < cols / 32; ++b) {
+      encodeMxfp4Block(&w[r * cols + b * 32], scales[r * (cols / 32) + b],
+                       codes);
+      for (int i = 0; i < 32; i += 2)
+        packed[(r * cols + b * 32 + i) / 2] =
+            uint8_t(codes[i] | codes[i + 1] << 4); // low nibble first
+    }
+}
+
+} // namespace
+
+bool writeSyntheticCheckpoint(const Config &c, const std::string &configText,
+                              const std::string &outDir,
+                              const SyntheticOptions &opt, std::string &error) {
+  if (opt.shards < 1) {
+    error = "shard count must be at least 1, got " + std::to_string(opt.shards);
+    return false;
+  }
+  std::vector<TensorSpec> specs = expectedTensors(c, opt.experts);
+  const std::string modelPrefix =
+      opt.flatPrefix ? "model." : "language_model.model.";
+  const std::string headPrefix = opt.flatPrefix ? "" : "language_model.";
+
+  std::vector<OwnedTensor> tensors;
+  tensors.reserve(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec &s = specs[i];
+    OwnedTensor t;
+    t.name = (s.isHead ? headPrefix : modelPrefix) + s.name;
+    t.dtype = s.dtype;
+    t.shape = s.shape;
+    if (s.scale)
+      continue; // written together with its weight_packed
+    if (s.packed) {
+      // Values are drawn for the logical [rows, cols] matrix, by its base name.
+      std::string base = s.name.substr(0, s.name.size() - strlen(".weight_packed"));
+      int64_t rows = s.shape[0], cols = s.shape[1] * 2;
+      std::vector<float> w = values(c, base + ".weight", {rows, cols}, opt.seed);
+      OwnedTensor scale;
+      scale.name = modelPrefix + base + ".weight_scale";
+      scale.dtype = DType::U8;
+      scale.shape = {rows, cols / 32};
+      packMxfp4(w, rows, cols, t.bytes, scale.bytes);
+      tensors.push_back(std::move(t));
+      tensors.push_back(std::move(scale));
+      continue;
+    }
+    t.bytes = encode(values(c, s.name, s.shape, opt.seed), s.dtype);
+    tensors.push_back(std::move(t));
+  }
+
+  std::ofstream cfg(outDir + "/config.json", std::ios::binary | std::ios::trunc);
+  if (!cfg || !(cfg << configText)) {
+    error = outDir + "/config.json: cannot write";
+    return false;
+  }
+  cfg.close();
+
+  if (opt.shards == 1) {
+    std::vector<const OwnedTensor *> all;
+    for (const OwnedTensor &t : tensors)
+      all.push_back(&t);
+    return writeSafetensors(outDir + "/model.safetensors", all, error);
+  }
+  nlohmann::json index;
+  uint64_t total = 0;
+  for (int s = 0; s < opt.shards; ++s) {
+    char file[64];
+    std::snprintf(file, sizeof file, "model-%05d-of-%05d.safetensors", s + 1,
+                  opt.shards);
+    std::vector<const OwnedTensor *> part;
+    for (size_t i = s; i < tensors.size(); i += opt.shards) {
+      part.push_back(&tensors[i]);
+      index["weight_map"][tensors[i].name] = file;
+      total += tensors[i].bytes.size();
+    }
+    if (!writeSafetensors(outDir + "/" + file, part, error))
+      return false;
+  }
+  index["metadata"]["total_size"] = total;
+  std::ofstream idx(outDir + "/model.safetensors.index.json",
+                    std::ios::binary | std::ios::trunc);
+  if (!idx || !(idx << index.dump(1))) {
+    error = outDir + "/model.safetensors.index.json: cannot write";
+    return false;
+  }
+  return true;
+}
+
+} // namespace k3::model
