@@ -26,20 +26,17 @@ using namespace mlir::k3;
 
 namespace {
 
-/// Extent `i` of a ranked tensor value.
+/// Extent `i` of a ranked tensor value; dynamic when `i` is out of range, so
+/// that a later rule never reads past a rank an earlier rule rejected.
 int64_t extent(Value v, int64_t i) {
-  return cast<RankedTensorType>(v.getType()).getDimSize(i);
+  auto type = cast<RankedTensorType>(v.getType());
+  return i >= 0 && i < type.getRank() ? type.getDimSize(i) : ShapedType::kDynamic;
 }
 int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
 Type elementOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType();
 }
-
-/// Extents agree unless both are static and differ: shapes are checked as far
-/// as they are known, and a dynamic T is the normal case at model level.
-bool compatible(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-}
+bool isStatic(int64_t d) { return !ShapedType::isDynamic(d); }
 
 /// Prints a shape as `[?, 4, 16]`.
 std::string formatShape(Value v) {
@@ -64,9 +61,17 @@ std::string formatFloat(float value) {
   return s;
 }
 
+/// One dimension of one operand: `{q, "q", 0}` is q's token count.
+struct DimRef {
+  Value v;
+  StringRef name;
+  int64_t dim;
+};
+
 /// Fluent checker shared by the verifiers. The first violated rule emits one
 /// error on the op; later rules are skipped so that one mistake gives one
-/// line, not a cascade.
+/// line, not a cascade. Shapes are checked as far as they are known: a
+/// dynamic T is the normal case at model level.
 class Checker {
 public:
   explicit Checker(Operation *op) : op(op) {}
@@ -94,32 +99,66 @@ public:
     return *this;
   }
 
-  /// Requires extent `i` of `v` to equal `expected`, taken from `source`.
+  /// Requires extent `i` of `v` to equal `expected` (from `source`) when
+  /// both are static.
   Checker &dim(Value v, StringRef name, int64_t i, int64_t expected,
                const Twine &source) {
-    if (failed || compatible(extent(v, i), expected))
+    int64_t actual = extent(v, i);
+    if (failed || !isStatic(actual) || !isStatic(expected) || actual == expected)
       return *this;
     auto diag = fail();
     diag << name << " dim " << i;
     auto it = layouts.find(v.getAsOpaquePointer());
-    if (it != layouts.end())
+    if (it != layouts.end() && i < static_cast<int64_t>(it->second.size()))
       diag << " (" << it->second[i] << ")";
-    diag << " is " << extent(v, i) << ", expected " << expected << " from "
+    diag << " is " << actual << ", expected " << expected << " from "
          << source;
     return *this;
   }
 
-  /// Requires `a` and `b` to have the same rank and compatible extents.
-  Checker &sameShape(Value a, StringRef nameA, Value b, StringRef nameB) {
-    if (failed)
+  /// Requires every listed extent to agree. The first static one is the
+  /// reference, so a dynamic first operand never hides a mismatch between
+  /// the others. Returns the common extent (dynamic if none is static).
+  int64_t agree(ArrayRef<DimRef> refs) {
+    const DimRef *ref = nullptr;
+    for (const DimRef &r : refs)
+      if (r.v && isStatic(extent(r.v, r.dim))) {
+        ref = &r;
+        break;
+      }
+    if (!ref)
+      return ShapedType::kDynamic;
+    int64_t expected = extent(ref->v, ref->dim);
+    for (const DimRef &r : refs)
+      if (r.v)
+        dim(r.v, r.name, r.dim, expected, ref->name);
+    return expected;
+  }
+
+  /// Requires all `values` to have one shape: equal ranks, and per dimension
+  /// the first static extent as the reference.
+  Checker &sameShape(ArrayRef<std::pair<Value, StringRef>> values) {
+    if (failed || values.empty())
       return *this;
-    bool ok = rankOf(a) == rankOf(b);
-    for (int64_t i = 0; ok && i < rankOf(a); ++i)
-      ok = compatible(extent(a, i), extent(b, i));
-    if (!ok)
-      fail() << nameA << " shape " << formatShape(a) << " does not match "
-             << nameB << " shape " << formatShape(b);
+    auto [first, firstName] = values.front();
+    for (int64_t i = 0; !failed && i < rankOf(first); ++i) {
+      const std::pair<Value, StringRef> *ref = nullptr;
+      for (const auto &v : values)
+        if (rankOf(v.first) > i && isStatic(extent(v.first, i))) {
+          ref = &v;
+          break;
+        }
+      for (const auto &v : values)
+        if (!failed && rankOf(v.first) != rankOf(first))
+          shapeMismatch(v.first, v.second, first, firstName);
+        else if (!failed && ref && isStatic(extent(v.first, i)) &&
+                 extent(v.first, i) != extent(ref->first, i))
+          shapeMismatch(v.first, v.second, ref->first, ref->second);
+    }
     return *this;
+  }
+  Checker &sameShape(Value a, StringRef nameA, Value b, StringRef nameB) {
+    return sameShape({{b, nameB}, {a, nameA}});
   }
 
   /// Requires a strictly positive, finite attribute value.
@@ -160,7 +199,7 @@ public:
     }
     int64_t r = rankOf(weight);
     int64_t k = extent(weight, r - 1);
-    if (!ShapedType::isDynamic(k) && k % 32 != 0) {
+    if (isStatic(k) && k % 32 != 0) {
       fail() << weightName << " input dim " << k
              << " is not a multiple of the MXFP4 block size 32";
       return *this;
@@ -171,12 +210,12 @@ public:
       return *this;
     }
     for (int64_t i = 0; i + 1 < r; ++i)
-      dim(scales, scalesName, i, extent(weight, i), weightName);
+      agree({{weight, weightName, i}, {scales, scalesName, i}});
     return dim(scales, scalesName, r - 1,
-               ShapedType::isDynamic(k) ? k : k / 32,
-               Twine(weightName) + " input dim / 32");
+               isStatic(k) ? k / 32 : k, Twine(weightName) + " input dim / 32");
   }
 
+  bool ok() const { return !failed; }
   operator LogicalResult() const { return success(!failed); }
 
 private:
@@ -184,24 +223,26 @@ private:
     failed = true;
     return op->emitOpError();
   }
+  void shapeMismatch(Value v, StringRef name, Value ref, StringRef refName) {
+    fail() << name << " shape " << formatShape(v) << " does not match "
+           << refName << " shape " << formatShape(ref);
+  }
 
   Operation *op;
   bool failed = false;
   llvm::DenseMap<void *, SmallVector<StringRef>> layouts;
 };
 
-/// Product of two extents, dynamic if either is.
-int64_t mul(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b)
-             ? ShapedType::kDynamic
-             : a * b;
-}
+/// Sum / product of extents, dynamic if either is.
 int64_t add(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b)
-             ? ShapedType::kDynamic
-             : a + b;
+  return isStatic(a) && isStatic(b) ? a + b : ShapedType::kDynamic;
 }
-int64_t sub(int64_t a, int64_t b) { return add(a, ShapedType::isDynamic(b) ? b : -b); }
+int64_t mul(int64_t a, int64_t b) {
+  return isStatic(a) && isStatic(b) ? a * b : ShapedType::kDynamic;
+}
+int64_t sub(int64_t a, int64_t b) {
+  return isStatic(a) && isStatic(b) ? a - b : ShapedType::kDynamic;
+}
 
 } // namespace
 
@@ -216,25 +257,27 @@ LogicalResult WeightOp::verify() {
 }
 
 LogicalResult EmbedOp::verify() {
-  return Checker(*this)
-      .rank(getIds(), "ids", {"T"})
-      .rank(getTable(), "table", {"V", "D"})
-      .rank(getOut(), "out", {"T", "D"})
-      .dim(getOut(), "out", 0, extent(getIds(), 0), "ids")
-      .dim(getOut(), "out", 1, extent(getTable(), 1), "table");
+  Value ids = getIds(), table = getTable(), out = getOut();
+  Checker c(*this);
+  c.rank(ids, "ids", {"T"}).rank(table, "table", {"V", "D"}).rank(out, "out", {"T", "D"});
+  if (!c.ok())
+    return failure();
+  c.agree({{ids, "ids", 0}, {out, "out", 0}});
+  c.agree({{table, "table", 1}, {out, "out", 1}});
+  return c;
 }
 
 LogicalResult RmsNormOp::verify() {
-  Value x = getX();
+  Value x = getX(), w = getWeight();
   Checker c(*this);
-  c.hasLastDim(x, "x")
-      .rank(getWeight(), "weight", {"D"})
-      .positive(getEps().convertToFloat(), "eps");
-  if (rankOf(x) >= 1)
-    c.dim(getWeight(), "weight", 0, extent(x, rankOf(x) - 1), "x");
+  c.hasLastDim(x, "x").rank(w, "weight", {"D"});
+  if (!c.ok())
+    return failure();
+  c.agree({{x, "x", rankOf(x) - 1}, {w, "weight", 0}});
+  c.sameShape({{x, "x"}, {getY(), "y"}});
   if (getGate())
-    c.sameShape(getGate(), "gate", x, "x");
-  return c.sameShape(getY(), "y", x, "x");
+    c.sameShape({{x, "x"}, {getGate(), "gate"}});
+  return c.positive(getEps().convertToFloat(), "eps");
 }
 
 LogicalResult L2NormOp::verify() {
@@ -246,31 +289,31 @@ LogicalResult LinearOp::verify() {
   Value x = getX(), w = getWeight(), y = getY();
   Checker c(*this);
   c.hasLastDim(x, "x").rank(w, "weight", {"N", "K"});
-  if (failed(LogicalResult(c)))
+  if (!c.ok())
     return failure();
   int64_t r = rankOf(x);
-  c.dim(w, "weight", 1, extent(x, r - 1), "x")
-      .require(rankOf(y) == r,
-               [&](InFlightDiagnostic &d) {
-                 d << "y must have rank " << r << " like x, got rank "
-                   << rankOf(y);
-               })
-      .mxScales(w, "weight", getScales(), "scales");
-  if (failed(LogicalResult(c)))
+  c.agree({{x, "x", r - 1}, {w, "weight", 1}});
+  c.require(rankOf(y) == r, [&](InFlightDiagnostic &d) {
+     d << "y must have rank " << r << " like x, got rank " << rankOf(y);
+   }).mxScales(w, "weight", getScales(), "scales");
+  if (!c.ok())
     return failure();
   for (int64_t i = 0; i + 1 < r; ++i)
-    c.dim(y, "y", i, extent(x, i), "x");
-  return c.dim(y, "y", r - 1, extent(w, 0), "weight");
+    c.agree({{x, "x", i}, {y, "y", i}});
+  c.agree({{w, "weight", 0}, {y, "y", r - 1}});
+  return c;
 }
 
 LogicalResult LmHeadOp::verify() {
-  return Checker(*this)
-      .rank(getX(), "x", {"T", "D"})
-      .rank(getWeight(), "weight", {"V", "D"})
-      .rank(getLogits(), "logits", {"T", "V"})
-      .dim(getWeight(), "weight", 1, extent(getX(), 1), "x")
-      .dim(getLogits(), "logits", 0, extent(getX(), 0), "x")
-      .dim(getLogits(), "logits", 1, extent(getWeight(), 0), "weight");
+  Value x = getX(), w = getWeight(), l = getLogits();
+  Checker c(*this);
+  c.rank(x, "x", {"T", "D"}).rank(w, "weight", {"V", "D"}).rank(l, "logits", {"T", "V"});
+  if (!c.ok())
+    return failure();
+  c.agree({{x, "x", 1}, {w, "weight", 1}});
+  c.agree({{x, "x", 0}, {l, "logits", 0}});
+  c.agree({{w, "weight", 0}, {l, "logits", 1}});
+  return c;
 }
 
 //===----------------------------------------------------------------------===//
@@ -278,35 +321,30 @@ LogicalResult LmHeadOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ShortConvOp::verify() {
-  Value x = getX(), w = getWeight(), s = getState();
+  Value x = getX(), w = getWeight(), s = getState(), s1 = getNewState();
   Checker c(*this);
-  c.rank(x, "x", {"T", "C"})
-      .rank(w, "weight", {"C", "W"})
-      .rank(s, "state", {"W-1", "C"});
-  if (failed(LogicalResult(c)))
+  c.rank(x, "x", {"T", "C"}).rank(w, "weight", {"C", "W"}).rank(s, "state", {"W-1", "C"});
+  if (!c.ok())
     return failure();
   int64_t width = extent(w, 1);
-  return c.dim(w, "weight", 0, extent(x, 1), "x")
-      .require(ShapedType::isDynamic(width) || width >= 1,
-               [&](InFlightDiagnostic &d) {
-                 d << "kernel width " << width << " must be at least 1";
-               })
-      .dim(s, "state", 0, sub(width, 1), "weight width - 1")
-      .dim(s, "state", 1, extent(x, 1), "x")
-      .sameShape(getY(), "y", x, "x")
-      .sameShape(getNewState(), "new_state", s, "state");
+  c.agree({{x, "x", 1}, {w, "weight", 0}, {s, "state", 1}});
+  c.require(!isStatic(width) || width >= 1, [&](InFlightDiagnostic &d) {
+     d << "kernel width " << width << " must be at least 1";
+   }).dim(s, "state", 0, sub(width, 1), "weight width - 1");
+  return c.sameShape({{x, "x"}, {getY(), "y"}})
+      .sameShape({{s, "state"}, {s1, "new_state"}});
 }
 
 LogicalResult KdaGateOp::verify() {
   std::optional<float> lb;
   if (getLbAttr())
     lb = getLbAttr().getValue().convertToFloat();
-  Value x = getX();
-  return Checker(*this)
-      .require(getForm() != KdaGateForm::lower_bound || lb.has_value(),
-               [](InFlightDiagnostic &d) {
-                 d << "lower_bound gate needs an lb attribute";
-               })
+  Value x = getX(), a = getALog(), dt = getDtBias();
+  Checker c(*this);
+  c.require(getForm() != KdaGateForm::lower_bound || lb.has_value(),
+            [](InFlightDiagnostic &d) {
+              d << "lower_bound gate needs an lb attribute";
+            })
       .require(!lb || getForm() != KdaGateForm::softplus,
                [&](InFlightDiagnostic &d) {
                  d << "softplus gate takes no lb, got " << formatFloat(*lb);
@@ -316,12 +354,13 @@ LogicalResult KdaGateOp::verify() {
                  d << "lb must be negative and finite, got " << formatFloat(*lb);
                })
       .rank(x, "x", {"T", "H", "K"})
-      .rank(getALog(), "a_log", {"H"})
-      .rank(getDtBias(), "dt_bias", {"H", "K"})
-      .dim(getALog(), "a_log", 0, extent(x, 1), "x")
-      .dim(getDtBias(), "dt_bias", 0, extent(x, 1), "x")
-      .dim(getDtBias(), "dt_bias", 1, extent(x, 2), "x")
-      .sameShape(getG(), "g", x, "x");
+      .rank(a, "a_log", {"H"})
+      .rank(dt, "dt_bias", {"H", "K"});
+  if (!c.ok())
+    return failure();
+  c.agree({{x, "x", 1}, {a, "a_log", 0}, {dt, "dt_bias", 0}});
+  c.agree({{x, "x", 2}, {dt, "dt_bias", 1}});
+  return c.sameShape({{x, "x"}, {getG(), "g"}});
 }
 
 LogicalResult KdaOp::verify() {
@@ -335,69 +374,75 @@ LogicalResult KdaOp::verify() {
       .rank(beta, "beta", {"T", "HV"})
       .rank(s0, "initial_state", {"HV", "K", "V"})
       .rank(out, "out", {"T", "HV", "V"});
-  if (failed(LogicalResult(c)))
+  if (!c.ok())
     return failure();
-  int64_t t = extent(q, 0), h = extent(q, 1), dk = extent(q, 2),
-          hv = extent(v, 1), dv = extent(v, 2);
-  return c.dim(k, "k", 0, t, "q")
-      .dim(v, "v", 0, t, "q")
-      .dim(g, "g", 0, t, "q")
-      .dim(beta, "beta", 0, t, "q")
-      .dim(out, "out", 0, t, "q")
-      .dim(k, "k", 1, h, "q")
-      .dim(k, "k", 2, dk, "q")
-      .dim(g, "g", 2, dk, "q")
-      .dim(s0, "initial_state", 1, dk, "q")
-      .dim(g, "g", 1, hv, "v")
-      .dim(beta, "beta", 1, hv, "v")
-      .dim(s0, "initial_state", 0, hv, "v")
-      .dim(out, "out", 1, hv, "v")
-      .dim(s0, "initial_state", 2, dv, "v")
-      .dim(out, "out", 2, dv, "v")
-      .require(ShapedType::isDynamic(h) || ShapedType::isDynamic(hv) ||
-                   (h > 0 && hv % h == 0),
+  c.agree({{q, "q", 0}, {k, "k", 0}, {v, "v", 0}, {g, "g", 0},
+           {beta, "beta", 0}, {out, "out", 0}});
+  int64_t h = c.agree({{q, "q", 1}, {k, "k", 1}});
+  c.agree({{q, "q", 2}, {k, "k", 2}, {g, "g", 2}, {s0, "initial_state", 1}});
+  int64_t hv = c.agree({{v, "v", 1}, {g, "g", 1}, {beta, "beta", 1},
+                        {s0, "initial_state", 0}, {out, "out", 1}});
+  c.agree({{v, "v", 2}, {s0, "initial_state", 2}, {out, "out", 2}});
+  return c
+      .require(!isStatic(h) || h > 0,
+               [&](InFlightDiagnostic &d) { d << "q has no heads"; })
+      .require(!isStatic(h) || !isStatic(hv) || h <= 0 || hv % h == 0,
                [&](InFlightDiagnostic &d) {
                  d << "value heads " << hv
                    << " are not a multiple of the q/k heads " << h;
                })
-      .sameShape(getFinalState(), "final_state", s0, "initial_state")
+      .sameShape({{s0, "initial_state"}, {getFinalState(), "final_state"}})
       .positive(getScale().convertToFloat(), "scale");
 }
 
 LogicalResult MlaOp::verify() {
-  Value q = getQ(), c = getLatent(), kr = getKRope(), kvb = getKvB(),
-        cache = getCache(), out = getOut(), next = getNewCache();
-  Checker ck(*this);
-  ck.rank(q, "q", {"T", "H", "P+R"})
-      .rank(c, "latent", {"T", "L"})
+  Value q = getQ(), lat = getLatent(), kr = getKRope(), kvb = getKvB(),
+        cache = getCache(), out = getOut(), next = getNewCache(),
+        gate = getGate();
+  Checker c(*this);
+  c.rank(q, "q", {"T", "H", "P+R"})
+      .rank(lat, "latent", {"T", "L"})
       .rank(kr, "k_rope", {"T", "R"})
       .rank(kvb, "kv_b", {"H*(P+Vd)", "L"})
       .rank(cache, "cache", {"S", "L+R"})
       .rank(out, "out", {"T", "H", "Vd"})
       .rank(next, "new_cache", {"S+T", "L+R"});
-  if (failed(LogicalResult(ck)))
+  if (gate)
+    c.rank(gate, "gate", {"T", "H", "Vd"});
+  if (!c.ok())
     return failure();
-  int64_t t = extent(q, 0), h = extent(q, 1), l = extent(c, 1),
-          r = extent(kr, 1), p = sub(extent(q, 2), r), vd = extent(out, 2);
-  ck.dim(c, "latent", 0, t, "q")
-      .dim(kr, "k_rope", 0, t, "q")
-      .dim(out, "out", 0, t, "q")
-      .dim(out, "out", 1, h, "q")
-      .require(ShapedType::isDynamic(p) || p > 0,
+  int64_t t = c.agree({{q, "q", 0}, {lat, "latent", 0}, {kr, "k_rope", 0},
+                       {out, "out", 0}, {gate, "gate", 0}});
+  int64_t h = c.agree({{q, "q", 1}, {out, "out", 1}, {gate, "gate", 1}});
+  int64_t vd = c.agree({{out, "out", 2}, {gate, "gate", 2}});
+  int64_t l = c.agree({{lat, "latent", 1}, {kvb, "kv_b", 1}});
+  int64_t r = extent(kr, 1), p = sub(extent(q, 2), r);
+  int64_t rows = extent(kvb, 0), s = extent(cache, 0), st = extent(next, 0);
+  c.require(!isStatic(p) || p > 0,
+            [&](InFlightDiagnostic &d) {
+              d << "q head dim " << extent(q, 2)
+                << " must exceed the shared key dim " << r
+                << " (q rows are [nope | rope])";
+            })
+      .require(!isStatic(rows) || !isStatic(h) || !isStatic(vd) ||
+                   (h > 0 && rows % h == 0 && rows / h > vd),
                [&](InFlightDiagnostic &d) {
-                 d << "q head dim " << extent(q, 2)
-                   << " must exceed the shared key dim " << r
-                   << " (q rows are [nope | rope])";
+                 d << "kv_b has " << rows << " rows, which is not " << h
+                   << " heads * (nope dim + value dim " << vd << ")";
                })
-      .dim(kvb, "kv_b", 1, l, "latent")
       .dim(kvb, "kv_b", 0, mul(h, add(p, vd)), "heads * (nope + value dims)")
       .dim(cache, "cache", 1, add(l, r), "latent + k_rope dims")
       .dim(next, "new_cache", 1, add(l, r), "latent + k_rope dims")
-      .dim(next, "new_cache", 0, add(extent(cache, 0), t),
-           "cached + new tokens");
-  if (getGate())
-    ck.sameShape(getGate(), "gate", out, "out");
-  return ck.positive(getScale().convertToFloat(), "scale");
+      .agree({{cache, "cache", 1}, {next, "new_cache", 1}});
+  c.dim(next, "new_cache", 0, add(s, t), "cached + new tokens")
+      .require(!isStatic(st) || ((!isStatic(s) || st >= s) &&
+                                 (!isStatic(t) || st >= t)),
+               [&](InFlightDiagnostic &d) {
+                 d << "new_cache has " << st << " rows, fewer than the "
+                   << (isStatic(s) && st < s ? s : t)
+                   << (isStatic(s) && st < s ? " cached" : " new") << " tokens";
+               });
+  return c.positive(getScale().convertToFloat(), "scale");
 }
 
 //===----------------------------------------------------------------------===//
@@ -405,31 +450,32 @@ LogicalResult MlaOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult RouterOp::verify() {
-  Value x = getX(), w = getWeight();
+  Value x = getX(), w = getWeight(), idx = getIndices(), p = getWeights(),
+        bias = getBias();
   Checker c(*this);
   c.rank(x, "x", {"T", "D"})
       .rank(w, "weight", {"E", "D"})
-      .rank(getIndices(), "indices", {"T", "k"})
-      .rank(getWeights(), "weights", {"T", "k"});
-  if (failed(LogicalResult(c)))
+      .rank(idx, "indices", {"T", "k"})
+      .rank(p, "weights", {"T", "k"});
+  if (bias)
+    c.rank(bias, "bias", {"E"});
+  if (!c.ok())
     return failure();
-  int64_t e = extent(w, 0), topK = getTopK();
-  c.dim(w, "weight", 1, extent(x, 1), "x");
-  if (getBias())
-    c.rank(getBias(), "bias", {"E"}).dim(getBias(), "bias", 0, e, "weight");
+  int64_t topK = getTopK();
+  c.agree({{x, "x", 1}, {w, "weight", 1}});
+  int64_t e = c.agree({{w, "weight", 0}, {bias, "bias", 0}});
+  c.agree({{x, "x", 0}, {idx, "indices", 0}, {p, "weights", 0}});
   return c
       .require(topK >= 1,
                [&](InFlightDiagnostic &d) {
                  d << "top_k must be at least 1, got " << topK;
                })
-      .require(ShapedType::isDynamic(e) || topK <= e,
+      .require(!isStatic(e) || topK <= e,
                [&](InFlightDiagnostic &d) {
                  d << "top_k " << topK << " exceeds the " << e << " experts";
                })
-      .dim(getIndices(), "indices", 0, extent(x, 0), "x")
-      .dim(getIndices(), "indices", 1, topK, "top_k")
-      .dim(getWeights(), "weights", 0, extent(x, 0), "x")
-      .dim(getWeights(), "weights", 1, topK, "top_k")
+      .dim(idx, "indices", 1, topK, "top_k")
+      .dim(p, "weights", 1, topK, "top_k")
       .positive(getScaling().convertToFloat(), "scaling");
 }
 
@@ -447,33 +493,29 @@ LogicalResult SituGluOp::verify() {
 }
 
 LogicalResult MlpOp::verify() {
-  Value x = getX();
+  Value x = getX(), g = getGateProj(), u = getUpProj(), d = getDownProj();
   Checker c(*this);
   c.rank(x, "x", {"T", "D"})
-      .rank(getGateProj(), "gate_proj", {"I", "D"})
-      .rank(getUpProj(), "up_proj", {"I", "D"})
-      .rank(getDownProj(), "down_proj", {"D", "I"});
-  if (failed(LogicalResult(c)))
+      .rank(g, "gate_proj", {"I", "D"})
+      .rank(u, "up_proj", {"I", "D"})
+      .rank(d, "down_proj", {"D", "I"});
+  if (!c.ok())
     return failure();
-  int64_t d = extent(x, 1), i = extent(getGateProj(), 0);
-  c.dim(getGateProj(), "gate_proj", 1, d, "x")
-      .dim(getUpProj(), "up_proj", 0, i, "gate_proj")
-      .dim(getUpProj(), "up_proj", 1, d, "x")
-      .dim(getDownProj(), "down_proj", 0, d, "x")
-      .dim(getDownProj(), "down_proj", 1, i, "gate_proj")
-      .sameShape(getY(), "y", x, "x");
+  c.agree({{x, "x", 1}, {g, "gate_proj", 1}, {u, "up_proj", 1}, {d, "down_proj", 0}});
+  c.agree({{g, "gate_proj", 0}, {u, "up_proj", 0}, {d, "down_proj", 1}});
+  c.sameShape({{x, "x"}, {getY(), "y"}});
   return checkSitu(c, getBeta1Attr(), getBeta2Attr());
 }
 
 LogicalResult MoeOp::verify() {
-  Value x = getX(), idx = getIndices(), w1 = getW1(), w3 = getW3(),
-        w2 = getW2();
+  Value x = getX(), idx = getIndices(), p = getWeights(), w1 = getW1(),
+        w3 = getW3(), w2 = getW2();
   Value down = getLatentDown(), up = getLatentUp(), norm = getNorm();
   Value sg = getSharedGate(), su = getSharedUp(), sd = getSharedDown();
   Checker c(*this);
   c.rank(x, "x", {"T", "D"})
       .rank(idx, "indices", {"T", "k"})
-      .rank(getWeights(), "weights", {"T", "k"})
+      .rank(p, "weights", {"T", "k"})
       .require(static_cast<bool>(down) == static_cast<bool>(up),
                [](InFlightDiagnostic &d) {
                  d << "latent needs both latent_down and latent_up";
@@ -490,38 +532,37 @@ LogicalResult MoeOp::verify() {
       .rank(w1, "w1", {"E", "Ie", "Dl"})
       .rank(w3, "w3", {"E", "Ie", "Dl"})
       .rank(w2, "w2", {"E", "Dl", "Ie"});
-  if (failed(LogicalResult(c)))
-    return failure();
-  int64_t t = extent(x, 0), d = extent(x, 1);
-  c.dim(idx, "indices", 0, t, "x")
-      .dim(getWeights(), "weights", 0, t, "x")
-      .dim(getWeights(), "weights", 1, extent(idx, 1), "indices");
-  int64_t dl = d;
-  StringRef dlSource = "x";
-  if (down) {
+  if (down)
     c.rank(down, "latent_down", {"Dl", "D"}).rank(up, "latent_up", {"D", "Dl"});
-    if (failed(LogicalResult(c)))
-      return failure();
-    dl = extent(down, 0);
-    dlSource = "latent_down";
-    c.dim(down, "latent_down", 1, d, "x")
-        .dim(up, "latent_up", 0, d, "x")
-        .dim(up, "latent_up", 1, dl, "latent_down");
-    if (norm)
-      c.rank(norm, "norm", {"Dl"}).dim(norm, "norm", 0, dl, "latent_down");
-  }
-  int64_t e = extent(w1, 0), ie = extent(w1, 1), k = extent(idx, 1);
-  c.dim(w1, "w1", 2, dl, dlSource)
-      .sameShape(w3, "w3", w1, "w1")
-      .dim(w2, "w2", 0, e, "w1")
-      .dim(w2, "w2", 1, dl, dlSource)
-      .dim(w2, "w2", 2, ie, "w1")
-      .require(ShapedType::isDynamic(k) || ShapedType::isDynamic(e) || k <= e,
-               [&](InFlightDiagnostic &diag) {
-                 diag << "top-k " << k << " exceeds the " << e << " experts";
-               })
-      .require(elementOf(w3) == elementOf(w1) &&
-                   elementOf(w2) == elementOf(w1),
+  if (norm)
+    c.rank(norm, "norm", {"Dl"});
+  if (sg)
+    c.rank(sg, "shared_gate", {"Is", "D"})
+        .rank(su, "shared_up", {"Is", "D"})
+        .rank(sd, "shared_down", {"D", "Is"});
+  if (!c.ok())
+    return failure();
+
+  c.agree({{x, "x", 0}, {idx, "indices", 0}, {p, "weights", 0}});
+  int64_t k = c.agree({{idx, "indices", 1}, {p, "weights", 1}});
+  c.agree({{x, "x", 1}, {down, "latent_down", 1}, {up, "latent_up", 0},
+           {sg, "shared_gate", 1}, {su, "shared_up", 1}, {sd, "shared_down", 0}});
+  // Experts read and write the latent, or x itself without one.
+  SmallVector<DimRef> dl;
+  if (down)
+    dl = {{down, "latent_down", 0}, {up, "latent_up", 1}, {norm, "norm", 0}};
+  else
+    dl = {{x, "x", 1}};
+  dl.append({{w1, "w1", 2}, {w3, "w3", 2}, {w2, "w2", 1}});
+  c.agree(dl);
+  int64_t e = c.agree({{w1, "w1", 0}, {w3, "w3", 0}, {w2, "w2", 0}});
+  c.agree({{w1, "w1", 1}, {w3, "w3", 1}, {w2, "w2", 2}});
+  c.agree({{sg, "shared_gate", 0}, {su, "shared_up", 0}, {sd, "shared_down", 1}});
+  c.require(!isStatic(k) || !isStatic(e) || k <= e,
+            [&](InFlightDiagnostic &diag) {
+              diag << "top-k " << k << " exceeds the " << e << " experts";
+            })
+      .require(elementOf(w3) == elementOf(w1) && elementOf(w2) == elementOf(w1),
                [&](InFlightDiagnostic &diag) {
                  diag << "experts must share one element type, got w1 "
                       << elementOf(w1) << ", w3 " << elementOf(w3) << ", w2 "
@@ -529,21 +570,9 @@ LogicalResult MoeOp::verify() {
                })
       .mxScales(w1, "w1", getW1Scale(), "w1_scale")
       .mxScales(w3, "w3", getW3Scale(), "w3_scale")
-      .mxScales(w2, "w2", getW2Scale(), "w2_scale");
-  if (sg) {
-    c.rank(sg, "shared_gate", {"Is", "D"})
-        .rank(su, "shared_up", {"Is", "D"})
-        .rank(sd, "shared_down", {"D", "Is"});
-    if (failed(LogicalResult(c)))
-      return failure();
-    int64_t is = extent(sg, 0);
-    c.dim(sg, "shared_gate", 1, d, "x")
-        .dim(su, "shared_up", 0, is, "shared_gate")
-        .dim(su, "shared_up", 1, d, "x")
-        .dim(sd, "shared_down", 0, d, "x")
-        .dim(sd, "shared_down", 1, is, "shared_gate");
-  }
-  c.sameShape(getY(), "y", x, "x").positive(getEps().convertToFloat(), "eps");
+      .mxScales(w2, "w2", getW2Scale(), "w2_scale")
+      .sameShape({{x, "x"}, {getY(), "y"}})
+      .positive(getEps().convertToFloat(), "eps");
   return checkSitu(c, getBeta1Attr(), getBeta2Attr());
 }
 
@@ -561,14 +590,15 @@ LogicalResult AttnResOp::verify() {
       .rank(out, "out", {"T", "D"})
       .rank(getNormWeight(), "norm", {"D"})
       .rank(getQuery(), "query", {"D"});
-  if (failed(LogicalResult(c)))
+  if (!c.ok())
     return failure();
-  for (auto [i, src] : llvm::enumerate(getSources())) {
-    SmallString<16> name;
-    llvm::raw_svector_ostream(name) << "source " << i;
-    c.sameShape(src, name, out, "out");
-  }
-  return c.dim(getNormWeight(), "norm", 0, extent(out, 1), "out")
-      .dim(getQuery(), "query", 0, extent(out, 1), "out")
-      .positive(getEps().convertToFloat(), "eps");
+  SmallVector<std::string> names;
+  for (size_t i = 0; i < getSources().size(); ++i)
+    names.push_back("source " + std::to_string(i));
+  SmallVector<std::pair<Value, StringRef>> shapes{{out, "out"}};
+  for (auto [src, name] : llvm::zip(getSources(), names))
+    shapes.push_back({src, name});
+  c.sameShape(shapes);
+  c.agree({{out, "out", 1}, {getNormWeight(), "norm", 0}, {getQuery(), "query", 0}});
+  return c.positive(getEps().convertToFloat(), "eps");
 }

@@ -35,14 +35,21 @@ def K3_ScaleTensor : RankedTensorOf<[F8E8M0FNU]>;
 def K3_WeightOp : K3_Op<"weight", [Pure]> {
   let summary = "A named model weight";
   let description = [{
-    Refers to a tensor of the checkpoint by its name; the bundle binds the
-    name to the stored data. The type is the tensor as the model uses it,
-    which may differ from the checkpoint's storage dtype (e.g. bf16 stored,
-    f32 used): the importer records the conversion.
+    Refers to a tensor of the checkpoint by its full name; the bundle binds
+    the name to the stored data. The importer types it by the stored shape
+    and dtype (F32 → f32, BF16 → bf16, F16 → f16) and reshapes in IR where
+    the model uses another shape. MXFP4 data (`weight_packed`, U8) is typed
+    `f4E2M1FN` with its logical shape (two codes per stored byte, low nibble
+    first), its `weight_scale` `f8E8M0FNU`.
+
+    A name holding `{e}` stacks the per-expert tensors `…experts.0.…` to
+    `…experts.{E−1}.…` along a new leading dimension of size E.
 
     Example:
     ```mlir
-    %w = k3.weight "model.embed_tokens.weight" : tensor<256x64xbf16>
+    %w = k3.weight "language_model.model.embed_tokens.weight" : tensor<256x64xbf16>
+    %w1 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.{e}.w1.weight_packed"
+        : tensor<8x64x32xf4E2M1FN>
     ```
   }];
   let arguments = (ins StrAttr:$name);
@@ -134,8 +141,9 @@ def K3_LinearOp : K3_Op<"linear", [Pure]> {
   let summary = "Linear layer y = x · Wᵀ, optionally MXFP4";
   let description = [{
     `x: [..., K]`, `weight: [N, K]`, `y: [..., N]`. An `f4E2M1FN` weight needs
-    `scales: [N, K/32]` of `f8E8M0FNU`: `W[n, c] = weight[n, c] ·
-    2^(scales[n, c/32] − 127)` (OCP MX v1.0, blocks along the input dim).
+    `scales: [N, K/32]` of `f8E8M0FNU` (each the value 2^(byte − 127)):
+    `W[n, c] = weight[n, c] · scales[n, c/32]`, as `arith.scaling_extf`
+    computes it (OCP MX v1.0, blocks of 32 along the input dimension).
 
     Example:
     ```mlir
@@ -212,8 +220,9 @@ def K3_KdaGateOp : K3_Op<"kda_gate", [Pure]> {
     `a_log: [H]` (one value per head), `dt_bias: [H, K]` → `g: [T, H, K]`, f32.
 
     - `lower_bound`: `g = lb · sigmoid(exp(a_log[h]) · (x + dt_bias[h]))`,
-      `g ∈ (lb, 0)`; `lb` is required and negative (K3: −5). The chunkwise
-      rewrite relies on `lb ≥ −5` to factor 16-token tiles.
+      `g ∈ (lb, 0)`; `lb` is required and negative (K3: −5). Any negative
+      bound is valid IR; the chunkwise rewrite uses the factored 16-token
+      tile form only when it can prove `lb ≥ −5` (KDA.md §6.3).
     - `softplus`: `g = −exp(a_log[h]) · softplus(x + dt_bias[h])`,
       `g ∈ (−∞, 0]`; no `lb`.
 
@@ -392,7 +401,8 @@ def K3_MoeOp : K3_Op<"moe", [Pure, AttrSizedOperandSegments]> {
     z = latent ? x · latent_downᵀ : x                        [T, Dl]
     u[t] = Σ_j weights[t,j] · E_{indices[t,j]}(z[t])          f32 combine
     E(z) = w2 · situ_glu(w1 · z, w3 · z)                      Dl → Ie → Dl
-    y = latent ? rms_norm(u; norm) · latent_upᵀ : u           [T, D]
+    u = norm ? rms_norm(u; norm, eps) : u                     f32 stats
+    y = latent ? u · latent_upᵀ : u                           [T, D]
     y += shared ? mlp(x; shared_gate, shared_up, shared_down) : 0
     ```
 

@@ -30,6 +30,10 @@ if ((${#missing[@]})); then
 fi
 
 if [ ! -f "$build/build.ninja" ]; then
+  if [ -f "$build/CMakeCache.txt" ]; then
+    echo "k3 setup: $build holds a non-Ninja CMake build; remove it or set K3_BUILD_DIR" >&2
+    exit 1
+  fi
   cmake -S "$root" -B "$build" -G Ninja >&2
 fi
 cmake --build "$build" >&2

@@ -77,3 +77,13 @@ func.func @case7(%s0: tensor<5x16xf32>, %s1: tensor<5x16xf32>, %n: tensor<16xf32
       : (tensor<5x16xf32>, tensor<5x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<5x16xf32>
   return
 }
+
+// -----
+
+// With a dynamic result the candidates must still agree with each other.
+func.func @dyn_out(%s0: tensor<5x64xf32>, %s1: tensor<6x64xf32>, %n: tensor<64xf32>, %p: tensor<64xf32>) {
+  // expected-error @+1 {{source 1 shape [6, 64] does not match source 0 shape [5, 64]}}
+  %h = k3.attn_res [%s0, %s1] norm(%n) query(%p) {eps = 1.0e-05 : f32}
+      : (tensor<5x64xf32>, tensor<6x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  return
+}

@@ -17,7 +17,7 @@ func.func @attn_res(%b0: tensor<?x64xf32>, %b1: tensor<?x64xf32>, %r: tensor<?x6
 
 // A single candidate (only the running sum) is legal: the read returns it.
 // CHECK-LABEL: func.func @single
-//       CHECK:   k3.attn_res [%{{.+}}] norm(
+//       CHECK:   k3.attn_res [%{{[a-z0-9_]+}}] norm(
 func.func @single(%r: tensor<2x8xbf16>, %n: tensor<8xbf16>, %p: tensor<8xbf16>) -> tensor<2x8xbf16> {
   %h = k3.attn_res [%r] norm(%n) query(%p) {eps = 1.0e-05 : f32}
       : (tensor<2x8xbf16>, tensor<8xbf16>, tensor<8xbf16>) -> tensor<2x8xbf16>

@@ -51,3 +51,21 @@ func.func @out_width(%ids: tensor<?xi32>, %t: tensor<10x8xf32>) {
   %h = k3.embed %ids, %t : (tensor<?xi32>, tensor<10x8xf32>) -> tensor<?x16xf32>
   return
 }
+
+// -----
+
+// A scalar id is rejected, not read past its rank.
+func.func @scalar_ids(%ids: tensor<i32>, %t: tensor<10x8xf32>) {
+  // expected-error @+1 {{ids must have rank 1 [T], got rank 0}}
+  %h = k3.embed %ids, %t : (tensor<i32>, tensor<10x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// With dynamic ids the table and the result still have to agree.
+func.func @dynamic_ids(%ids: tensor<?xi32>, %t: tensor<10x8xf32>) {
+  // expected-error @+1 {{out dim 1 (D) is 4, expected 8 from table}}
+  %h = k3.embed %ids, %t : (tensor<?xi32>, tensor<10x8xf32>) -> tensor<?x4xf32>
+  return
+}

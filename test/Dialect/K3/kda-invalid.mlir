@@ -257,3 +257,23 @@ func.func @case25(%q: tensor<5x4x16xf32>, %k: tensor<5x4x16xf32>, %v: tensor<5x4
       : (tensor<5x4x16xf32>, tensor<5x4x16xf32>, tensor<5x4x8xf32>, tensor<5x4x16xf32>, tensor<5x4xf32>, tensor<4x16x8xf32>) -> (tensor<5x32xf32>, tensor<4x16x8xf32>)
   return
 }
+
+// -----
+
+// A dynamic T in q does not hide a mismatch between k and v.
+func.func @dyn_tokens(%q: tensor<?x4x16xf32>, %k: tensor<5x4x16xf32>, %v: tensor<6x4x8xf32>, %g: tensor<?x4x16xf32>, %beta: tensor<?x4xf32>, %s0: tensor<4x16x8xf32>) {
+  // expected-error @+1 {{v dim 0 (T) is 6, expected 5 from k}}
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<?x4x16xf32>, tensor<5x4x16xf32>, tensor<6x4x8xf32>, tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x8xf32>) -> (tensor<?x4x8xf32>, tensor<4x16x8xf32>)
+  return
+}
+
+// -----
+
+// A KDA layer needs at least one head.
+func.func @zero_heads(%q: tensor<5x0x16xf32>, %k: tensor<5x0x16xf32>, %v: tensor<5x0x8xf32>, %g: tensor<5x0x16xf32>, %beta: tensor<5x0xf32>, %s0: tensor<0x16x8xf32>) {
+  // expected-error @+1 {{q has no heads}}
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<5x0x16xf32>, tensor<5x0x16xf32>, tensor<5x0x8xf32>, tensor<5x0x16xf32>, tensor<5x0xf32>, tensor<0x16x8xf32>) -> (tensor<5x0x8xf32>, tensor<0x16x8xf32>)
+  return
+}

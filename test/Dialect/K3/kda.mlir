@@ -5,7 +5,7 @@
 // One KDA head group: state [HV, K, V] in f32, bf16 activations.
 // CHECK-LABEL: func.func @kda
 //  CHECK-SAME:   %[[S0:[^:]+]]: tensor<4x16x8xf32>
-//       CHECK:   %[[O:.+]], %[[S1:.+]] = k3.kda %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, state(%[[S0]]) scale = 2.500000e-01
+//       CHECK:   %[[O:.+]], %[[S1:.+]] = k3.kda %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, state(%[[S0]]) scale = 2.500000e-01
 //  CHECK-SAME:     -> (tensor<?x4x8xbf16>, tensor<4x16x8xf32>)
 //       CHECK:   return %[[O]], %[[S1]]
 func.func @kda(%q: tensor<?x4x16xbf16>, %k: tensor<?x4x16xbf16>, %v: tensor<?x4x8xbf16>, %g: tensor<?x4x16xf32>,

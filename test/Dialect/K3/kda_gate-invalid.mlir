@@ -96,3 +96,21 @@ func.func @g_bf16(%x: tensor<5x4x16xbf16>, %a: tensor<4xf32>, %dt: tensor<4x16xf
   %g = k3.kda_gate softplus %x, %a, %dt : (tensor<5x4x16xbf16>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<5x4x16xbf16>
   return
 }
+
+// -----
+
+// A scalar input is rejected, not read past its rank.
+func.func @scalar_x(%x: tensor<f32>, %a: tensor<4xf32>, %dt: tensor<4x16xf32>) {
+  // expected-error @+1 {{x must have rank 3 [T, H, K], got rank 0}}
+  %g = k3.kda_gate softplus %x, %a, %dt : (tensor<f32>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// With dynamic heads in x, a_log and dt_bias must still agree.
+func.func @dyn_heads(%x: tensor<?x?x16xf32>, %a: tensor<4xf32>, %dt: tensor<2x16xf32>) {
+  // expected-error @+1 {{dt_bias dim 0 (H) is 2, expected 4 from a_log}}
+  %g = k3.kda_gate softplus %x, %a, %dt : (tensor<?x?x16xf32>, tensor<4xf32>, tensor<2x16xf32>) -> tensor<?x?x16xf32>
+  return
+}

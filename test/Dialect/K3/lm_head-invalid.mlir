@@ -60,3 +60,12 @@ func.func @bf16_logits(%x: tensor<2x8xbf16>, %w: tensor<16x8xbf16>) {
   %l = k3.lm_head %x, %w : (tensor<2x8xbf16>, tensor<16x8xbf16>) -> tensor<2x16xbf16>
   return
 }
+
+// -----
+
+// A scalar weight is rejected, not read past its rank.
+func.func @scalar_weight(%x: tensor<2x8xbf16>, %w: tensor<bf16>) {
+  // expected-error @+1 {{weight must have rank 2 [V, D], got rank 0}}
+  %l = k3.lm_head %x, %w : (tensor<2x8xbf16>, tensor<bf16>) -> tensor<2x16xf32>
+  return
+}

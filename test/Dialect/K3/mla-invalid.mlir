@@ -162,7 +162,7 @@ func.func @case15(%q: tensor<5x2x48xf32>, %c: tensor<5x32xf32>, %kr: tensor<5x16
 
 // The output gate is elementwise on the per-head output.
 func.func @case16(%q: tensor<5x2x48xf32>, %c: tensor<5x32xf32>, %kr: tensor<5x16xf32>, %kvb: tensor<128x32xf32>, %c0: tensor<7x48xf32>, %gate: tensor<5x64xf32>) {
-  // expected-error @+1 {{gate shape [5, 64] does not match out shape [5, 2, 32]}}
+  // expected-error @+1 {{gate must have rank 3 [T, H, Vd], got rank 2}}
   %o, %c1 = k3.mla %q, %c, %kr, kv_b(%kvb), cache(%c0) gate(%gate) scale = 0.144 causal
       : (tensor<5x2x48xf32>, tensor<5x32xf32>, tensor<5x16xf32>, tensor<128x32xf32>, tensor<7x48xf32>, tensor<5x64xf32>) -> (tensor<5x2x32xf32>, tensor<12x48xf32>)
   return
@@ -185,5 +185,35 @@ func.func @case18(%q: tensor<5x2x48xf32>, %c: tensor<5x32xf32>, %kr: tensor<5x16
   // expected-error @+1 {{new_cache must have rank 2 [S+T, L+R], got rank 3}}
   %o, %c1 = k3.mla %q, %c, %kr, kv_b(%kvb), cache(%c0) scale = 0.144 causal
       : (tensor<5x2x48xf32>, tensor<5x32xf32>, tensor<5x16xf32>, tensor<128x32xf32>, tensor<7x48xf32>) -> (tensor<5x2x32xf32>, tensor<12x1x48xf32>)
+  return
+}
+
+// -----
+
+// A dynamic T in q does not hide a mismatch between latent and k_rope.
+func.func @dyn_q_tokens(%q: tensor<?x2x48xf32>, %c: tensor<5x32xf32>, %kr: tensor<6x16xf32>, %kvb: tensor<128x32xf32>, %c0: tensor<7x48xf32>) {
+  // expected-error @+1 {{k_rope dim 0 (T) is 6, expected 5 from latent}}
+  %o, %c1 = k3.mla %q, %c, %kr, kv_b(%kvb), cache(%c0) scale = 0.144 causal
+      : (tensor<?x2x48xf32>, tensor<5x32xf32>, tensor<6x16xf32>, tensor<128x32xf32>, tensor<7x48xf32>) -> (tensor<?x2x32xf32>, tensor<?x48xf32>)
+  return
+}
+
+// -----
+
+// With dynamic T the new cache still keeps every cached row.
+func.func @short_cache(%q: tensor<?x2x48xf32>, %c: tensor<?x32xf32>, %kr: tensor<?x16xf32>, %kvb: tensor<128x32xf32>, %c0: tensor<7x48xf32>) {
+  // expected-error @+1 {{new_cache has 2 rows, fewer than the 7 cached tokens}}
+  %o, %c1 = k3.mla %q, %c, %kr, kv_b(%kvb), cache(%c0) scale = 0.144 causal
+      : (tensor<?x2x48xf32>, tensor<?x32xf32>, tensor<?x16xf32>, tensor<128x32xf32>, tensor<7x48xf32>) -> (tensor<?x2x32xf32>, tensor<2x48xf32>)
+  return
+}
+
+// -----
+
+// kv_b rows split into heads of [nope | value]: 7 rows cannot.
+func.func @kv_b_rows(%q: tensor<?x2x?xf32>, %c: tensor<?x32xf32>, %kr: tensor<?x16xf32>, %kvb: tensor<7x32xf32>, %c0: tensor<?x48xf32>) {
+  // expected-error @+1 {{kv_b has 7 rows, which is not 2 heads * (nope dim + value dim 32)}}
+  %o, %c1 = k3.mla %q, %c, %kr, kv_b(%kvb), cache(%c0) scale = 0.144 causal
+      : (tensor<?x2x?xf32>, tensor<?x32xf32>, tensor<?x16xf32>, tensor<7x32xf32>, tensor<?x48xf32>) -> (tensor<?x2x32xf32>, tensor<?x48xf32>)
   return
 }

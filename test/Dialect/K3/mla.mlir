@@ -6,7 +6,7 @@
 // (1/sqrt(P+R) = 1/sqrt(48) here), never recomputed from the cache width.
 // CHECK-LABEL: func.func @mla
 //  CHECK-SAME:   %[[C0:[^:]+]]: tensor<?x48xf32>, %[[G:[^:]+]]: tensor<?x2x32xf32>
-//       CHECK:   %[[O:.+]], %[[C1:.+]] = k3.mla %{{.+}}, %{{.+}}, %{{.+}}, kv_b(%{{.+}}), cache(%[[C0]]) gate(%[[G]]) scale = 0.144337565 causal
+//       CHECK:   %[[O:.+]], %[[C1:.+]] = k3.mla %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, kv_b(%{{[a-z0-9_]+}}), cache(%[[C0]]) gate(%[[G]]) scale = 0.144337565 causal
 //  CHECK-SAME:     -> (tensor<?x2x32xf32>, tensor<?x48xf32>)
 //       CHECK:   return %[[O]], %[[C1]]
 func.func @mla(%q: tensor<?x2x48xf32>, %c: tensor<?x32xf32>, %kr: tensor<?x16xf32>, %kvb: tensor<128x32xf32>,
@@ -22,7 +22,7 @@ func.func @mla(%q: tensor<?x2x48xf32>, %c: tensor<?x32xf32>, %kr: tensor<?x16xf3
 // One decode token over 7 cached tokens, bf16 cache, no gate, not causal
 // (a single query sees everything anyway): the new cache has 8 rows.
 // CHECK-LABEL: func.func @decode
-//       CHECK:   k3.mla %{{.+}}, %{{.+}}, %{{.+}}, kv_b(%{{.+}}), cache(%{{.+}}) scale = 1.250000e-01 :
+//       CHECK:   k3.mla %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, kv_b(%{{[a-z0-9_]+}}), cache(%{{[a-z0-9_]+}}) scale = 1.250000e-01 :
 //   CHECK-NOT:   gate(
 //  CHECK-SAME:     -> (tensor<1x2x32xf32>, tensor<8x48xbf16>)
 func.func @decode(%q: tensor<1x2x48xf32>, %c: tensor<1x32xf32>, %kr: tensor<1x16xf32>, %kvb: tensor<128x32xf32>,

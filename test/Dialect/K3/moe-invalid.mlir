@@ -192,7 +192,7 @@ func.func @case18(%x: tensor<5x16xf32>, %i: tensor<5x2xi32>, %w: tensor<5x2xf32>
 
 // w1 and w3 have one shape.
 func.func @case19(%x: tensor<5x16xf32>, %i: tensor<5x2xi32>, %w: tensor<5x2xf32>, %ld: tensor<32x16xf32>, %lu: tensor<16x32xf32>, %n: tensor<32xf32>, %w1: tensor<4x64x32xf4E2M1FN>, %w3: tensor<4x32x32xf4E2M1FN>, %w2: tensor<4x32x64xf4E2M1FN>, %s1: tensor<4x64x1xf8E8M0FNU>, %s3: tensor<4x32x1xf8E8M0FNU>, %s2: tensor<4x32x2xf8E8M0FNU>, %sg: tensor<24x16xf32>, %su: tensor<24x16xf32>, %sd: tensor<16x24xf32>) {
-  // expected-error @+1 {{w3 shape [4, 32, 32] does not match w1 shape [4, 64, 32]}}
+  // expected-error @+1 {{w3 dim 1 (Ie) is 32, expected 64 from w1}}
   %y = k3.moe %x routed(%i, %w) latent(%ld, %lu) norm(%n) experts(%w1, %w3, %w2) scales(%s1, %s3, %s2) shared(%sg, %su, %sd) {beta1 = 4.0 : f32, beta2 = 25.0 : f32}
       : (tensor<5x16xf32>, tensor<5x2xi32>, tensor<5x2xf32>, tensor<32x16xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<4x64x32xf4E2M1FN>, tensor<4x32x32xf4E2M1FN>, tensor<4x32x64xf4E2M1FN>, tensor<4x64x1xf8E8M0FNU>, tensor<4x32x1xf8E8M0FNU>, tensor<4x32x2xf8E8M0FNU>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>) -> tensor<5x16xf32>
   return
@@ -405,5 +405,25 @@ func.func @case40(%x: tensor<5x16xf32>, %i: tensor<5x2xi32>, %w: tensor<5x2xf32>
   // expected-error @+1 {{shared_down must have rank 2 [D, Is], got rank 1}}
   %y = k3.moe %x routed(%i, %w) latent(%ld, %lu) norm(%n) experts(%w1, %w3, %w2) shared(%sg, %su, %sd) {beta1 = 4.0 : f32}
       : (tensor<5x16xf32>, tensor<5x2xi32>, tensor<5x2xf32>, tensor<32x16xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<4x64x32xf32>, tensor<4x64x32xf32>, tensor<4x32x64xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<384xf32>) -> tensor<5x16xf32>
+  return
+}
+
+// -----
+
+// A dynamic E in w1 does not hide a mismatch between w3 and w2.
+func.func @dyn_experts(%x: tensor<5x16xf32>, %i: tensor<5x2xi32>, %w: tensor<5x2xf32>, %w1: tensor<?x24x16xf32>, %w3: tensor<3x24x16xf32>, %w2: tensor<4x16x24xf32>) {
+  // expected-error @+1 {{w2 dim 0 (E) is 4, expected 3 from w3}}
+  %y = k3.moe %x routed(%i, %w) experts(%w1, %w3, %w2) {beta1 = 4.0 : f32}
+      : (tensor<5x16xf32>, tensor<5x2xi32>, tensor<5x2xf32>, tensor<?x24x16xf32>, tensor<3x24x16xf32>, tensor<4x16x24xf32>) -> tensor<5x16xf32>
+  return
+}
+
+// -----
+
+// top-k comes from weights when indices are dynamic: 5 of 4 experts.
+func.func @dyn_topk(%x: tensor<5x16xf32>, %i: tensor<?x?xi32>, %w: tensor<5x5xf32>, %w1: tensor<4x24x16xf32>, %w3: tensor<4x24x16xf32>, %w2: tensor<4x16x24xf32>) {
+  // expected-error @+1 {{top-k 5 exceeds the 4 experts}}
+  %y = k3.moe %x routed(%i, %w) experts(%w1, %w3, %w2) {beta1 = 4.0 : f32}
+      : (tensor<5x16xf32>, tensor<?x?xi32>, tensor<5x5xf32>, tensor<4x24x16xf32>, tensor<4x24x16xf32>, tensor<4x16x24xf32>) -> tensor<5x16xf32>
   return
 }

@@ -5,7 +5,7 @@
 // Full K3 LatentMoE: latent projections, routed norm, MXFP4 experts, shared
 // experts on the original input.
 // CHECK-LABEL: func.func @latent_mxfp4
-//       CHECK:   %[[Y:.+]] = k3.moe %{{.+}} routed(%{{.+}}, %{{.+}}) latent(%{{.+}}, %{{.+}}) norm(%{{.+}}) experts(%{{.+}}, %{{.+}}, %{{.+}}) scales(%{{.+}}, %{{.+}}, %{{.+}}) shared(%{{.+}}, %{{.+}}, %{{.+}}) {beta1 = 4.000000e+00 : f32, beta2 = 2.500000e+01 : f32}
+//       CHECK:   %[[Y:.+]] = k3.moe %{{[a-z0-9_]+}} routed(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) latent(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) norm(%{{[a-z0-9_]+}}) experts(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) scales(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) shared(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {beta1 = 4.000000e+00 : f32, beta2 = 2.500000e+01 : f32}
 //       CHECK:   return %[[Y]]
 func.func @latent_mxfp4(%x: tensor<?x64xbf16>, %i: tensor<?x2xi32>, %w: tensor<?x2xf32>, %ld: tensor<32x64xbf16>,
     %lu: tensor<64x32xbf16>, %n: tensor<32xbf16>, %w1: tensor<8x64x32xf4E2M1FN>, %w3: tensor<8x64x32xf4E2M1FN>,
@@ -25,7 +25,7 @@ func.func @latent_mxfp4(%x: tensor<?x64xbf16>, %i: tensor<?x2xi32>, %w: tensor<?
 // Kimi-Linear-style MoE: no latent, bf16 experts, no shared experts, and a
 // non-default norm eps is kept (the default is elided).
 // CHECK-LABEL: func.func @plain
-//       CHECK:   k3.moe %{{.+}} routed(%{{.+}}, %{{.+}}) experts(%{{.+}}, %{{.+}}, %{{.+}}) {beta1 = 1.000000e+00 : f32} :
+//       CHECK:   k3.moe %{{[a-z0-9_]+}} routed(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) experts(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {beta1 = 1.000000e+00 : f32} :
 //   CHECK-NOT:   latent(
 //   CHECK-NOT:   scales(
 func.func @plain(%x: tensor<5x16xf32>, %i: tensor<5x2xi64>, %w: tensor<5x2xf32>, %w1: tensor<4x24x16xbf16>,
@@ -40,7 +40,7 @@ func.func @plain(%x: tensor<5x16xf32>, %i: tensor<5x2xi64>, %w: tensor<5x2xf32>,
 
 // Latent without the routed norm; a non-default eps survives printing.
 // CHECK-LABEL: func.func @latent_no_norm
-//       CHECK:   k3.moe %{{.+}} routed(%{{.+}}, %{{.+}}) latent(%{{.+}}, %{{.+}}) experts(
+//       CHECK:   k3.moe %{{[a-z0-9_]+}} routed(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) latent(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) experts(
 //  CHECK-SAME:     eps = 9.99999997E-7 : f32
 func.func @latent_no_norm(%x: tensor<5x16xf32>, %i: tensor<5x1xi32>, %w: tensor<5x1xf32>, %ld: tensor<8x16xf32>,
     %lu: tensor<16x8xf32>, %w1: tensor<4x12x8xf32>, %w3: tensor<4x12x8xf32>, %w2: tensor<4x8x12xf32>) -> tensor<5x16xf32> {

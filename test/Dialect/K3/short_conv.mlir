@@ -17,7 +17,7 @@ func.func @short_conv(%x: tensor<?x64xbf16>, %w: tensor<64x4xf32>, %s: tensor<3x
 
 // Without silu the keyword is absent; one decode token.
 // CHECK-LABEL: func.func @no_silu
-//       CHECK:   k3.short_conv %{{.+}}, %{{.+}}, state(%{{.+}}) :
+//       CHECK:   k3.short_conv %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, state(%{{[a-z0-9_]+}}) :
 //   CHECK-NOT:   silu
 func.func @no_silu(%x: tensor<1x8xf32>, %w: tensor<8x4xf32>, %s: tensor<3x8xf32>) -> (tensor<1x8xf32>, tensor<3x8xf32>) {
   %y, %s1 = k3.short_conv %x, %w, state(%s) : (tensor<1x8xf32>, tensor<8x4xf32>, tensor<3x8xf32>) -> (tensor<1x8xf32>, tensor<3x8xf32>)

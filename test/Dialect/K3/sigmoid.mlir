@@ -4,7 +4,7 @@
 
 // The KDA beta activation.
 // CHECK-LABEL: func.func @sigmoid
-//       CHECK:   %[[Y:.+]] = k3.sigmoid %{{.+}} : tensor<?x4xf32>
+//       CHECK:   %[[Y:.+]] = k3.sigmoid %{{[a-z0-9_]+}} : tensor<?x4xf32>
 //       CHECK:   return %[[Y]]
 func.func @sigmoid(%b: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %y = k3.sigmoid %b : tensor<?x4xf32>

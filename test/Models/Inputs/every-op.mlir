@@ -2,8 +2,11 @@
 // hidden 64, vocabulary 256, layer 0 = KDA + dense SiTU MLP, layer 1 = gated
 // MLA (q-LoRA, NoPE) + routed LatentMoE with MXFP4 experts and shared
 // experts, Attention Residuals sealing every layer (block size 1).
-// Weight names follow ../../../shared/spec/K3_CHECKPOINT.md with the prefix
-// `language_model.model.`. Every op of the dialect appears at least once.
+// Every op of the dialect appears at least once. Weight names follow the
+// checkpoint, but the weights are typed by their use shapes (A_log [H],
+// dt_bias [H, K], conv filters [P, W], AttnRes queries [D]) and the routed
+// experts are one stacked tensor each: a hand-written sample, not importer
+// output (lib/Import types weights by their storage shapes).
 //
 // Sizes: KDA 2 heads x 16 (P = 32), conv width 4; MLA 2 heads, nope 16,
 // rope 8, latent 32, v 16, q rank 32; MoE 4 experts, top-2, latent 32,
@@ -136,12 +139,12 @@ func.func @prefill(%ids: tensor<?xi32>,
   %ld = k3.weight "language_model.model.layers.1.block_sparse_moe.routed_expert_down_proj.weight" : tensor<32x64xbf16>
   %lu = k3.weight "language_model.model.layers.1.block_sparse_moe.routed_expert_up_proj.weight" : tensor<64x32xbf16>
   %ln = k3.weight "language_model.model.layers.1.block_sparse_moe.routed_expert_norm.weight" : tensor<32xbf16>
-  %w1 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.w1.weight_packed" : tensor<4x64x32xf4E2M1FN>
-  %w3 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.w3.weight_packed" : tensor<4x64x32xf4E2M1FN>
-  %w2 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.w2.weight_packed" : tensor<4x32x64xf4E2M1FN>
-  %s1 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.w1.weight_scale" : tensor<4x64x1xf8E8M0FNU>
-  %s3 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.w3.weight_scale" : tensor<4x64x1xf8E8M0FNU>
-  %s2 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.w2.weight_scale" : tensor<4x32x2xf8E8M0FNU>
+  %w1 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.{e}.w1.weight_packed" : tensor<4x64x32xf4E2M1FN>
+  %w3 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.{e}.w3.weight_packed" : tensor<4x64x32xf4E2M1FN>
+  %w2 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.{e}.w2.weight_packed" : tensor<4x32x64xf4E2M1FN>
+  %s1 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.{e}.w1.weight_scale" : tensor<4x64x1xf8E8M0FNU>
+  %s3 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.{e}.w3.weight_scale" : tensor<4x64x1xf8E8M0FNU>
+  %s2 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.{e}.w2.weight_scale" : tensor<4x32x2xf8E8M0FNU>
   %m1r = k3.moe %y1 routed(%sel, %sw) latent(%ld, %lu) norm(%ln) experts(%w1, %w3, %w2) scales(%s1, %s3, %s2)
       {beta1 = 4.0 : f32, beta2 = 25.0 : f32, eps = 1.0e-05 : f32}
       : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<32x64xbf16>, tensor<64x32xbf16>, tensor<32xbf16>,

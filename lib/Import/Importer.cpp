@@ -1,0 +1,438 @@
+//===- Importer.cpp - Checkpoint → K3 dialect -----------------------------===//
+//
+// Part of k3. One builder per layer kind, following K3_CHECKPOINT.md §6 line
+// by line. Activations are f32 at this phase; weights keep their storage
+// type (the later phases choose compute precisions).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Import/Importer.h"
+
+#include "dialects/K3/K3Ops.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::k3;
+using ::k3::model::Checkpoint;
+using ::k3::model::Config;
+using ::k3::model::DType;
+using ::k3::model::FFN;
+using ::k3::model::Mixer;
+using ::k3::model::TensorSpec;
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+/// Builds one entry point (prefill or decode) of the model.
+class EntryBuilder {
+public:
+  EntryBuilder(OpBuilder &b, const Checkpoint &ck, bool decode)
+      : b(b), ck(ck), c(ck.config()), decode(decode), f32(b.getF32Type()) {
+    for (const TensorSpec &s : ck.specs())
+      specs[s.isHead ? "lm_head.weight" : s.name] = &s;
+  }
+
+  func::FuncOp build(ModuleOp module);
+
+private:
+  //===--- Types and weights ------------------------------------------===//
+
+  int64_t tokens() const { return decode ? 1 : kDyn; }
+  RankedTensorType act(ArrayRef<int64_t> inner) {
+    SmallVector<int64_t> shape{tokens()};
+    shape.append(inner.begin(), inner.end());
+    return RankedTensorType::get(shape, f32);
+  }
+
+  /// Storage element type of a stored (or expected) tensor.
+  Type elementType(const TensorSpec &s, DType dtype) {
+    if (s.packed)
+      return b.getType<Float4E2M1FNType>();
+    if (s.scale)
+      return b.getType<Float8E8M0FNUType>();
+    switch (dtype) {
+    case DType::F32:
+      return f32;
+    case DType::F16:
+      return b.getF16Type();
+    default:
+      return b.getBF16Type();
+    }
+  }
+
+  /// Storage shape and dtype: the stored tensor's when there are weights.
+  std::pair<SmallVector<int64_t>, DType> stored(const TensorSpec &s) {
+    if (const auto *v = ck.find(s))
+      return {SmallVector<int64_t>(v->shape.begin(), v->shape.end()), v->dtype};
+    return {SmallVector<int64_t>(s.shape.begin(), s.shape.end()), s.dtype};
+  }
+
+  /// `k3.weight` of a tensor relative to the model prefix. MXFP4 codes are
+  /// typed by their logical [rows, cols]: two codes per stored byte.
+  Value weight(const std::string &rel) {
+    auto cached = weights.find(rel);
+    if (cached != weights.end())
+      return cached->second;
+    const TensorSpec &s = *specs.at(rel);
+    auto [shape, dtype] = stored(s);
+    if (s.packed)
+      shape.back() *= 2;
+    auto type = RankedTensorType::get(shape, elementType(s, dtype));
+    Value w = WeightOp::create(b, loc, type, ck.fullName(s));
+    weights[rel] = w;
+    return w;
+  }
+
+  /// Routed expert matrices stacked over experts: the name holds `{e}`,
+  /// which the bundle expands to 0..E-1 along a new leading dimension.
+  Value expertWeight(const std::string &moe, const char *which,
+                     const char *suffix) {
+    std::string rel0 = moe + "experts.0." + which + suffix;
+    const TensorSpec &s = *specs.at(rel0);
+    auto [shape, dtype] = stored(s);
+    if (s.packed)
+      shape.back() *= 2;
+    shape.insert(shape.begin(), c.numExperts);
+    auto type = RankedTensorType::get(shape, elementType(s, dtype));
+    std::string name = ck.fullName(s);
+    name.replace(name.find("experts.0."), 10, "experts.{e}.");
+    return WeightOp::create(b, loc, type, name);
+  }
+
+  //===--- Small ops --------------------------------------------------===//
+
+  FloatAttr fattr(double v) { return b.getF32FloatAttr(static_cast<float>(v)); }
+
+  Value linear(Value x, const std::string &rel) {
+    Value w = weight(rel);
+    int64_t n = cast<RankedTensorType>(w.getType()).getDimSize(0);
+    auto xType = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> shape(xType.getShape());
+    shape.back() = n;
+    return LinearOp::create(b, loc, RankedTensorType::get(shape, f32), x, w,
+                            Value());
+  }
+
+  /// A linear layer stored as `base.weight` or as an MXFP4 pair.
+  Value linearAny(Value x, const std::string &base) {
+    if (!specs.count(base + ".weight_packed"))
+      return linear(x, base + ".weight");
+    Value w = weight(base + ".weight_packed");
+    Value s = weight(base + ".weight_scale");
+    int64_t n = cast<RankedTensorType>(w.getType()).getDimSize(0);
+    return LinearOp::create(b, loc, act({n}), x, w, s);
+  }
+
+  Value rmsNorm(Value x, Value w, double eps, Value gate = Value()) {
+    return RmsNormOp::create(b, loc, x.getType(), x, w, gate, fattr(eps));
+  }
+
+  /// [T, a·b] → [T, a, b].
+  Value split(Value x, int64_t a, int64_t bDim) {
+    SmallVector<OpFoldResult> out{tokenCount(), b.getIndexAttr(a),
+                                  b.getIndexAttr(bDim)};
+    return tensor::ExpandShapeOp::create(b, loc, act({a, bDim}), x,
+                                         {{0}, {1, 2}}, out);
+  }
+  /// [T, a, b] → [T, a·b].
+  Value merge(Value x) {
+    return tensor::CollapseShapeOp::create(
+        b, loc, x, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  }
+  /// Columns [from, from + width) of a [T, n] tensor.
+  Value columns(Value x, int64_t from, int64_t width) {
+    SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(from)};
+    SmallVector<OpFoldResult> sizes{tokenCount(), b.getIndexAttr(width)};
+    SmallVector<OpFoldResult> strides{b.getIndexAttr(1), b.getIndexAttr(1)};
+    return tensor::ExtractSliceOp::create(b, loc, act({width}), x, offsets,
+                                          sizes, strides);
+  }
+  OpFoldResult tokenCount() {
+    if (decode)
+      return b.getIndexAttr(1);
+    return numTokens;
+  }
+
+  //===--- Layers -----------------------------------------------------===//
+
+  Value kda(Value x, int64_t layer);
+  Value mla(Value x, int64_t layer);
+  Value ffn(Value x, int64_t layer);
+  Value attnRes(ArrayRef<Value> sources, const std::string &norm,
+                const std::string &proj);
+
+  OpBuilder &b;
+  const Checkpoint &ck;
+  const Config &c;
+  bool decode;
+  Type f32;
+  Location loc = b.getUnknownLoc();
+  Value numTokens;
+  std::map<std::string, const TensorSpec *> specs;
+  std::map<std::string, Value> weights;
+  /// State arguments consumed, and the values to return for them.
+  SmallVector<Value> stateIn, stateOut;
+  unsigned nextState = 0;
+};
+
+Value EntryBuilder::kda(Value x, int64_t layer) {
+  const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
+  const int64_t h = c.kdaHeads, dk = c.kdaHeadDim, p = c.kdaProjWidth();
+  // q, k, v: projection, depthwise causal conv with its window, SiLU.
+  SmallVector<Value, 3> qkv;
+  for (const char *name : {"q", "k", "v"}) {
+    Value proj = linear(x, at + name + "_proj.weight");
+    // The checkpoint's [P, 1, W] filter is used as [P, W].
+    Value filter = tensor::CollapseShapeOp::create(
+        b, loc, weight(at + name + "_conv1d.weight"),
+        ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    Value window = stateIn[nextState++];
+    auto conv = ShortConvOp::create(b, loc, act({p}), window.getType(), proj,
+                                    filter, window, /*silu=*/true);
+    stateOut.push_back(conv.getNewState());
+    qkv.push_back(split(conv.getY(), h, dk));
+  }
+  Value q = L2NormOp::create(b, loc, qkv[0], fattr(1e-6));
+  Value k = L2NormOp::create(b, loc, qkv[1], fattr(1e-6));
+
+  // Decay gate from the low-rank f_a/f_b projection; A_log per head (the
+  // stored tensor may be padded: take the first H values).
+  Value f = split(linear(linear(x, at + "f_a_proj.weight"), at + "f_b_proj.weight"),
+                  h, dk);
+  Value aLog = weight(at + "A_log");
+  auto aType = cast<RankedTensorType>(aLog.getType());
+  if (aType.getRank() > 1) {
+    ReassociationIndices all;
+    for (int64_t i = 0; i < aType.getRank(); ++i)
+      all.push_back(i);
+    aLog = tensor::CollapseShapeOp::create(b, loc, aLog,
+                                           ArrayRef<ReassociationIndices>{all});
+  }
+  aLog = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({h}, aType.getElementType()), aLog,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(h)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  Value dtBias = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({h, dk}, f32), weight(at + "dt_bias"),
+      ArrayRef<ReassociationIndices>{{0, 1}});
+  Value g = c.gateLowerBound
+                ? KdaGateOp::create(b, loc, act({h, dk}), KdaGateForm::lower_bound,
+                                    fattr(*c.gateLowerBound), f, aLog, dtBias)
+                : KdaGateOp::create(b, loc, act({h, dk}), KdaGateForm::softplus,
+                                    FloatAttr(), f, aLog, dtBias);
+  Value beta = SigmoidOp::create(b, loc, linear(x, at + "b_proj.weight"));
+
+  Value s0 = stateIn[nextState++];
+  auto rec = KdaOp::create(b, loc, act({h, dk}), s0.getType(), q, k, qkv[2], g,
+                           beta, s0, fattr(1.0 / std::sqrt(double(dk))));
+  stateOut.push_back(rec.getFinalState());
+
+  // Head-wise RMSNorm fused with the sigmoid output gate, then o_proj.
+  Value gate = c.fullRankOutputGate
+                   ? linear(x, at + "g_proj.weight")
+                   : linear(linear(x, at + "g_a_proj.weight"), at + "g_b_proj.weight");
+  Value o = rmsNorm(rec.getOut(), weight(at + "o_norm.weight"), c.rmsNormEps,
+                    split(gate, h, dk));
+  return linear(merge(o), at + "o_proj.weight");
+}
+
+Value EntryBuilder::mla(Value x, int64_t layer) {
+  const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
+  const int64_t h = c.mlaHeads, qk = c.qkNopeHeadDim + c.qkRopeHeadDim;
+  // The two LoRA norms use KimiRMSNorm's default eps 1e-6, not rms_norm_eps
+  // (K3_CHECKPOINT.md §9.4).
+  Value q = c.qLoraRank
+                ? linear(rmsNorm(linear(x, at + "q_a_proj.weight"),
+                                 weight(at + "q_a_layernorm.weight"), 1e-6),
+                         at + "q_b_proj.weight")
+                : linear(x, at + "q_proj.weight");
+  Value ckr = linear(x, at + "kv_a_proj_with_mqa.weight");
+  Value latent = rmsNorm(columns(ckr, 0, c.kvLoraRank),
+                         weight(at + "kv_a_layernorm.weight"), 1e-6);
+  Value kRope = columns(ckr, c.kvLoraRank, c.qkRopeHeadDim);
+  Value gate;
+  if (c.mlaOutputGate)
+    gate = split(linear(x, at + "g_proj.weight"), h, c.vHeadDim);
+  Value cache = stateIn[nextState++];
+  // The scale is 1/sqrt(nope + rope) whatever the cache width (MLA.md §5).
+  auto attn = MlaOp::create(b, loc, act({h, c.vHeadDim}), cache.getType(),
+                            split(q, h, qk), latent, kRope,
+                            weight(at + "kv_b_proj.weight"), cache, gate,
+                            fattr(1.0 / std::sqrt(double(qk))), b.getUnitAttr());
+  stateOut.push_back(attn.getNewCache());
+  return linear(merge(attn.getOut()), at + "o_proj.weight");
+}
+
+Value EntryBuilder::ffn(Value x, int64_t layer) {
+  const std::string lp = "layers." + std::to_string(layer) + ".";
+  FloatAttr beta2 = c.situBeta2 ? fattr(*c.situBeta2) : FloatAttr();
+  if (c.ffn(layer) == FFN::Dense) {
+    const std::string mp = lp + "mlp.";
+    return MlpOp::create(b, loc, x.getType(), x, weight(mp + "gate_proj.weight"),
+                         weight(mp + "up_proj.weight"),
+                         weight(mp + "down_proj.weight"), fattr(c.situBeta1),
+                         beta2);
+  }
+  const std::string mp = lp + "block_sparse_moe.";
+  auto idxType = RankedTensorType::get({tokens(), c.topK}, b.getI32Type());
+  auto router = RouterOp::create(
+      b, loc, idxType, act({c.topK}), x, weight(mp + "gate.weight"),
+      weight(mp + "gate.e_score_correction_bias"),
+      b.getI64IntegerAttr(c.topK),
+      c.moeRenormalize ? b.getUnitAttr() : UnitAttr(),
+      fattr(c.routedScalingFactor));
+
+  Value down, up, norm;
+  if (c.routedExpertHiddenSize) {
+    down = weight(mp + "routed_expert_down_proj.weight");
+    up = weight(mp + "routed_expert_up_proj.weight");
+    if (c.latentMoeUseNorm)
+      norm = weight(mp + "routed_expert_norm.weight");
+  }
+  bool packed = specs.count(mp + "experts.0.w1.weight_packed");
+  const char *data = packed ? ".weight_packed" : ".weight";
+  Value w1 = expertWeight(mp, "w1", data), w3 = expertWeight(mp, "w3", data),
+        w2 = expertWeight(mp, "w2", data);
+  Value s1, s3, s2;
+  if (packed) {
+    s1 = expertWeight(mp, "w1", ".weight_scale");
+    s3 = expertWeight(mp, "w3", ".weight_scale");
+    s2 = expertWeight(mp, "w2", ".weight_scale");
+  }
+  Value sg, su, sd;
+  if (c.numSharedExperts > 0) {
+    sg = weight(mp + "shared_experts.gate_proj.weight");
+    su = weight(mp + "shared_experts.up_proj.weight");
+    sd = weight(mp + "shared_experts.down_proj.weight");
+  }
+  return MoeOp::create(b, loc, x.getType(), x, router.getIndices(),
+                       router.getWeights(), down, up, norm, w1, w3, w2, s1, s3,
+                       s2, sg, su, sd, fattr(c.situBeta1), beta2,
+                       fattr(c.rmsNormEps));
+}
+
+Value EntryBuilder::attnRes(ArrayRef<Value> sources, const std::string &norm,
+                            const std::string &proj) {
+  // The rank-1 projection [1, D] is the pseudo-query [D].
+  Value query = tensor::CollapseShapeOp::create(
+      b, loc, weight(proj), ArrayRef<ReassociationIndices>{{0, 1}});
+  return AttnResOp::create(b, loc, act({c.hiddenSize}), sources, weight(norm),
+                           query, fattr(c.rmsNormEps));
+}
+
+func::FuncOp EntryBuilder::build(ModuleOp module) {
+  // Signature: ids, then the per-layer state in layer order.
+  SmallVector<Type> inputs{RankedTensorType::get({tokens()}, b.getI32Type())};
+  SmallVector<std::string> stateNames;
+  for (int64_t l = 0; l < c.numLayers; ++l) {
+    std::string lp = "layers." + std::to_string(l) + ".";
+    if (c.mixer(l) == Mixer::KDA) {
+      auto window = RankedTensorType::get({c.convKernelSize - 1, c.kdaProjWidth()}, f32);
+      for (const char *name : {"conv_q", "conv_k", "conv_v"}) {
+        inputs.push_back(window);
+        stateNames.push_back(lp + name);
+      }
+      inputs.push_back(
+          RankedTensorType::get({c.kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
+      stateNames.push_back(lp + "kda_state");
+    } else {
+      inputs.push_back(
+          RankedTensorType::get({kDyn, c.mlaCacheWidth()}, b.getBF16Type()));
+      stateNames.push_back(lp + "mla_cache");
+    }
+  }
+  SmallVector<Type> results{RankedTensorType::get({tokens(), c.vocabSize}, f32)};
+  results.append(inputs.begin() + 1, inputs.end());
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = func::FuncOp::create(b, loc, decode ? "decode" : "prefill",
+                                 b.getFunctionType(inputs, results));
+  fn.setArgAttr(0, "k3.name", b.getStringAttr("ids"));
+  fn.setResultAttr(0, "k3.name", b.getStringAttr("logits"));
+  for (auto [i, name] : llvm::enumerate(stateNames)) {
+    fn.setArgAttr(i + 1, "k3.name", b.getStringAttr(name));
+    fn.setResultAttr(i + 1, "k3.name", b.getStringAttr(name));
+  }
+  Block *body = fn.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  Value ids = body->getArgument(0);
+  stateIn.assign(body->getArguments().begin() + 1, body->getArguments().end());
+  if (!decode) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    numTokens = tensor::DimOp::create(b, loc, ids, zero);
+  }
+
+  Value emb = EmbedOp::create(b, loc, act({c.hiddenSize}), ids,
+                              weight("embed_tokens.weight"));
+
+  // The AttnRes walk of K3_CHECKPOINT.md §6; without attn_res_block_size the
+  // usual pre-norm residual.
+  Value running = emb;
+  SmallVector<Value> blocks;
+  for (int64_t l = 0; l < c.numLayers; ++l) {
+    const std::string lp = "layers." + std::to_string(l) + ".";
+    loc = NameLoc::get(b.getStringAttr(lp.substr(0, lp.size() - 1)));
+    Value h = running;
+    if (c.attnResBlockSize && !blocks.empty()) {
+      SmallVector<Value> srcs(blocks);
+      srcs.push_back(running);
+      h = attnRes(srcs, lp + "self_attention_res_norm.weight",
+                  lp + "self_attention_res_proj.weight");
+    }
+    if (c.seals(l)) { // seal after the read: the running sum restarts at 0
+      blocks.push_back(running);
+      running = Value();
+    }
+    Value x = rmsNorm(h, weight(lp + "input_layernorm.weight"), c.rmsNormEps);
+    Value a = c.mixer(l) == Mixer::KDA ? kda(x, l) : mla(x, l);
+    running = running ? Value(arith::AddFOp::create(b, loc, running, a)) : a;
+    h = running;
+    if (c.attnResBlockSize) {
+      SmallVector<Value> srcs(blocks);
+      srcs.push_back(running);
+      h = attnRes(srcs, lp + "mlp_res_norm.weight", lp + "mlp_res_proj.weight");
+    }
+    Value y = rmsNorm(h, weight(lp + "post_attention_layernorm.weight"),
+                      c.rmsNormEps);
+    running = arith::AddFOp::create(b, loc, running, ffn(y, l));
+  }
+  loc = NameLoc::get(b.getStringAttr("output"));
+  Value h = running;
+  if (c.attnResBlockSize) {
+    SmallVector<Value> srcs(blocks);
+    srcs.push_back(running);
+    h = attnRes(srcs, "output_attn_res_norm.weight",
+                "output_attn_res_proj.weight");
+  }
+  h = rmsNorm(h, weight("norm.weight"), c.rmsNormEps);
+  Value head = weight(c.tieWordEmbeddings ? "embed_tokens.weight" : "lm_head.weight");
+  Value logits = LmHeadOp::create(b, loc, results[0], h, head);
+  SmallVector<Value> rets{logits};
+  rets.append(stateOut.begin(), stateOut.end());
+  func::ReturnOp::create(b, loc, rets);
+  return fn;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> mlir::k3::importCheckpoint(MLIRContext &context,
+                                                 const Checkpoint &ck) {
+  context.loadDialect<K3Dialect, arith::ArithDialect, func::FuncDialect,
+                      tensor::TensorDialect>();
+  OpBuilder b(&context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
+  for (bool decode : {false, true}) {
+    EntryBuilder entry(b, ck, decode);
+    entry.build(*module);
+  }
+  return module;
+}

@@ -1,0 +1,34 @@
+//===- Importer.h - Checkpoint → K3 dialect ---------------------*- C++ -*-===//
+//
+// Part of k3. Builds the model-level module (phase `input`) of a checkpoint:
+// `@prefill` over a dynamic number of tokens and `@decode` over one, both
+// taking and returning every per-request state explicitly.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_IMPORT_IMPORTER_H
+#define LIB_IMPORT_IMPORTER_H
+
+#include "lib/Model/Checkpoint.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace mlir::k3 {
+
+/// Imports `checkpoint` (weights by name; shapes and dtypes from the stored
+/// tensors when present, else from the tensor table).
+///
+/// Entry points, in order of arguments:
+///   prefill(ids: tensor<?xi32>, state...) -> (logits: tensor<?xVxf32>, state...)
+///   decode(ids: tensor<1xi32>, state...)  -> (logits: tensor<1xVxf32>, state...)
+/// State, per layer in order: KDA — conv windows q, k, v [W−1, H·K] f32 and
+/// the recurrent state [H, K, K] f32 (K-major); MLA — the latent cache
+/// [S, kv_lora_rank + qk_rope_head_dim] bf16. Each argument and result
+/// carries `k3.name` (e.g. `layers.3.kda_state`).
+OwningOpRef<ModuleOp> importCheckpoint(MLIRContext &context,
+                                       const ::k3::model::Checkpoint &checkpoint);
+
+} // namespace mlir::k3
+
+#endif // LIB_IMPORT_IMPORTER_H

@@ -1,0 +1,203 @@
+//===- k3-compile.cpp - Compile a K3 model --------------------------------===//
+//
+// Part of k3. `k3-compile DIR_OR_MLIR` reads a Hugging Face-style checkpoint
+// directory (config.json + *.safetensors) or a .mlir file and runs the phases
+// of DESIGN.md §2. Phases available so far: `input` (the imported k3 IR).
+// Also: `--stats` (sizes from config.json alone) and `--write-synthetic=DIR`
+// (a deterministic synthetic checkpoint for the config).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Import/Importer.h"
+#include "lib/Model/Checkpoint.h"
+#include "lib/Model/Synthetic.h"
+#include "lib/Registration/RegisterAll.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace cl = llvm::cl;
+using namespace mlir;
+namespace model = ::k3::model;
+
+static cl::OptionCategory k3Category("k3-compile options");
+
+static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+                                      cl::desc("<checkpoint dir or .mlir>"),
+                                      cl::cat(k3Category));
+static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
+                                       cl::value_desc("path"), cl::init("-"),
+                                       cl::cat(k3Category));
+static cl::opt<std::string>
+    compileTo("compile-to",
+              cl::desc("Stop after this phase and print its IR (available: "
+                       "input)"),
+              cl::value_desc("phase"), cl::cat(k3Category));
+static cl::opt<std::string> writeSynthetic(
+    "write-synthetic",
+    cl::desc("Write a deterministic synthetic checkpoint for the config"),
+    cl::value_desc("dir"), cl::cat(k3Category));
+static cl::opt<uint64_t> seed("seed", cl::desc("Synthetic weights seed"),
+                              cl::init(0), cl::cat(k3Category));
+static cl::opt<std::string> syntheticExperts(
+    "synthetic-experts",
+    cl::desc("Synthetic expert storage: mxfp4, bf16 or f32 (default: what "
+             "the config declares)"),
+    cl::init(""), cl::cat(k3Category));
+static cl::opt<int> shards("shards", cl::desc("Synthetic checkpoint shards"),
+                           cl::init(1), cl::cat(k3Category));
+static cl::opt<bool>
+    flatPrefix("flat-prefix",
+               cl::desc("Synthetic tensor names under `model.` instead of "
+                        "`language_model.model.`"),
+               cl::cat(k3Category));
+
+/// One line on stderr and a failing exit status (DESIGN.md §5).
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "k3-compile: error: " << message << "\n";
+  return 1;
+}
+
+static bool readFile(const std::string &path, std::string &text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  text = ss.str();
+  return true;
+}
+
+static int runWriteSynthetic() {
+  std::string configText, error;
+  std::string configPath = inputPath + "/config.json";
+  if (!readFile(configPath, configText))
+    return fail(configPath + ": cannot open");
+  auto config = model::parseConfig(configText, error);
+  if (!config)
+    return fail(error);
+  model::SyntheticOptions options;
+  options.seed = seed;
+  options.shards = shards;
+  options.flatPrefix = flatPrefix;
+  options.experts = config->declaredExpertFormat;
+  if (syntheticExperts == "mxfp4")
+    options.experts = model::ExpertFormat::MXFP4;
+  else if (syntheticExperts == "bf16")
+    options.experts = model::ExpertFormat::BF16;
+  else if (syntheticExperts == "f32")
+    options.experts = model::ExpertFormat::F32;
+  else if (!syntheticExperts.empty())
+    return fail("--synthetic-experts=" + syntheticExperts +
+                ": expected mxfp4, bf16 or f32");
+  if (options.experts == model::ExpertFormat::MXFP4 &&
+      (config->expertWidth() % 32 || config->moeIntermediateSize % 32))
+    return fail("MXFP4 experts need expert widths that are multiples of 32");
+  if (std::error_code ec = llvm::sys::fs::create_directories(writeSynthetic))
+    return fail(writeSynthetic + ": " + ec.message());
+  if (!model::writeSyntheticCheckpoint(*config, configText, writeSynthetic,
+                                           options, error))
+    return fail(error);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  // DESIGN.md §5 fixes `--stats`, which LLVM also registers (pass
+  // statistics, unused here): drop LLVM's before declaring ours.
+  cl::HideUnrelatedOptions(k3Category); // the rest: --help-hidden
+  if (auto it = cl::getRegisteredOptions().find("stats");
+      it != cl::getRegisteredOptions().end())
+    it->second->removeArgument();
+  cl::opt<bool> stats("stats",
+                      cl::desc("Print parameter count, KDA state bytes per "
+                               "request, MLA cache bytes per token"),
+                      cl::cat(k3Category));
+  cl::ParseCommandLineOptions(argc, argv, "k3 model compiler\n");
+
+  if (!writeSynthetic.empty())
+    return runWriteSynthetic();
+
+  bool isDir = llvm::sys::fs::is_directory(inputPath);
+  if (stats) {
+    if (!isDir)
+      return fail("--stats needs a checkpoint directory with config.json");
+    std::string error;
+    auto config = model::loadConfig(inputPath, error);
+    if (!config)
+      return fail(error);
+    model::Stats s = model::computeStats(*config);
+    llvm::outs() << "parameters: " << s.parameters << "\n"
+                 << "kda_recurrent_state_bytes: " << s.kdaRecurrentStateBytes
+                 << "\n"
+                 << "mla_cache_bytes_per_token: " << s.mlaCacheBytesPerToken
+                 << "\n"
+                 << "layers: " << s.kdaLayers << " kda, " << s.mlaLayers
+                 << " mla\n";
+    return 0;
+  }
+
+  if (compileTo.empty())
+    return fail("writing a .k3b needs the CPU backend, which is not built "
+                "yet; use --compile-to=input, --stats or --write-synthetic");
+  if (compileTo != "input")
+    return fail("--compile-to=" + compileTo +
+                ": unknown or not yet available phase (available: input)");
+
+  DialectRegistry registry;
+  mlir::k3::registerK3Dialects(registry);
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false); // one line per error, no IR dump
+  // Diagnostics (verifier errors on imported IR) print as one line each.
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+
+  OwningOpRef<ModuleOp> module;
+  if (isDir) {
+    std::string error;
+    auto checkpoint = model::Checkpoint::open(inputPath, error);
+    if (!checkpoint)
+      return fail(error);
+    module = mlir::k3::importCheckpoint(context, *checkpoint);
+  } else {
+    std::string error;
+    auto buffer = openInputFile(inputPath, &error);
+    if (!buffer)
+      return fail(error);
+    sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return 1; // the parser already reported the location
+  }
+  if (failed(verify(*module)))
+    return fail("the imported module does not verify");
+
+  std::string error;
+  auto output = openOutputFile(outputPath, &error);
+  if (!output)
+    return fail(error);
+  OpPrintingFlags flags;
+  flags.elideLargeElementsAttrs(16);
+  module->print(output->os(), flags);
+  output->keep();
+  return 0;
+}
