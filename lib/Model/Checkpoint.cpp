@@ -103,13 +103,14 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
       return nullptr;
     }
     if (endsWith(spec.name, ".A_log")) {
-      // Any stored length >= H loads, leading unit dims flattened; only the
-      // first H values are read (K3_CHECKPOINT.md §9.1).
-      bool unitLead = true;
-      for (size_t i = 0; i + 1 < v->shape.size(); ++i)
-        unitLead &= v->shape[i] == 1;
+      // Any stored length >= H loads, unit dims flattened (K3 stores [128],
+      // Kimi Linear [1, 1, H, 1]); only the first H values are read
+      // (K3_CHECKPOINT.md §9.1).
+      int nonUnit = 0;
+      for (int64_t d : v->shape)
+        nonUnit += d != 1;
       int64_t n = numElements(v->shape);
-      if (!unitLead || v->shape.empty() || n < ck->cfg.kdaHeads) {
+      if (nonUnit > 1 || v->shape.empty() || n < ck->cfg.kdaHeads) {
         error = "tensor '" + name + "' has shape " + formatShape(v->shape) +
                 ", expected at least " + std::to_string(ck->cfg.kdaHeads) +
                 " values (one per KDA head)";
