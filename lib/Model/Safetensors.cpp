@@ -145,10 +145,11 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// Shard file names of `dir`: from the index when present, else every
-/// `*.safetensors`, sorted.
-std::optional<std::vector<std::string>> shardNames(const std::string &dir,
-                                                   std::string &error) {
+/// Shard file names of `dir`: from the index when present (then `index`
+/// maps each tensor to its file), else every `*.safetensors`, sorted.
+std::optional<std::vector<std::string>>
+shardNames(const std::string &dir, std::map<std::string, std::string> &index_,
+           std::string &error) {
   std::string indexPath = dir + "/model.safetensors.index.json";
   std::ifstream in(indexPath, std::ios::binary);
   if (in) {
@@ -168,6 +169,7 @@ std::optional<std::vector<std::string>> shardNames(const std::string &dir,
         return std::nullopt;
       }
       names.insert(it->get<std::string>());
+      index_[it.key()] = it->get<std::string>();
     }
     return std::vector<std::string>(names.begin(), names.end());
   }
@@ -189,7 +191,8 @@ std::optional<std::vector<std::string>> shardNames(const std::string &dir,
 
 std::unique_ptr<WeightStore> WeightStore::open(const std::string &dir,
                                                std::string &error) {
-  auto names = shardNames(dir, error);
+  std::map<std::string, std::string> index;
+  auto names = shardNames(dir, index, error);
   if (!names)
     return nullptr;
   std::unique_ptr<WeightStore> store(new WeightStore());
@@ -211,6 +214,15 @@ std::unique_ptr<WeightStore> WeightStore::open(const std::string &dir,
       store->byName.emplace(std::move(key), std::move(v));
     }
     store->files.push_back(std::move(file));
+  }
+  // The index must describe the shards truthfully.
+  for (const auto &[name, file] : index) {
+    const TensorView *v = store->find(name);
+    if (!v || v->file != dir + "/" + file) {
+      error = dir + "/model.safetensors.index.json: lists tensor '" + name +
+              "' in " + file + ", which does not hold it";
+      return nullptr;
+    }
   }
   return store;
 }

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 using namespace k3;
 using namespace k3::model;
@@ -365,6 +366,44 @@ TEST_F(BadCheckpoint, IndexNamingAMissingShard) {
                               R"({"weight_map": {"a": "model-00009.safetensors"}})"));
   EXPECT_NE(openError().find("model-00009.safetensors: cannot open"),
             std::string::npos);
+}
+
+TEST_F(BadCheckpoint, IndexMustMatchTheShards) {
+  ASSERT_TRUE(test::writeText(
+      dir.path() + "/model.safetensors.index.json",
+      R"({"weight_map": {"language_model.model.norm.weight": "model.safetensors",
+                         "language_model.model.nowhere": "model.safetensors"}})"));
+  EXPECT_EQ(openError(), dir.path() + "/model.safetensors.index.json: lists "
+                         "tensor 'language_model.model.nowhere' in "
+                         "model.safetensors, which does not hold it");
+}
+
+/// F16 storage loads like any float: relabel a bf16 tensor's values as f16
+/// (exact for these magnitudes) and read the same numbers back.
+TEST_F(BadCheckpoint, F16TensorsLoad) {
+  std::string error;
+  std::vector<float> before;
+  {
+    auto ck = Checkpoint::open(dir.path(), error);
+    ASSERT_NE(ck, nullptr) << error;
+    before = ck->readFloat("norm.weight");
+  }
+  rewrite([&](auto &ts) {
+    OwnedTensor &t = find(ts, "language_model.model.norm.weight");
+    t.dtype = DType::F16;
+    for (size_t i = 0; i < before.size(); ++i) {
+      // before[i] is in [0.8, 1.2] with an 8-bit mantissa: exact in f16.
+      int e;
+      float m = std::frexp(before[i], &e); // m in [0.5, 1)
+      uint16_t bits = uint16_t((e - 1 + 15) << 10 |
+                               uint16_t(std::lround((m * 2 - 1) * 1024)));
+      t.bytes[2 * i] = uint8_t(bits);
+      t.bytes[2 * i + 1] = uint8_t(bits >> 8);
+    }
+  });
+  auto ck = Checkpoint::open(dir.path(), error);
+  ASSERT_NE(ck, nullptr) << error;
+  EXPECT_EQ(ck->readFloat("norm.weight"), before);
 }
 
 } // namespace
