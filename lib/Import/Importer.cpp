@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
@@ -76,19 +77,63 @@ private:
   }
 
   /// `k3.weight` of a tensor relative to the model prefix. MXFP4 codes are
-  /// typed by their logical [rows, cols]: two codes per stored byte.
+  /// typed by their logical [rows, cols]: two codes per stored byte. A
+  /// linear `X.weight` stored packed is dequantized here for the ops that
+  /// take float weights (`linear` keeps it 4-bit instead).
   Value weight(const std::string &rel) {
     auto cached = weights.find(rel);
     if (cached != weights.end())
       return cached->second;
-    const TensorSpec &s = *specs.at(rel);
-    auto [shape, dtype] = stored(s);
-    if (s.packed)
-      shape.back() *= 2;
-    auto type = RankedTensorType::get(shape, elementType(s, dtype));
-    Value w = WeightOp::create(b, loc, type, ck.fullName(s));
+    Value w;
+    if (!specs.count(rel) && isPacked(rel)) {
+      std::string base = rel.substr(0, rel.size() - 7);
+      w = dequantize(weight(base + ".weight_packed"),
+                     weight(base + ".weight_scale"));
+    } else {
+      const TensorSpec &s = *specs.at(rel);
+      auto [shape, dtype] = stored(s);
+      if (s.packed)
+        shape.back() *= 2;
+      auto type = RankedTensorType::get(shape, elementType(s, dtype));
+      w = WeightOp::create(b, loc, type, ck.fullName(s));
+    }
     weights[rel] = w;
     return w;
+  }
+
+  /// True if the linear `X.weight` is stored as an MXFP4 pair.
+  bool isPacked(const std::string &rel) const {
+    const std::string suffix = ".weight";
+    return rel.size() > suffix.size() &&
+           rel.compare(rel.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+           specs.count(rel.substr(0, rel.size() - 7) + ".weight_packed");
+  }
+
+  /// `W = codes · scales` with the block-32 scales broadcast along the input
+  /// dimension, through upstream `arith.scaling_extf`. bf16 holds every
+  /// E2M1 × 2^k product exactly (same exponent range as f32).
+  Value dequantize(Value codes, Value scales) {
+    auto cType = cast<RankedTensorType>(codes.getType());
+    int64_t rows = cType.getDimSize(0), cols = cType.getDimSize(1);
+    Type e8 = b.getType<Float8E8M0FNUType>();
+    Value empty = tensor::EmptyOp::create(b, loc, {rows, cols / 32, 32}, e8);
+    Value wide = linalg::BroadcastOp::create(b, loc, scales, empty, {2})
+                     ->getResult(0);
+    Value flat = tensor::CollapseShapeOp::create(
+        b, loc, wide, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    return arith::ScalingExtFOp::create(
+        b, loc, RankedTensorType::get({rows, cols}, b.getBF16Type()), codes,
+        flat, arith::FastMathFlagsAttr());
+  }
+
+  /// A weight the ops require in f32 (gate parameters, the router bias):
+  /// widened when the checkpoint stores it narrower (any float dtype loads).
+  Value f32Weight(const std::string &rel) {
+    Value w = weight(rel);
+    auto type = cast<RankedTensorType>(w.getType());
+    if (type.getElementType() == f32)
+      return w;
+    return arith::ExtFOp::create(b, loc, type.clone(f32), w);
   }
 
   /// Routed expert matrices stacked over experts: the name holds `{e}`,
@@ -111,24 +156,22 @@ private:
 
   FloatAttr fattr(double v) { return b.getF32FloatAttr(static_cast<float>(v)); }
 
+  /// `y = x · Wᵀ`; an MXFP4-packed weight stays 4-bit with its scales.
   Value linear(Value x, const std::string &rel) {
-    Value w = weight(rel);
+    Value w, scales;
+    if (isPacked(rel)) {
+      std::string base = rel.substr(0, rel.size() - 7);
+      w = weight(base + ".weight_packed");
+      scales = weight(base + ".weight_scale");
+    } else {
+      w = weight(rel);
+    }
     int64_t n = cast<RankedTensorType>(w.getType()).getDimSize(0);
     auto xType = cast<RankedTensorType>(x.getType());
     SmallVector<int64_t> shape(xType.getShape());
     shape.back() = n;
     return LinearOp::create(b, loc, RankedTensorType::get(shape, f32), x, w,
-                            Value());
-  }
-
-  /// A linear layer stored as `base.weight` or as an MXFP4 pair.
-  Value linearAny(Value x, const std::string &base) {
-    if (!specs.count(base + ".weight_packed"))
-      return linear(x, base + ".weight");
-    Value w = weight(base + ".weight_packed");
-    Value s = weight(base + ".weight_scale");
-    int64_t n = cast<RankedTensorType>(w.getType()).getDimSize(0);
-    return LinearOp::create(b, loc, act({n}), x, w, s);
+                            scales);
   }
 
   Value rmsNorm(Value x, Value w, double eps, Value gate = Value()) {
@@ -207,7 +250,7 @@ Value EntryBuilder::kda(Value x, int64_t layer) {
   // stored tensor may be padded: take the first H values).
   Value f = split(linear(linear(x, at + "f_a_proj.weight"), at + "f_b_proj.weight"),
                   h, dk);
-  Value aLog = weight(at + "A_log");
+  Value aLog = f32Weight(at + "A_log");
   auto aType = cast<RankedTensorType>(aLog.getType());
   if (aType.getRank() > 1) {
     ReassociationIndices all;
@@ -222,7 +265,7 @@ Value EntryBuilder::kda(Value x, int64_t layer) {
       ArrayRef<OpFoldResult>{b.getIndexAttr(h)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   Value dtBias = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({h, dk}, f32), weight(at + "dt_bias"),
+      b, loc, RankedTensorType::get({h, dk}, f32), f32Weight(at + "dt_bias"),
       ArrayRef<ReassociationIndices>{{0, 1}});
   Value g = c.gateLowerBound
                 ? KdaGateOp::create(b, loc, act({h, dk}), KdaGateForm::lower_bound,
@@ -286,7 +329,7 @@ Value EntryBuilder::ffn(Value x, int64_t layer) {
   auto idxType = RankedTensorType::get({tokens(), c.topK}, b.getI32Type());
   auto router = RouterOp::create(
       b, loc, idxType, act({c.topK}), x, weight(mp + "gate.weight"),
-      weight(mp + "gate.e_score_correction_bias"),
+      f32Weight(mp + "gate.e_score_correction_bias"),
       b.getI64IntegerAttr(c.topK),
       c.moeRenormalize ? b.getUnitAttr() : UnitAttr(),
       fattr(c.routedScalingFactor));
@@ -427,7 +470,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
 OwningOpRef<ModuleOp> mlir::k3::importCheckpoint(MLIRContext &context,
                                                  const Checkpoint &ck) {
   context.loadDialect<K3Dialect, arith::ArithDialect, func::FuncDialect,
-                      tensor::TensorDialect>();
+                      linalg::LinalgDialect, tensor::TensorDialect>();
   OpBuilder b(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
   for (bool decode : {false, true}) {

@@ -8,6 +8,8 @@
 #include "lib/Model/Numerics.h"
 
 #include <cstring>
+#include <map>
+#include <set>
 
 namespace k3::model {
 namespace {
@@ -82,6 +84,33 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
     break;
   }
   ck->table = expectedTensors(ck->cfg, ck->experts);
+  // Any linear layer may be stored MXFP4-packed instead of as `.weight`.
+  for (size_t i = 0; i < ck->table.size(); ++i) {
+    const TensorSpec &spec = ck->table[i];
+    if (!isPackableLinear(spec) || ck->find(spec) || spec.shape[1] % 32)
+      continue;
+    std::vector<TensorSpec> pair = packedPair(spec);
+    if (!ck->find(pair[0]) || !ck->find(pair[1]))
+      continue;
+    ck->table[i] = pair[0];
+    ck->table.insert(ck->table.begin() + i + 1, pair[1]);
+  }
+
+  // Every stored text tensor must be one the model reads: an extra one
+  // (a conv bias, say) would change the math if it were silently ignored.
+  std::set<std::string> expected;
+  for (const TensorSpec &spec : ck->table)
+    expected.insert(ck->fullName(spec));
+  for (const auto &[name, view] : ck->store->tensors())
+    if (!expected.count(name) && name.find("vision_tower") == std::string::npos &&
+        name.find("mm_projector") == std::string::npos) {
+      error = "tensor '" + name + "' is not part of the K3 text model for this "
+              "config (K3_CHECKPOINT.md §3)";
+      return nullptr;
+    }
+
+  // Routed experts are stacked into one tensor per matrix: one dtype each.
+  std::map<std::string, DType> expertDtype;
 
   for (const TensorSpec &spec : ck->table) {
     std::string name = ck->fullName(spec);
@@ -110,10 +139,15 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
       for (int64_t d : v->shape)
         nonUnit += d != 1;
       int64_t n = numElements(v->shape);
-      if (nonUnit > 1 || v->shape.empty() || n < ck->cfg.kdaHeads) {
+      if (nonUnit > 1 || v->shape.empty() || n < ck->cfg.kdaHeads ||
+          n > (int64_t(1) << 20)) {
         error = "tensor '" + name + "' has shape " + formatShape(v->shape) +
                 ", expected at least " + std::to_string(ck->cfg.kdaHeads) +
                 " values (one per KDA head)";
+        if (n > (int64_t(1) << 20))
+          error = "tensor '" + name + "' has shape " + formatShape(v->shape) +
+                  ", far more values than the " +
+                  std::to_string(ck->cfg.kdaHeads) + " KDA heads";
         return nullptr;
       }
       continue;
@@ -122,6 +156,19 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
       error = "tensor '" + name + "' has shape " + formatShape(v->shape) +
               ", expected " + formatShape(spec.shape);
       return nullptr;
+    }
+    size_t at = spec.name.find(".experts.");
+    if (at != std::string::npos) {
+      // "layers.L.block_sparse_moe.experts.E.w1.weight" → key without E.
+      size_t dot = spec.name.find('.', at + 9);
+      std::string family = spec.name.substr(0, at) + spec.name.substr(dot);
+      auto [it, first] = expertDtype.emplace(family, v->dtype);
+      if (!first && it->second != v->dtype) {
+        error = "tensor '" + name + "' has dtype " + dtypeName(v->dtype) +
+                ", but expert 0 stores " + dtypeName(it->second) +
+                " (routed experts are stacked into one tensor)";
+        return nullptr;
+      }
     }
     if (spec.scale) {
       // 0xFF is the E8M0 NaN: a whole block of NaN weights. Refuse it here

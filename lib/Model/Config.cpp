@@ -11,7 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -108,7 +110,8 @@ public:
     if (!v->is_array())
       return typeError(key, "an array of integers", *v), out;
     for (const json &e : *v) {
-      if (!e.is_number_integer() && !e.is_number_unsigned())
+      if (!e.is_number_integer() ||
+          (e.is_number_unsigned() && e.get<uint64_t>() > (uint64_t(1) << 53)))
         return typeError(key, "an array of integers", e), out;
       out.push_back(e.get<int64_t>());
     }
@@ -123,11 +126,21 @@ public:
 
 private:
   std::optional<int64_t> asInteger(const char *key, const json &v) {
-    if (v.is_number_integer() || v.is_number_unsigned())
+    // Sizes beyond 2^53 are never meaningful; rejecting them here also keeps
+    // the double → int64 conversion below defined.
+    constexpr double kLimit = 9007199254740992.0; // 2^53
+    if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(kLimit)) {
+      fail(key, "is out of range, got " + std::to_string(v.get<uint64_t>()));
+      return std::nullopt;
+    }
+    if (v.is_number_integer())
       return v.get<int64_t>();
     // 4.0 is accepted as 4; 4.5 is not an integer.
-    if (v.is_number_float() && v.get<double>() == (int64_t)v.get<double>())
-      return (int64_t)v.get<double>();
+    if (v.is_number_float()) {
+      double d = v.get<double>();
+      if (std::fabs(d) <= kLimit && d == std::floor(d))
+        return static_cast<int64_t>(d);
+    }
     typeError(key, "an integer", v);
     return std::nullopt;
   }
@@ -164,6 +177,62 @@ bool declaresMxfp4(const json &text) {
       if (g.is_object() && isMx(g))
         return true;
   return false;
+}
+
+/// Most layers a config may have.
+constexpr int64_t kMaxLayers = 4096;
+
+/// Bounds that keep every derived size, tensor count and byte count far
+/// from int64 overflow and the tensor table enumerable; K3 is well inside
+/// them (hidden 7168, vocab 163840, 93 layers, 896 experts, 497k tensors).
+bool checkSizes(const Config &c, Reader &r) {
+  constexpr int64_t kMaxDim = int64_t(1) << 24, kMaxExperts = 65536,
+                    kMaxTensors = 10'000'000;
+  const std::pair<const char *, int64_t> dims[] = {
+      {"vocab_size", c.vocabSize},
+      {"hidden_size", c.hiddenSize},
+      {"intermediate_size", c.intermediateSize},
+      {"moe_intermediate_size", c.moeIntermediateSize},
+      {"routed_expert_hidden_size", c.routedExpertHiddenSize.value_or(0)},
+      {"num_shared_experts", c.numSharedExperts},
+      {"num_attention_heads", c.mlaHeads},
+      {"q_lora_rank", c.qLoraRank.value_or(0)},
+      {"kv_lora_rank", c.kvLoraRank},
+      {"qk_nope_head_dim", c.qkNopeHeadDim},
+      {"qk_rope_head_dim", c.qkRopeHeadDim},
+      {"v_head_dim", c.vHeadDim},
+      {"linear_attn_config.num_heads", c.kdaHeads},
+      {"linear_attn_config.head_dim", c.kdaHeadDim},
+      {"linear_attn_config.short_conv_kernel_size", c.convKernelSize},
+      {"attn_res_block_size", c.attnResBlockSize.value_or(0)},
+      {"first_k_dense_replace", c.firstKDenseReplace},
+      {"moe_layer_freq", c.moeLayerFreq}};
+  for (auto [key, value] : dims)
+    if (value > kMaxDim) {
+      r.fail(key, std::to_string(value) + " exceeds k3's limit of " +
+                      std::to_string(kMaxDim));
+      return false;
+    }
+  // Products of two dims stay below 2^48; of three (H·(dn+dv)·L, E·Ie·Dl
+  // per layer) below 2^64 only with these caps on their other factors.
+  if (c.numExperts > kMaxExperts || c.numExperts < 0) {
+    r.fail("num_experts", std::to_string(c.numExperts) + " is outside 0.." +
+                              std::to_string(kMaxExperts));
+    return false;
+  }
+  if (c.numLayers * std::max<int64_t>(c.numExperts, 1) * 6 > kMaxTensors) {
+    r.fail("num_experts", "with " + std::to_string(c.numLayers) +
+                              " layers the checkpoint would hold over " +
+                              std::to_string(kMaxTensors) + " tensors");
+    return false;
+  }
+  int64_t total = 0;
+  for (const TensorSpec &t : expectedTensors(c, c.declaredExpertFormat))
+    if (__builtin_add_overflow(total, t.parameters, &total)) {
+      r.fail("", "the model would hold more than 2^63 parameters");
+      return false;
+    }
+  return true;
 }
 
 } // namespace
@@ -233,6 +302,13 @@ std::optional<Config> parseConfig(const std::string &jsonText,
                    std::to_string(c.vocabSize) + ", " +
                    std::to_string(c.hiddenSize) + ", " +
                    std::to_string(c.numLayers));
+    return std::nullopt;
+  }
+
+  if (c.numLayers > kMaxLayers) { // before anything is sized by it
+    r.fail("num_hidden_layers", std::to_string(c.numLayers) +
+                                    " exceeds k3's limit of " +
+                                    std::to_string(kMaxLayers));
     return std::nullopt;
   }
 
@@ -310,11 +386,11 @@ std::optional<Config> parseConfig(const std::string &jsonText,
     if (!nope)
       r.fail("mla_use_nope", "false (rotary MLA) is not supported: K3 is NoPE");
     else if (c.mlaHeads <= 0 || c.kvLoraRank <= 0 || c.qkNopeHeadDim <= 0 ||
-             c.qkRopeHeadDim < 0 || c.vHeadDim <= 0 ||
+             c.qkRopeHeadDim <= 0 || c.vHeadDim <= 0 ||
              (c.qLoraRank && *c.qLoraRank <= 0))
       r.fail("", "MLA sizes (num_attention_heads, kv_lora_rank, "
-                 "qk_nope_head_dim, v_head_dim, q_lora_rank) must be "
-                 "positive");
+                 "qk_nope_head_dim, qk_rope_head_dim, v_head_dim, "
+                 "q_lora_rank) must be positive");
     else if (kvHeads && *kvHeads != c.mlaHeads)
       r.fail("num_key_value_heads",
              std::to_string(*kvHeads) + " differs from num_attention_heads " +
@@ -398,6 +474,8 @@ std::optional<Config> parseConfig(const std::string &jsonText,
   if (r.ok() && (!(c.situBeta1 > 0) || (c.situBeta2 && !(*c.situBeta2 > 0))))
     r.fail("activation_situ_beta", "SiTU betas must be positive");
   if (!r.ok())
+    return std::nullopt;
+  if (!checkSizes(c, r))
     return std::nullopt;
   return c;
 }

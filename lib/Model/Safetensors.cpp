@@ -37,6 +37,11 @@ std::unique_ptr<MappedFile> MappedFile::open(const std::string &path,
     ::close(fd);
     return nullptr;
   }
+  if (!S_ISREG(st.st_mode)) {
+    error = path + ": not a regular file";
+    ::close(fd);
+    return nullptr;
+  }
   std::unique_ptr<MappedFile> f(new MappedFile());
   f->length = static_cast<size_t>(st.st_size);
   if (f->length > 0) {
@@ -106,18 +111,23 @@ parseSafetensors(const uint8_t *data, size_t size, const std::string &file,
     if (!parseDType(dt->get<std::string>(), t.dtype))
       return fail("tensor '" + name + "' has unsupported dtype '" +
                   dt->get<std::string>() + "' (k3 reads F32, BF16, F16, U8)");
+    // Every product is checked: a header may claim absurd sizes, and a zero
+    // dimension must not hide an out-of-range one.
     uint64_t elements = 1;
+    bool tooLarge = false;
     for (const json &d : *shape) {
       if (!d.is_number_unsigned())
         return fail("malformed shape of tensor '" + name +
                     "': dimensions must be non-negative integers");
       uint64_t v = d.get<uint64_t>();
-      // Guard the product: a header may claim absurd sizes.
-      if (v != 0 && elements > (uint64_t(1) << 62) / v)
-        return fail("tensor '" + name + "' has an impossibly large shape");
-      elements *= v;
+      tooLarge |= v > (uint64_t(1) << 53) ||
+                  __builtin_mul_overflow(elements, v, &elements);
       t.shape.push_back(static_cast<int64_t>(v));
     }
+    uint64_t want = 0;
+    tooLarge |= __builtin_mul_overflow(elements, uint64_t(dtypeBytes(t.dtype)), &want);
+    if (tooLarge)
+      return fail("tensor '" + name + "' has an impossibly large shape");
     if (!(*offs)[0].is_number_unsigned() || !(*offs)[1].is_number_unsigned())
       return fail("malformed data_offsets of tensor '" + name + "'");
     uint64_t begin = (*offs)[0].get<uint64_t>(), end = (*offs)[1].get<uint64_t>();
@@ -126,7 +136,6 @@ parseSafetensors(const uint8_t *data, size_t size, const std::string &file,
                   std::to_string(begin) + ", " + std::to_string(end) +
                   "] exceed the " + std::to_string(dataSize) +
                   " data bytes (truncated file?)");
-    uint64_t want = elements * dtypeBytes(t.dtype);
     if (end - begin != want)
       return fail("tensor '" + name + "' holds " + std::to_string(end - begin) +
                   " bytes, but " + dtypeName(t.dtype) + " " +
@@ -162,10 +171,16 @@ shardNames(const std::string &dir, std::map<std::string, std::string> &index_,
       return std::nullopt;
     }
     std::set<std::string> names;
+    if (map->empty()) {
+      error = indexPath + ": weight_map lists no tensors";
+      return std::nullopt;
+    }
     for (auto it = map->begin(); it != map->end(); ++it) {
-      if (!it->is_string()) {
+      // Shards are files of the checkpoint directory itself.
+      if (!it->is_string() || it->get<std::string>().empty() ||
+          it->get<std::string>().find('/') != std::string::npos) {
         error = indexPath + ": weight_map entry '" + it.key() +
-                "' must name a file";
+                "' must name a file in the checkpoint directory";
         return std::nullopt;
       }
       names.insert(it->get<std::string>());

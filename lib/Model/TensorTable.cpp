@@ -62,6 +62,31 @@ int64_t storedALogLength(const Config &c) {
   return (c.kdaHeads + 127) / 128 * 128;
 }
 
+bool isPackableLinear(const TensorSpec &s) {
+  const std::string suffix = ".weight";
+  return !s.packed && !s.scale && s.shape.size() == 2 &&
+         s.name.size() > suffix.size() &&
+         s.name.compare(s.name.size() - suffix.size(), suffix.size(), suffix) ==
+             0 &&
+         s.name != "embed_tokens.weight";
+}
+
+std::vector<TensorSpec> packedPair(const TensorSpec &linear) {
+  std::string base = linear.name.substr(0, linear.name.size() - 7);
+  int64_t rows = linear.shape[0], cols = linear.shape[1];
+  TensorSpec packed = linear, scale = linear;
+  packed.name = base + ".weight_packed";
+  packed.shape = {rows, cols / 2};
+  packed.dtype = DType::U8;
+  packed.packed = true;
+  scale.name = base + ".weight_scale";
+  scale.shape = {rows, cols / 32};
+  scale.dtype = DType::U8;
+  scale.scale = true;
+  scale.parameters = 0;
+  return {packed, scale};
+}
+
 namespace {
 
 /// Appends tensors with release dtypes and parameter counts.
@@ -87,12 +112,11 @@ struct Builder {
           fmt == ExpertFormat::F32 ? DType::F32 : DType::BF16);
       return;
     }
-    add(base + ".weight_packed", {rows, cols / 2}, DType::U8);
-    out.back().parameters = rows * cols;
-    out.back().packed = true;
-    add(base + ".weight_scale", {rows, cols / 32}, DType::U8);
-    out.back().parameters = 0;
-    out.back().scale = true;
+    add(base + ".weight", {rows, cols});
+    TensorSpec plain = out.back();
+    out.pop_back();
+    for (TensorSpec &t : packedPair(plain))
+      out.push_back(std::move(t));
   }
 };
 

@@ -39,6 +39,15 @@ struct TensorSpec {
   bool scale = false;
 };
 
+/// True for `X.weight` tensors that are linear layers (rank 2, not the
+/// embedding table): a checkpoint may store any of them MXFP4-packed as
+/// `X.weight_packed` + `X.weight_scale` (K3_CHECKPOINT.md §5).
+bool isPackableLinear(const TensorSpec &spec);
+
+/// The `weight_packed` / `weight_scale` pair replacing a linear `X.weight`
+/// of shape [rows, cols] (cols a multiple of 32).
+std::vector<TensorSpec> packedPair(const TensorSpec &linear);
+
 /// Every text tensor of `config` with experts stored as `experts`, in a
 /// stable order (model level first, then layer by layer).
 std::vector<TensorSpec> expectedTensors(const Config &config,

@@ -62,7 +62,7 @@ TEST(Config, ReleasedK3Schedule) {
   EXPECT_EQ(c->declaredExpertFormat, ExpertFormat::MXFP4);
   EXPECT_EQ(*c->gateLowerBound, -5.0);
   Stats s = computeStats(*c);
-  EXPECT_NEAR(double(s.parameters), 2.78e12, 0.01 * 2.78e12);
+  EXPECT_EQ(s.parameters, 2779484478208); // 2.78e12, from §3's tables
   EXPECT_EQ(s.kdaRecurrentStateBytes, 434110464);
   EXPECT_EQ(s.mlaCacheBytesPerToken, 27648);
 }
@@ -219,6 +219,11 @@ TEST(Safetensors, TruncatedAndMalformed) {
             "F32, BF16, F16, U8)");
   EXPECT_EQ(safetensorsError(image(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})", 16)),
             "f.safetensors: tensor 'a' holds 16 bytes, but F32 [3] needs 12");
+  // Products that overflow 64 bits, or hide behind a zero dimension.
+  EXPECT_EQ(safetensorsError(image(R"({"a":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})", 0)),
+            "f.safetensors: tensor 'a' has an impossibly large shape");
+  EXPECT_EQ(safetensorsError(image(R"({"a":{"dtype":"F32","shape":[0,18446744073709551615],"data_offsets":[0,0]}})", 0)),
+            "f.safetensors: tensor 'a' has an impossibly large shape");
   EXPECT_EQ(safetensorsError(image(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,16]}})", 16)),
             "f.safetensors: malformed shape of tensor 'a': dimensions must be "
             "non-negative integers");
@@ -366,6 +371,48 @@ TEST_F(BadCheckpoint, IndexNamingAMissingShard) {
                               R"({"weight_map": {"a": "model-00009.safetensors"}})"));
   EXPECT_NE(openError().find("model-00009.safetensors: cannot open"),
             std::string::npos);
+}
+
+TEST_F(BadCheckpoint, IndexEntriesStayInTheDirectory) {
+  ASSERT_TRUE(test::writeText(dir.path() + "/model.safetensors.index.json",
+                              R"({"weight_map": {"a": "../elsewhere.safetensors"}})"));
+  EXPECT_EQ(openError(), dir.path() + "/model.safetensors.index.json: "
+                         "weight_map entry 'a' must name a file in the "
+                         "checkpoint directory");
+  ASSERT_TRUE(test::writeText(dir.path() + "/model.safetensors.index.json",
+                              R"({"weight_map": {}})"));
+  EXPECT_EQ(openError(), dir.path() + "/model.safetensors.index.json: "
+                         "weight_map lists no tensors");
+}
+
+/// Routed experts are stacked into one tensor per matrix, so they must share
+/// a dtype: one F16 expert among BF16 ones is refused, not misread.
+TEST(Checkpoint, MixedExpertDtypesAreRefused) {
+  test::TempDir dir;
+  std::string error;
+  ASSERT_TRUE(test::writeSynthetic(test::sourceConfigDir("k3-tiny"), dir.path(),
+                                   1, 1, false, error, ExpertFormat::BF16))
+      << error;
+  auto store = WeightStore::open(dir.path(), error);
+  ASSERT_NE(store, nullptr) << error;
+  std::vector<OwnedTensor> tensors;
+  for (const auto &[name, v] : store->tensors())
+    tensors.push_back({name, v.dtype, v.shape,
+                       std::vector<uint8_t>(v.data, v.data + v.bytes)});
+  store.reset();
+  const std::string name =
+      "language_model.model.layers.2.block_sparse_moe.experts.3.w1.weight";
+  std::vector<const OwnedTensor *> ptrs;
+  for (OwnedTensor &t : tensors) {
+    if (t.name == name)
+      t.dtype = DType::F16; // same byte size, other format
+    ptrs.push_back(&t);
+  }
+  ASSERT_TRUE(writeSafetensors(dir.path() + "/model.safetensors", ptrs, error));
+  EXPECT_EQ(Checkpoint::open(dir.path(), error), nullptr);
+  EXPECT_EQ(error, "tensor '" + name +
+                       "' has dtype F16, but expert 0 stores BF16 (routed "
+                       "experts are stacked into one tensor)");
 }
 
 TEST_F(BadCheckpoint, IndexMustMatchTheShards) {

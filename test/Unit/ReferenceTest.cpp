@@ -197,8 +197,55 @@ TEST(Reference, SaturatedDecayStaysFinite) {
   }
 }
 
+/// Golden logits from an independent float64 implementation of
+/// K3_CHECKPOINT.md §6 (pure Python, its own safetensors and MXFP4 decoding,
+/// written separately from this reference during review): the first six
+/// logits of every position. Catches an error that self-consistency checks
+/// cannot, one that is wrong the same way everywhere.
+TEST(Golden, IndependentImplementationAgrees) {
+  struct Case {
+    std::string config;
+    uint64_t seed;
+    std::vector<int32_t> ids;
+    std::vector<std::vector<double>> logits;
+  };
+  const Case cases[] = {
+      {test::sourceConfigDir("k3-tiny"), 0, {1, 7, 100, 3}, {
+      {1.040571633495e+00, -1.110872921460e+00, 7.015723827828e-01, -1.463427830574e+00, -8.920376642706e-01, 1.208583912532e+00},
+      {-3.287902206905e-01, 1.344993121993e+00, -3.546305852465e-01, 1.092388705765e-01, -3.403345450927e-01, -3.761139314818e-01},
+      {-1.467303544177e+00, 1.003992005217e+00, -6.540095772088e-01, 1.279209218997e+00, 1.317678835652e+00, -2.189272518971e+00},
+      {-1.987131867226e+00, -3.918334186098e-01, -1.640221299294e+00, -2.062996012033e+00, -2.002653901451e-01, 4.935761685108e-01}}},
+      {std::string(K3_SOURCE_DIR) + "/test/Import/Inputs/kimi-linear-like", 3,
+       {5, 17, 250, 0, 299}, {
+      {4.767031029913e+00, 3.856182033646e+00, -1.193265914959e+01, -1.122834332959e+00, -4.019948298997e-01, 2.365830959337e+01},
+      {-6.518637744998e+00, -7.296264418329e+00, -7.463834014108e+00, -1.028219984132e+01, -1.443484841191e+01, -6.656270678923e+00},
+      {3.863643300230e+00, 1.624830435405e+01, -1.367278112605e+01, -3.269649335462e+00, -7.125030552114e+00, 3.117715600075e+00},
+      {2.441410085672e+01, -1.361287830621e+00, -1.214515711074e+01, -1.386865303887e+01, 1.056002834214e+00, 3.225477886257e+00},
+      {-1.787085649078e+00, 8.860283055024e+00, -5.835922984497e+00, 2.641864831677e+00, -7.076121723583e+00, 1.255217866993e+00}}}};
+  for (const Case &c : cases) {
+    test::TempDir dir;
+    std::string error;
+    ASSERT_TRUE(test::writeSynthetic(c.config, dir.path(), c.seed, 1, false,
+                                     error))
+        << error;
+    auto ck = model::Checkpoint::open(dir.path(), error);
+    ASSERT_NE(ck, nullptr) << error;
+    Model<double> m(*ck);
+    auto st = m.initialState();
+    std::vector<double> logits = m.forward(c.ids, st);
+    const int64_t vocab = ck->config().vocabSize;
+    for (size_t t = 0; t < c.ids.size(); ++t)
+      for (int i = 0; i < 6; ++i) {
+        double want = c.logits[t][i];
+        // The golden values are printed with 13 significant digits.
+        EXPECT_NEAR(logits[t * vocab + i], want, 1e-10 * std::max(1.0, std::fabs(want)))
+            << c.config << " position " << t << " logit " << i;
+      }
+  }
+}
+
 //===----------------------------------------------------------------------===//
-// Whole model on the synthetic k3-tiny checkpoint
+// Whole model on synthetic checkpoints
 //===----------------------------------------------------------------------===//
 
 /// A synthetic checkpoint of one config, loaded once per config: k3-tiny

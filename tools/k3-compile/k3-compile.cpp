@@ -74,6 +74,16 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// `file:line:col: ` or `name: ` for the locations k3 creates.
+static std::string describeLocation(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().str() + ":" + std::to_string(file.getLine()) +
+            ":" + std::to_string(file.getColumn()) + ": ");
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str() + ": ";
+  return "";
+}
+
 static bool readFile(const std::string &path, std::string &text) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -166,10 +176,16 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   mlir::k3::registerK3Dialects(registry);
   MLIRContext context(registry);
-  context.printOpOnDiagnostic(false); // one line per error, no IR dump
-  // Diagnostics (verifier errors on imported IR) print as one line each.
+  context.printOpOnDiagnostic(false);
+  // Bad input is one line (DESIGN.md §5): keep the first error, with its
+  // location, and report it once the phase has failed.
+  std::string firstError;
+  ScopedDiagnosticHandler diagHandler(&context, [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
+      firstError = describeLocation(d.getLocation()) + d.str();
+    return success();
+  });
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
 
   OwningOpRef<ModuleOp> module;
   if (isDir) {
@@ -186,10 +202,10 @@ int main(int argc, char **argv) {
     sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
-      return 1; // the parser already reported the location
+      return fail(firstError);
   }
   if (failed(verify(*module)))
-    return fail("the imported module does not verify");
+    return fail(firstError);
 
   std::string error;
   auto output = openOutputFile(outputPath, &error);

@@ -8,8 +8,13 @@ usage: mutate.py DIR OP ARGS...
   garble                replace the header JSON by non-JSON of the same size
   config KEY JSON       set text_config KEY (dotted path) to a JSON value
   unset KEY             delete text_config KEY (dotted path)
+  tobf16 NAME           convert F32 tensor NAME to BF16 (values rounded)
+  add NAME              add an F32 tensor NAME of shape [1]
+  pack NAME             store BF16 linear NAME (X.weight) as an MXFP4 pair
+                        X.weight_packed + X.weight_scale (OCP floor rule)
 """
 import json
+import math
 import struct
 import sys
 
@@ -40,6 +45,39 @@ def edit_config(directory, key, value=None, delete=False):
     json.dump(cfg, open(path, "w"))
 
 
+def bf16(v):
+    """Round an f32 to bf16, nearest even; little-endian bytes."""
+    (u,) = struct.unpack("<I", struct.pack("<f", v))
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFFFFFF
+    return struct.pack("<H", u >> 16)
+
+
+E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+
+
+def e2m1(x):
+    """Nearest E2M1 code, ties to the even code, saturating at 6."""
+    a = min(abs(x), 6.0)
+    best = min(range(8), key=lambda c: (abs(E2M1[c] - a), c % 2))
+    return best | (8 if x < 0 else 0)
+
+
+def pack(rows, cols, values):
+    codes, scales = bytearray(rows * cols // 2), bytearray(rows * cols // 32)
+    for r in range(rows):
+        for b in range(cols // 32):
+            block = values[r * cols + b * 32:r * cols + b * 32 + 32]
+            amax = max(abs(v) for v in block)
+            exp = (math.frexp(amax)[1] - 1 - 2) if amax > 0 else -127
+            exp = max(-127, min(127, exp))
+            scales[r * (cols // 32) + b] = exp + 127
+            for i, v in enumerate(block):
+                c = e2m1(math.ldexp(v, -exp))
+                k = (r * cols + b * 32 + i)
+                codes[k // 2] |= c << (4 * (k % 2))
+    return bytes(codes), bytes(scales)
+
+
 def main(directory, op, *args):
     st = directory + "/model.safetensors"
     if op in ("config", "unset"):
@@ -56,6 +94,34 @@ def main(directory, op, *args):
         open(st, "wb").write(bytes(data))
         return
     header, body = load(st)
+    if op in ("tobf16", "pack", "add"):
+        tensors = {}
+        for name, e in header.items():
+            if name != "__metadata__":
+                b, t = e["data_offsets"]
+                tensors[name] = [e["dtype"], e["shape"], body[b:t]]
+        if op == "add":
+            tensors[args[0]] = ["F32", [1], struct.pack("<f", 1.0)]
+        elif op == "tobf16":
+            t = tensors[args[0]]
+            vals = struct.unpack("<%df" % (len(t[2]) // 4), t[2])
+            t[0] = "BF16"
+            t[2] = b"".join(bf16(v) for v in vals)
+        else:
+            dtype, shape, raw = tensors.pop(args[0])
+            assert dtype == "BF16" and args[0].endswith(".weight")
+            vals = [struct.unpack("<f", b"\0\0" + raw[i:i + 2])[0] for i in range(0, len(raw), 2)]
+            codes, scales = pack(shape[0], shape[1], vals)
+            base = args[0][:-len(".weight")]
+            tensors[base + ".weight_packed"] = ["U8", [shape[0], shape[1] // 2], codes]
+            tensors[base + ".weight_scale"] = ["U8", [shape[0], shape[1] // 32], scales]
+        header, offset, chunks = {}, 0, []
+        for name, (dtype, shape, raw) in tensors.items():
+            header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(raw)]}
+            offset += len(raw)
+            chunks.append(raw)
+        save(st, header, b"".join(chunks))
+        return
     if op == "drop":
         del header[args[0]]
     elif op == "shape":
