@@ -8,6 +8,8 @@
 #include "lib/Model/Numerics.h"
 
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <set>
 
@@ -38,7 +40,16 @@ std::string uniqueKeyEndingIn(const WeightStore &store,
 std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
                                              std::string &error) {
   std::unique_ptr<Checkpoint> ck(new Checkpoint());
-  auto cfg = loadConfig(dir, error);
+  std::string path = dir + "/config.json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": cannot open";
+    return nullptr;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  ck->cfgText = text.str();
+  auto cfg = parseConfig(ck->cfgText, error);
   if (!cfg)
     return nullptr;
   ck->cfg = std::move(*cfg);

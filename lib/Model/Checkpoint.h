@@ -28,6 +28,8 @@ public:
                                           std::string &error);
 
   const Config &config() const { return cfg; }
+  /// config.json as read, verbatim.
+  const std::string &configText() const { return cfgText; }
   bool hasWeights() const { return !store->empty(); }
   /// The experts' storage: detected from the tensors, else as declared.
   ExpertFormat expertFormat() const { return experts; }
@@ -43,6 +45,10 @@ public:
   /// The stored tensor for `relative` (model prefix), or nullptr.
   const TensorView *find(const std::string &relative) const;
   const TensorView *find(const TensorSpec &spec) const;
+  /// The stored tensor with this full checkpoint name, or nullptr.
+  const TensorView *findFull(const std::string &name) const {
+    return store->find(name);
+  }
 
   /// Decodes a float tensor (F32/BF16/F16) to f32, or an MXFP4 pair
   /// (`base.weight_packed` + `base.weight_scale`) to its [rows, cols] values.
@@ -51,6 +57,7 @@ public:
 
 private:
   Config cfg;
+  std::string cfgText;
   std::unique_ptr<WeightStore> store;
   ExpertFormat experts = ExpertFormat::BF16;
   std::vector<TensorSpec> table;

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Bundle/BundleWriter.h"
 #include "lib/Import/Importer.h"
 #include "lib/Model/Checkpoint.h"
 #include "lib/Model/Synthetic.h"
@@ -46,8 +47,9 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::cat(k3Category));
 static cl::opt<std::string>
     compileTo("compile-to",
-              cl::desc("Stop after this phase and print its IR (available: "
-                       "input)"),
+              cl::desc("Stop after this phase: input (print the imported IR) "
+                       "or bundle (write -o FILE.k3b: metadata and weights, "
+                       "no kernels yet)"),
               cl::value_desc("phase"), cl::cat(k3Category));
 static cl::opt<std::string> writeSynthetic(
     "write-synthetic",
@@ -167,11 +169,16 @@ int main(int argc, char **argv) {
   }
 
   if (compileTo.empty())
-    return fail("writing a .k3b needs the CPU backend, which is not built "
-                "yet; use --compile-to=input, --stats or --write-synthetic");
-  if (compileTo != "input")
+    return fail("a runnable .k3b needs the CPU backend, which is not built "
+                "yet; use --compile-to=input|bundle, --stats or "
+                "--write-synthetic");
+  if (compileTo != "input" && compileTo != "bundle")
     return fail("--compile-to=" + compileTo +
-                ": unknown or not yet available phase (available: input)");
+                ": unknown or not yet available phase (available: input, "
+                "bundle)");
+  if (compileTo == "bundle" && (outputPath == "-" || !isDir))
+    return fail("--compile-to=bundle needs a checkpoint directory and -o "
+                "FILE.k3b");
 
   DialectRegistry registry;
   mlir::k3::registerK3Dialects(registry);
@@ -188,9 +195,10 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
 
   OwningOpRef<ModuleOp> module;
+  std::unique_ptr<model::Checkpoint> checkpoint;
   if (isDir) {
     std::string error;
-    auto checkpoint = model::Checkpoint::open(inputPath, error);
+    checkpoint = model::Checkpoint::open(inputPath, error);
     if (!checkpoint)
       return fail(error);
     module = mlir::k3::importCheckpoint(context, *checkpoint);
@@ -208,6 +216,13 @@ int main(int argc, char **argv) {
     return fail(firstError);
 
   std::string error;
+  if (compileTo == "bundle") {
+    // No kernels yet: the binary holds the metadata, the entry points'
+    // signatures and the weights, verified by the runtime after writing.
+    if (!mlir::k3::writeBundle(*module, *checkpoint, outputPath, error))
+      return fail(error);
+    return 0;
+  }
   auto output = openOutputFile(outputPath, &error);
   if (!output)
     return fail(error);

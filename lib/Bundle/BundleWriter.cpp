@@ -1,0 +1,238 @@
+//===- BundleWriter.cpp - Write .k3b binaries -----------------------------===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Bundle/BundleWriter.h"
+
+#include "dialects/K3/K3Ops.h"
+#include "runtime/include/k3rt/k3rt.h"
+#include "runtime/schemas/k3_bundle_generated.h"
+#include "runtime/src/Format.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <cstring>
+#include <fstream>
+#include <map>
+
+using namespace mlir;
+namespace fb = ::k3::bundle;
+using ::k3::model::Checkpoint;
+using ::k3::model::Config;
+using ::k3::model::Mixer;
+using ::k3::model::TensorView;
+
+namespace {
+
+/// Bundle dtype of an MLIR element type; false if it has none.
+bool bundleDType(Type t, fb::DType &out) {
+  if (t.isF32())
+    out = fb::DType_F32;
+  else if (t.isBF16())
+    out = fb::DType_BF16;
+  else if (t.isF16())
+    out = fb::DType_F16;
+  else if (isa<Float4E2M1FNType>(t))
+    out = fb::DType_F4E2M1FN;
+  else if (isa<Float8E8M0FNUType>(t))
+    out = fb::DType_F8E8M0FNU;
+  else if (t.isInteger(32))
+    out = fb::DType_I32;
+  else if (t.isInteger(64))
+    out = fb::DType_I64;
+  else if (t.isInteger(8))
+    out = fb::DType_U8;
+  else
+    return false;
+  return true;
+}
+
+/// One weight blob: the stored bytes of one tensor, or of the per-expert
+/// tensors a `{e}` name stacks, in expert order.
+struct Blob {
+  std::string name;
+  fb::DType dtype;
+  std::vector<int64_t> shape;
+  std::vector<const TensorView *> parts;
+  uint64_t bytes = 0;
+  uint64_t offset = 0;
+};
+
+bool collectWeights(ModuleOp module, const Checkpoint &ck,
+                    std::vector<Blob> &blobs, std::string &error) {
+  std::map<std::string, size_t> seen;
+  WalkResult walk = module.walk([&](mlir::k3::WeightOp op) {
+    std::string name = op.getName().str();
+    if (seen.count(name))
+      return WalkResult::advance();
+    auto type = cast<RankedTensorType>(op.getType());
+    Blob blob;
+    blob.name = name;
+    blob.shape.assign(type.getShape().begin(), type.getShape().end());
+    if (!bundleDType(type.getElementType(), blob.dtype)) {
+      error = "weight '" + name + "' has an element type the bundle cannot hold";
+      return WalkResult::interrupt();
+    }
+    size_t stack = name.find("{e}");
+    int64_t experts = stack == std::string::npos ? 1 : blob.shape.front();
+    for (int64_t e = 0; e < experts; ++e) {
+      std::string part = name;
+      if (stack != std::string::npos)
+        part.replace(stack, 3, std::to_string(e));
+      const TensorView *v = ck.findFull(part);
+      if (!v) {
+        error = "weight '" + part + "' is not in the checkpoint";
+        return WalkResult::interrupt();
+      }
+      blob.parts.push_back(v);
+      blob.bytes += v->bytes;
+    }
+    seen[name] = blobs.size();
+    blobs.push_back(std::move(blob));
+    return WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
+flatbuffers::Offset<fb::TensorInfo>
+tensorInfo(flatbuffers::FlatBufferBuilder &b, Type type, StringRef name) {
+  auto t = cast<RankedTensorType>(type);
+  fb::DType dtype = fb::DType_F32;
+  bundleDType(t.getElementType(), dtype);
+  std::vector<int64_t> shape;
+  for (int64_t d : t.getShape())
+    shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  return fb::CreateTensorInfoDirect(b, name.str().c_str(), dtype, &shape);
+}
+
+} // namespace
+
+bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint &ck,
+                           const std::string &path, std::string &error) {
+  if (!ck.hasWeights()) {
+    error = "a .k3b needs the checkpoint's weights; this directory has only "
+            "config.json (write a synthetic checkpoint with "
+            "--write-synthetic)";
+    return false;
+  }
+  const Config &c = ck.config();
+  std::vector<Blob> blobs;
+  if (!collectWeights(module, ck, blobs, error))
+    return false;
+
+  flatbuffers::FlatBufferBuilder b(1 << 20);
+  auto nameOf = [](DictionaryAttr attrs, unsigned i) {
+    if (attrs)
+      if (auto n = attrs.getAs<StringAttr>("k3.name"))
+        return n.getValue().str();
+    return "arg" + std::to_string(i);
+  };
+
+  // Weight offsets are absolute, but the weights start after the flatbuffer,
+  // whose size does not depend on the offsets' values (fixed-width
+  // scalars): build once to learn the size, then again with the base.
+  uint64_t relative = 0;
+  for (Blob &blob : blobs) {
+    blob.offset = relative;
+    relative = ::k3rt::alignUp(relative + blob.bytes);
+  }
+  auto build = [&](uint64_t base) {
+    b.Clear();
+    // Written even when equal to their defaults, so that no field appears
+    // or vanishes between the two builds.
+    b.ForceDefaults(true);
+    std::vector<flatbuffers::Offset<fb::Weight>> weights;
+    for (const Blob &blob : blobs) {
+      uint32_t sum = 2166136261u;
+      for (const TensorView *v : blob.parts)
+        for (size_t i = 0; i < v->bytes; ++i)
+          sum = (sum ^ v->data[i]) * 16777619u;
+      weights.push_back(fb::CreateWeightDirect(b, blob.name.c_str(), blob.dtype,
+                                               &blob.shape, base + blob.offset,
+                                               blob.bytes, sum));
+    }
+    auto cfg = fb::CreateModelConfigDirect(
+        b, c.vocabSize, c.hiddenSize, c.numLayers, c.kdaHeads, c.kdaHeadDim,
+        c.convKernelSize, c.mlaHeads, c.kvLoraRank, c.qkRopeHeadDim,
+        c.numExperts, c.topK, c.attnResBlockSize.value_or(0),
+        ck.configText().c_str());
+    std::vector<flatbuffers::Offset<fb::Layer>> ls;
+    for (int64_t l = 0; l < c.numLayers; ++l)
+      ls.push_back(fb::CreateLayer(
+          b, c.mixer(l) == Mixer::KDA ? fb::Mixer_KDA : fb::Mixer_MLA,
+          c.ffn(l) == ::k3::model::FFN::MoE ? fb::FFN_MoE : fb::FFN_Dense,
+          c.seals(l)));
+    auto cg = fb::CreateCacheGeometry(
+        b, int(c.numKda()), c.convKernelSize > 0 ? c.convKernelSize - 1 : 0,
+        c.kdaProjWidth(), c.kdaHeads * c.kdaHeadDim * c.kdaHeadDim * 4,
+        int(c.numMla()), c.numMla() ? c.mlaCacheWidth() : 0, fb::DType_BF16,
+        c.numMla() * c.mlaCacheWidth() * 2);
+    std::vector<flatbuffers::Offset<fb::EntryPoint>> eps;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      std::vector<flatbuffers::Offset<fb::TensorInfo>> ins, outs;
+      for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes()))
+        ins.push_back(tensorInfo(b, t, nameOf(fn.getArgAttrDict(i), i)));
+      for (auto [i, t] : llvm::enumerate(fn.getResultTypes()))
+        outs.push_back(tensorInfo(b, t, nameOf(fn.getResultAttrDict(i), i)));
+      eps.push_back(fb::CreateEntryPointDirect(b, fn.getName().str().c_str(),
+                                               &ins, &outs, nullptr, 0));
+    }
+    std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
+    auto root = fb::CreateBundleDirect(b, ::k3rt::kFormatVersion, "k3-compile",
+                                       fb::Target_CPU, cfg, &ls, cg, &eps,
+                                       &kernels, &weights, 0);
+    fb::FinishBundleBuffer(b, root);
+  };
+  build(0);
+  uint64_t base = ::k3rt::alignUp(sizeof(::k3rt::FileHeader) + b.GetSize());
+  build(base);
+  if (::k3rt::alignUp(sizeof(::k3rt::FileHeader) + b.GetSize()) != base) {
+    error = "internal: the flatbuffer's size changed with its offsets";
+    return false;
+  }
+
+  ::k3rt::FileHeader h{};
+  std::memcpy(h.magic, ::k3rt::kMagic, sizeof h.magic);
+  h.formatVersion = ::k3rt::kFormatVersion;
+  h.flatbufferOffset = sizeof h;
+  h.flatbufferSize = b.GetSize();
+  h.weightsOffset = base;
+  h.weightsSize = relative;
+  h.fileSize = base + relative;
+
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    error = path + ": cannot write";
+    return false;
+  }
+  const char zeros[::k3rt::kAlignment] = {};
+  out.write(reinterpret_cast<const char *>(&h), sizeof h);
+  out.write(reinterpret_cast<const char *>(b.GetBufferPointer()), b.GetSize());
+  out.write(zeros, base - sizeof h - b.GetSize());
+  uint64_t written = 0;
+  for (const Blob &blob : blobs) {
+    out.write(zeros, blob.offset - written);
+    for (const TensorView *v : blob.parts)
+      out.write(reinterpret_cast<const char *>(v->data), v->bytes);
+    written = blob.offset + blob.bytes;
+  }
+  out.write(zeros, relative - written);
+  out.close();
+  if (!out) {
+    error = path + ": write failed";
+    return false;
+  }
+
+  // Verify after write, with the runtime's own checks.
+  k3rt_bundle_t *bundle = nullptr;
+  if (k3rt_status_t s = k3rt_bundle_open(path.c_str(), &bundle)) {
+    error = std::string("internal: the written bundle fails verification: ") +
+            k3rt_status_message(s);
+    k3rt_status_free(s);
+    return false;
+  }
+  k3rt_bundle_release(bundle);
+  return true;
+}

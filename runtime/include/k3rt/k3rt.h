@@ -1,0 +1,68 @@
+/*===- k3rt.h - k3 runtime C API -----------------------------------------===*
+ *
+ * Part of k3. The runtime has no MLIR or LLVM dependency. Conventions
+ * (STYLE.md §8): opaque handles with _retain/_release; every fallible call
+ * returns a k3rt_status_t, NULL meaning success; outputs come last as out_*.
+ *
+ * Thread safety: a bundle is immutable once opened and may be shared by
+ * threads; statuses belong to the caller.
+ *
+ *===---------------------------------------------------------------------===*/
+
+#ifndef K3RT_K3RT_H
+#define K3RT_K3RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===--- Status -----------------------------------------------------------===*/
+
+typedef enum k3rt_status_code_e {
+  K3RT_OK = 0,
+  K3RT_INVALID_ARGUMENT = 1, /* a bad argument or input from the caller */
+  K3RT_NOT_FOUND = 2,        /* a file or name that does not exist */
+  K3RT_DATA_LOSS = 3,        /* a truncated or corrupt binary */
+  K3RT_UNIMPLEMENTED = 4,    /* a valid binary this runtime cannot run */
+  K3RT_UNAVAILABLE = 5,      /* a missing device or driver */
+  K3RT_OUT_OF_RANGE = 6,     /* e.g. a token id outside the vocabulary */
+  K3RT_INTERNAL = 7,
+} k3rt_status_code_t;
+
+/* NULL is success. A non-NULL status owns a one-line message. */
+typedef struct k3rt_status_s *k3rt_status_t;
+
+k3rt_status_code_t k3rt_status_code(k3rt_status_t status);
+/* The message, valid until k3rt_status_free; "OK" for NULL. */
+const char *k3rt_status_message(k3rt_status_t status);
+void k3rt_status_free(k3rt_status_t status);
+
+/*===--- Bundles (.k3b) ---------------------------------------------------===*/
+
+typedef struct k3rt_bundle_s k3rt_bundle_t;
+
+/* Maps and verifies a .k3b file: header, flatbuffer verifier, then every
+ * index, offset and size. A bad file is refused with the field named
+ * (`weights[3].offset=... exceeds ...`), never trusted. */
+k3rt_status_t k3rt_bundle_open(const char *path, k3rt_bundle_t **out_bundle);
+
+/* The same checks on bytes already in memory; `data` must stay valid and
+ * 64-byte aligned for the bundle's lifetime (it is not copied). */
+k3rt_status_t k3rt_bundle_open_memory(const void *data, size_t size,
+                                      k3rt_bundle_t **out_bundle);
+
+void k3rt_bundle_retain(k3rt_bundle_t *bundle);
+void k3rt_bundle_release(k3rt_bundle_t *bundle);
+
+/* The bundle's format version and the version this runtime reads. */
+uint32_t k3rt_bundle_format_version(const k3rt_bundle_t *bundle);
+uint32_t k3rt_runtime_format_version(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* K3RT_K3RT_H */

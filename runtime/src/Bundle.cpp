@@ -1,0 +1,367 @@
+//===- Bundle.cpp - Open and verify .k3b binaries -------------------------===//
+//
+// Part of k3. Verify before trusting (STYLE.md §9): header against the file
+// size, the flatbuffer verifier, then semantic checks of every index, offset
+// and size. Messages name the field path: `weights[3].offset=...`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/Bundle.h"
+#include "runtime/src/Status.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <set>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace k3::bundle;
+
+namespace k3rt {
+namespace {
+
+/// Largest dynamic shared memory per block on sm_90 (227 KiB).
+constexpr uint32_t kMaxSharedMemory = 232448;
+constexpr int kMaxThreadsPerBlock = 1024;
+
+k3rt_status_t corrupt(const std::string &message) {
+  return makeStatus(K3RT_DATA_LOSS, message);
+}
+
+std::string at(const char *field, size_t i) {
+  return std::string(field) + "[" + std::to_string(i) + "]";
+}
+
+/// `a + b <= limit` without overflow.
+bool fits(uint64_t a, uint64_t b, uint64_t limit) {
+  return a <= limit && b <= limit - a;
+}
+
+k3rt_status_t verifyWeights(const Bundle &b, const FileHeader &h) {
+  if (!b.weights())
+    return nullptr;
+  std::set<std::string> names;
+  const uint64_t begin = h.weightsOffset, end = h.weightsOffset + h.weightsSize;
+  for (size_t i = 0; i < b.weights()->size(); ++i) {
+    const Weight *w = b.weights()->Get(i);
+    std::string field = at("weights", i);
+    if (w->name()->size() == 0)
+      return corrupt(field + ".name is empty");
+    if (!names.insert(w->name()->str()).second)
+      return corrupt(field + ".name='" + w->name()->str() + "' repeats");
+    if (w->dtype() < DType_MIN || w->dtype() > DType_MAX)
+      return corrupt(field + ".dtype=" + std::to_string(int(w->dtype())) +
+                     " is not a known dtype");
+    int64_t want = weightBytes(w->dtype(), *w->shape());
+    if (want < 0)
+      return corrupt(field + ".shape is not a valid " + dtypeName(w->dtype()) +
+                     " shape");
+    if (w->length() != uint64_t(want))
+      return corrupt(field + ".length=" + std::to_string(w->length()) +
+                     " but " + dtypeName(w->dtype()) + " of its shape needs " +
+                     std::to_string(want));
+    if (w->offset() % kAlignment)
+      return corrupt(field + ".offset=" + std::to_string(w->offset()) +
+                     " is not 64-byte aligned");
+    if (w->offset() < begin || !fits(w->offset(), w->length(), end))
+      return corrupt(field + ".offset=" + std::to_string(w->offset()) +
+                     " with length " + std::to_string(w->length()) +
+                     " exceeds the weight region [" + std::to_string(begin) +
+                     ", " + std::to_string(end) + ")");
+  }
+  return nullptr;
+}
+
+k3rt_status_t verifyKernels(const Bundle &b) {
+  if (!b.kernels())
+    return nullptr;
+  for (size_t i = 0; i < b.kernels()->size(); ++i) {
+    const Kernel *k = b.kernels()->Get(i);
+    std::string field = at("kernels", i);
+    if (k->name()->size() == 0)
+      return corrupt(field + ".name is empty");
+    if (k->target() == Target_CPU) {
+      if (!k->object() || k->object()->size() == 0)
+        return corrupt(field + ".object is empty for a CPU kernel");
+      continue;
+    }
+    if (k->target() < Target_MIN || k->target() > Target_MAX)
+      return corrupt(field + ".target=" + std::to_string(int(k->target())) +
+                     " is not a known target");
+    // CUDA takes no length for a PTX image: the verifier has checked that
+    // flatbuffer strings are NUL-terminated inside the buffer.
+    if (!k->ptx() || k->ptx()->size() == 0)
+      return corrupt(field + ".ptx is empty for a GPU kernel");
+    if (k->shared_memory_bytes() > kMaxSharedMemory)
+      return corrupt(field + ".smem=" + std::to_string(k->shared_memory_bytes()) +
+                     " exceeds device limit " + std::to_string(kMaxSharedMemory));
+    int64_t threads = 1;
+    if (!k->block() || k->block()->size() != 3)
+      return corrupt(field + ".block must have 3 dimensions");
+    for (size_t d = 0; d < 3; ++d) {
+      int32_t v = k->block()->Get(d);
+      if (v < 1 || v > kMaxThreadsPerBlock)
+        return corrupt(field + ".block[" + std::to_string(d) + "]=" +
+                       std::to_string(v) + " is outside 1.." +
+                       std::to_string(kMaxThreadsPerBlock));
+      threads *= v;
+    }
+    if (threads > kMaxThreadsPerBlock)
+      return corrupt(field + ".block has " + std::to_string(threads) +
+                     " threads, more than " + std::to_string(kMaxThreadsPerBlock));
+  }
+  return nullptr;
+}
+
+k3rt_status_t verifyEntryPoints(const Bundle &b) {
+  if (!b.entry_points())
+    return nullptr;
+  size_t numKernels = b.kernels() ? b.kernels()->size() : 0;
+  size_t numWeights = b.weights() ? b.weights()->size() : 0;
+  std::set<std::string> names;
+  for (size_t e = 0; e < b.entry_points()->size(); ++e) {
+    const EntryPoint *ep = b.entry_points()->Get(e);
+    std::string field = at("entry_points", e);
+    if (ep->name()->size() == 0)
+      return corrupt(field + ".name is empty");
+    if (!names.insert(ep->name()->str()).second)
+      return corrupt(field + ".name='" + ep->name()->str() + "' repeats");
+    size_t numInputs = ep->inputs() ? ep->inputs()->size() : 0;
+    size_t numOutputs = ep->outputs() ? ep->outputs()->size() : 0;
+    for (size_t t = 0; t < numInputs; ++t)
+      if (ep->inputs()->Get(t)->name()->size() == 0)
+        return corrupt(field + "." + at("inputs", t) + ".name is empty");
+    if (!ep->steps())
+      continue;
+    for (size_t s = 0; s < ep->steps()->size(); ++s) {
+      const Step *step = ep->steps()->Get(s);
+      std::string sf = field + "." + at("steps", s);
+      if (step->kernel() >= numKernels)
+        return corrupt(sf + ".kernel=" + std::to_string(step->kernel()) +
+                       " but the binary has " + std::to_string(numKernels) +
+                       " kernels");
+      if (step->grid())
+        for (size_t g = 0; g < step->grid()->size(); ++g)
+          if (step->grid()->Get(g)->divisor() <= 0)
+            return corrupt(sf + "." + at("grid", g) + ".divisor must be positive");
+      if (!step->args())
+        continue;
+      for (size_t a = 0; a < step->args()->size(); ++a) {
+        const Binding *arg = step->args()->Get(a);
+        std::string af = sf + "." + at("args", a);
+        size_t limit = 0;
+        switch (arg->kind()) {
+        case BindingKind_Weight:
+          limit = numWeights;
+          break;
+        case BindingKind_Input:
+        case BindingKind_State:
+          limit = numInputs;
+          break;
+        case BindingKind_Output:
+          limit = numOutputs;
+          break;
+        case BindingKind_Scratch:
+          if (!fits(arg->offset(), arg->bytes(), ep->scratch_bytes()))
+            return corrupt(af + " scratch [" + std::to_string(arg->offset()) +
+                           ", +" + std::to_string(arg->bytes()) +
+                           ") exceeds the " + std::to_string(ep->scratch_bytes()) +
+                           "-byte arena");
+          continue;
+        default:
+          return corrupt(af + ".kind=" + std::to_string(int(arg->kind())) +
+                         " is not a known binding");
+        }
+        if (arg->index() >= limit)
+          return corrupt(af + ".index=" + std::to_string(arg->index()) +
+                         " is out of range (" + std::to_string(limit) + ")");
+      }
+    }
+  }
+  return nullptr;
+}
+
+k3rt_status_t verifyModel(const Bundle &b) {
+  const ModelConfig *c = b.config();
+  if (c->vocab_size() <= 0 || c->hidden_size() <= 0 || c->num_layers() <= 0)
+    return corrupt("config: vocab_size, hidden_size and num_layers must be "
+                   "positive");
+  if (int64_t(b.layers()->size()) != c->num_layers())
+    return corrupt("layers has " + std::to_string(b.layers()->size()) +
+                   " entries but config.num_layers=" +
+                   std::to_string(c->num_layers()));
+  int kda = 0;
+  for (size_t i = 0; i < b.layers()->size(); ++i) {
+    const Layer *l = b.layers()->Get(i);
+    if (l->mixer() < Mixer_MIN || l->mixer() > Mixer_MAX || l->ffn() < FFN_MIN ||
+        l->ffn() > FFN_MAX)
+      return corrupt(at("layers", i) + " has an unknown mixer or FFN kind");
+    kda += l->mixer() == Mixer_KDA;
+  }
+  if (b.cache()->kda_layers() != kda ||
+      b.cache()->mla_layers() != int(b.layers()->size()) - kda)
+    return corrupt("cache: kda_layers=" + std::to_string(b.cache()->kda_layers()) +
+                   " and mla_layers=" + std::to_string(b.cache()->mla_layers()) +
+                   " disagree with the layer schedule (" + std::to_string(kda) +
+                   " KDA)");
+  return nullptr;
+}
+
+} // namespace
+
+const char *dtypeName(DType dtype) {
+  if (dtype < DType_MIN || dtype > DType_MAX)
+    return "?";
+  return EnumNameDType(dtype);
+}
+
+int64_t weightBytes(DType dtype, const flatbuffers::Vector<int64_t> &shape) {
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(elements, d, &elements))
+      return -1;
+  switch (dtype) {
+  case DType_F32:
+  case DType_I32:
+    return __builtin_mul_overflow(elements, 4, &elements) ? -1 : elements;
+  case DType_BF16:
+  case DType_F16:
+    return __builtin_mul_overflow(elements, 2, &elements) ? -1 : elements;
+  case DType_I64:
+    return __builtin_mul_overflow(elements, 8, &elements) ? -1 : elements;
+  case DType_U8:
+  case DType_F8E8M0FNU:
+    return elements;
+  case DType_F4E2M1FN:
+    return elements % 2 ? -1 : elements / 2;
+  }
+  return -1;
+}
+
+k3rt_status_t verifyBundle(const uint8_t *data, size_t size, FileHeader &h,
+                           const Bundle *&root) {
+  if (size < sizeof(FileHeader))
+    return corrupt("truncated: " + std::to_string(size) +
+                   " bytes, a .k3b needs at least the 64-byte header");
+  std::memcpy(&h, data, sizeof h);
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0)
+    return corrupt("not a .k3b file (bad magic)");
+  if (h.formatVersion != kFormatVersion)
+    return makeStatus(K3RT_UNIMPLEMENTED,
+                      "header.format_version=" + std::to_string(h.formatVersion) +
+                          " but this runtime reads version " +
+                          std::to_string(kFormatVersion));
+  if (h.fileSize != size)
+    return corrupt("truncated or padded: header.file_size=" +
+                   std::to_string(h.fileSize) + " but the file has " +
+                   std::to_string(size) + " bytes");
+  if (h.flatbufferOffset != sizeof(FileHeader) ||
+      !fits(h.flatbufferOffset, h.flatbufferSize, size))
+    return corrupt("header.flatbuffer_offset=" +
+                   std::to_string(h.flatbufferOffset) + " with size " +
+                   std::to_string(h.flatbufferSize) +
+                   " does not fit the file");
+  if (h.weightsOffset % kAlignment ||
+      h.weightsOffset < h.flatbufferOffset + h.flatbufferSize ||
+      !fits(h.weightsOffset, h.weightsSize, size))
+    return corrupt("header.weights_offset=" + std::to_string(h.weightsOffset) +
+                   " with size " + std::to_string(h.weightsSize) +
+                   " is misaligned or overlaps the flatbuffer or the end");
+
+  const uint8_t *fb = data + h.flatbufferOffset;
+  if (!flatbuffers::BufferHasIdentifier(fb, BundleIdentifier()))
+    return corrupt("flatbuffer: missing file identifier 'K3B0'");
+  flatbuffers::Verifier verifier(fb, h.flatbufferSize);
+  if (!VerifyBundleBuffer(verifier))
+    return corrupt("flatbuffer: failed verification (corrupt tables or "
+                   "offsets)");
+  root = GetBundle(fb);
+  if (root->format_version() != h.formatVersion)
+    return corrupt("flatbuffer format_version=" +
+                   std::to_string(root->format_version()) +
+                   " disagrees with header.format_version=" +
+                   std::to_string(h.formatVersion));
+  if (k3rt_status_t s = verifyModel(*root))
+    return s;
+  if (k3rt_status_t s = verifyWeights(*root, h))
+    return s;
+  if (k3rt_status_t s = verifyKernels(*root))
+    return s;
+  return verifyEntryPoints(*root);
+}
+
+} // namespace k3rt
+
+using namespace k3rt;
+
+extern "C" {
+
+k3rt_status_t k3rt_bundle_open_memory(const void *data, size_t size,
+                                      k3rt_bundle_t **out_bundle) {
+  if (!out_bundle || (!data && size))
+    return makeStatus(K3RT_INVALID_ARGUMENT, "k3rt_bundle_open_memory: null argument");
+  auto *b = new k3rt_bundle_s();
+  b->data = static_cast<const uint8_t *>(data);
+  b->size = size;
+  if (k3rt_status_t s = verifyBundle(b->data, size, b->header, b->root)) {
+    delete b;
+    return s;
+  }
+  *out_bundle = b;
+  return nullptr;
+}
+
+k3rt_status_t k3rt_bundle_open(const char *path, k3rt_bundle_t **out_bundle) {
+  if (!path || !out_bundle)
+    return makeStatus(K3RT_INVALID_ARGUMENT, "k3rt_bundle_open: null argument");
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return makeStatus(K3RT_NOT_FOUND, std::string(path) + ": cannot open: " +
+                                          std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      std::string(path) + ": not a regular file");
+  }
+  size_t size = size_t(st.st_size);
+  void *p = size ? mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
+  ::close(fd);
+  if (p == MAP_FAILED)
+    return makeStatus(K3RT_INTERNAL, std::string(path) + ": cannot map: " +
+                                         std::strerror(errno));
+  auto *b = new k3rt_bundle_s();
+  b->data = static_cast<const uint8_t *>(p);
+  b->size = size;
+  b->mapped = size != 0;
+  if (k3rt_status_t s = verifyBundle(b->data, size, b->header, b->root)) {
+    s->message = std::string(path) + ": " + s->message;
+    k3rt_bundle_release(b);
+    return s;
+  }
+  *out_bundle = b;
+  return nullptr;
+}
+
+void k3rt_bundle_retain(k3rt_bundle_t *bundle) {
+  if (bundle)
+    bundle->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+void k3rt_bundle_release(k3rt_bundle_t *bundle) {
+  if (!bundle || bundle->refs.fetch_sub(1, std::memory_order_acq_rel) != 1)
+    return;
+  if (bundle->mapped)
+    munmap(const_cast<uint8_t *>(bundle->data), bundle->size);
+  delete bundle;
+}
+
+uint32_t k3rt_bundle_format_version(const k3rt_bundle_t *bundle) {
+  return bundle ? bundle->header.formatVersion : 0;
+}
+
+uint32_t k3rt_runtime_format_version(void) { return kFormatVersion; }
+
+} // extern "C"

@@ -1,0 +1,45 @@
+//===- Bundle.h - A verified .k3b in memory ---------------------*- C++ -*-===//
+//
+// Part of k3. The C++ view behind k3rt_bundle_t, used by the runtime and by
+// k3-dump: every accessor is safe because open() verified the whole file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUNTIME_SRC_BUNDLE_H
+#define RUNTIME_SRC_BUNDLE_H
+
+#include "runtime/include/k3rt/k3rt.h"
+#include "runtime/schemas/k3_bundle_generated.h"
+#include "runtime/src/Format.h"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+struct k3rt_bundle_s {
+  std::atomic<int> refs{1};
+  const uint8_t *data = nullptr;
+  size_t size = 0;
+  bool mapped = false; ///< unmap on release
+  k3rt::FileHeader header;
+  const k3::bundle::Bundle *root = nullptr;
+};
+
+namespace k3rt {
+
+/// Checks `size` bytes at `data` as a .k3b: header, flatbuffer verifier, then
+/// every index, offset and size. On failure returns a status naming the bad
+/// field; on success sets `header` and `root`.
+k3rt_status_t verifyBundle(const uint8_t *data, size_t size,
+                           FileHeader &header,
+                           const k3::bundle::Bundle *&root);
+
+/// Bytes a weight of `dtype` and `shape` occupies (F4E2M1FN: two per byte);
+/// -1 if the shape is negative, odd for F4E2M1FN, or overflows.
+int64_t weightBytes(k3::bundle::DType dtype, const flatbuffers::Vector<int64_t> &shape);
+
+const char *dtypeName(k3::bundle::DType dtype);
+
+} // namespace k3rt
+
+#endif // RUNTIME_SRC_BUNDLE_H

@@ -1,0 +1,321 @@
+//===- k3-dump.cpp - Show what is inside a .k3b ---------------------------===//
+//
+// Part of k3. Opens a binary through the runtime (so it is verified first)
+// and prints the header, metadata, layer schedule, cache geometry, entry
+// points with their plans, kernels and the weights table. MLIR-free.
+//
+//   k3-dump FILE.k3b [--json] [--verify-weights] [--extract-kernels=DIR]
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/include/k3rt/k3rt.h"
+#include "runtime/src/Bundle.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <sys/stat.h>
+
+using json = nlohmann::ordered_json;
+using namespace k3::bundle;
+
+namespace {
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "k3-dump: error: %s\n", message.c_str());
+  return 1;
+}
+
+template <typename T> json list(const flatbuffers::Vector<T> *v) {
+  json out = json::array();
+  if (v)
+    for (T x : *v)
+      out.push_back(x);
+  return out;
+}
+
+const char *targetName(Target t) {
+  switch (t) {
+  case Target_CPU:
+    return "cpu";
+  case Target_SM80:
+    return "sm_80";
+  case Target_SM90A:
+    return "sm_90a";
+  }
+  return "?";
+}
+
+json tensors(const flatbuffers::Vector<flatbuffers::Offset<TensorInfo>> *v) {
+  json out = json::array();
+  if (v)
+    for (const TensorInfo *t : *v)
+      out.push_back({{"name", t->name()->str()},
+                     {"dtype", k3rt::dtypeName(t->dtype())},
+                     {"shape", list(t->shape())}});
+  return out;
+}
+
+/// Everything in the bundle as JSON; the text form prints from this too.
+json describe(const k3rt_bundle_s &b) {
+  const Bundle &r = *b.root;
+  const ModelConfig &c = *r.config();
+  json j;
+  j["header"] = {{"format_version", b.header.formatVersion},
+                 {"file_size", b.header.fileSize},
+                 {"flatbuffer_offset", b.header.flatbufferOffset},
+                 {"flatbuffer_size", b.header.flatbufferSize},
+                 {"weights_offset", b.header.weightsOffset},
+                 {"weights_size", b.header.weightsSize}};
+  j["producer"] = r.producer() ? r.producer()->str() : "";
+  j["target"] = targetName(r.target());
+  j["config"] = {{"vocab_size", c.vocab_size()},
+                 {"hidden_size", c.hidden_size()},
+                 {"num_layers", c.num_layers()},
+                 {"kda_heads", c.kda_heads()},
+                 {"kda_head_dim", c.kda_head_dim()},
+                 {"conv_kernel_size", c.conv_kernel_size()},
+                 {"mla_heads", c.mla_heads()},
+                 {"kv_lora_rank", c.kv_lora_rank()},
+                 {"qk_rope_head_dim", c.qk_rope_head_dim()},
+                 {"num_experts", c.num_experts()},
+                 {"top_k", c.top_k()},
+                 {"attn_res_block_size", c.attn_res_block_size()}};
+  json layers = json::array();
+  for (const Layer *l : *r.layers())
+    layers.push_back({{"mixer", EnumNameMixer(l->mixer())},
+                      {"ffn", EnumNameFFN(l->ffn())},
+                      {"seals", l->seals()}});
+  j["layers"] = layers;
+  const CacheGeometry &g = *r.cache();
+  j["cache"] = {{"kda_layers", g.kda_layers()},
+                {"conv_window_rows", g.conv_window_rows()},
+                {"conv_channels", g.conv_channels()},
+                {"kda_state_bytes_per_layer", g.kda_state_bytes()},
+                {"mla_layers", g.mla_layers()},
+                {"mla_row_width", g.mla_row_width()},
+                {"mla_dtype", k3rt::dtypeName(g.mla_dtype())},
+                {"mla_bytes_per_token", g.mla_bytes_per_token()}};
+  json entries = json::array();
+  if (r.entry_points())
+    for (const EntryPoint *e : *r.entry_points()) {
+      json steps = json::array();
+      if (e->steps())
+        for (const Step *s : *e->steps()) {
+          json grid = json::array(), args = json::array();
+          if (s->grid())
+            for (const GridDim *d : *s->grid())
+              grid.push_back({{"constant", d->constant()},
+                              {"per_token", d->per_token()},
+                              {"divisor", d->divisor()}});
+          if (s->args())
+            for (const Binding *a : *s->args())
+              args.push_back({{"kind", EnumNameBindingKind(a->kind())},
+                              {"index", a->index()},
+                              {"offset", a->offset()},
+                              {"bytes", a->bytes()}});
+          steps.push_back({{"kernel", s->kernel()}, {"grid", grid}, {"args", args}});
+        }
+      entries.push_back({{"name", e->name()->str()},
+                         {"inputs", tensors(e->inputs())},
+                         {"outputs", tensors(e->outputs())},
+                         {"steps", steps},
+                         {"scratch_bytes", e->scratch_bytes()}});
+    }
+  j["entry_points"] = entries;
+  json kernels = json::array();
+  if (r.kernels())
+    for (const Kernel *k : *r.kernels())
+      kernels.push_back({{"name", k->name()->str()},
+                         {"target", targetName(k->target())},
+                         {"object_bytes", k->object() ? k->object()->size() : 0},
+                         {"ptx_bytes", k->ptx() ? k->ptx()->size() : 0},
+                         {"cubin_bytes", k->cubin() ? k->cubin()->size() : 0},
+                         {"block", list(k->block())},
+                         {"shared_memory_bytes", k->shared_memory_bytes()},
+                         {"registers", k->registers()},
+                         {"spill_bytes", k->spill_bytes()}});
+  j["kernels"] = kernels;
+  json weights = json::array();
+  if (r.weights())
+    for (const Weight *w : *r.weights())
+      weights.push_back({{"name", w->name()->str()},
+                         {"dtype", k3rt::dtypeName(w->dtype())},
+                         {"shape", list(w->shape())},
+                         {"offset", w->offset()},
+                         {"bytes", w->length()},
+                         {"checksum", w->checksum()}});
+  j["weights"] = weights;
+  return j;
+}
+
+std::string shape(const json &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    int64_t d = s[i].get<int64_t>();
+    out += (i ? ", " : "") + (d < 0 ? std::string("?") : std::to_string(d));
+  }
+  return out + "]";
+}
+
+void printText(const json &j, const std::string &path) {
+  const json &h = j["header"], &c = j["config"], &g = j["cache"];
+  std::printf("%s: .k3b format %u, %llu bytes, producer %s, target %s\n",
+              path.c_str(), h["format_version"].get<unsigned>(),
+              (unsigned long long)h["file_size"].get<uint64_t>(),
+              j["producer"].get<std::string>().c_str(),
+              j["target"].get<std::string>().c_str());
+  std::printf("sections: flatbuffer [%llu, +%llu), weights [%llu, +%llu)\n",
+              (unsigned long long)h["flatbuffer_offset"].get<uint64_t>(),
+              (unsigned long long)h["flatbuffer_size"].get<uint64_t>(),
+              (unsigned long long)h["weights_offset"].get<uint64_t>(),
+              (unsigned long long)h["weights_size"].get<uint64_t>());
+  std::printf("config:");
+  for (auto it = c.begin(); it != c.end(); ++it)
+    std::printf(" %s=%lld", it.key().c_str(), (long long)it->get<int64_t>());
+  std::printf("\nlayers:\n");
+  for (size_t i = 0; i < j["layers"].size(); ++i) {
+    const json &l = j["layers"][i];
+    std::printf("  %zu: %s + %s%s\n", i, l["mixer"].get<std::string>().c_str(),
+                l["ffn"].get<std::string>().c_str(),
+                l["seals"].get<bool>() ? " (seals an AttnRes block)" : "");
+  }
+  std::printf("cache: %d KDA layers (conv windows 3 x [%lld, %lld] f32, state "
+              "%lld bytes each); %d MLA layers (rows of %lld %s, %lld bytes "
+              "per token)\n",
+              g["kda_layers"].get<int>(), (long long)g["conv_window_rows"].get<int64_t>(),
+              (long long)g["conv_channels"].get<int64_t>(),
+              (long long)g["kda_state_bytes_per_layer"].get<int64_t>(),
+              g["mla_layers"].get<int>(), (long long)g["mla_row_width"].get<int64_t>(),
+              g["mla_dtype"].get<std::string>().c_str(),
+              (long long)g["mla_bytes_per_token"].get<int64_t>());
+  std::printf("entry points:\n");
+  for (const json &e : j["entry_points"]) {
+    std::printf("  %s: %zu inputs, %zu outputs, %zu steps, scratch %llu bytes\n",
+                e["name"].get<std::string>().c_str(), e["inputs"].size(),
+                e["outputs"].size(), e["steps"].size(),
+                (unsigned long long)e["scratch_bytes"].get<uint64_t>());
+    for (const char *dir : {"inputs", "outputs"})
+      for (const json &t : e[dir])
+        std::printf("    %s %s %s%s\n", dir[0] == 'i' ? "in " : "out",
+                    t["name"].get<std::string>().c_str(),
+                    t["dtype"].get<std::string>().c_str(),
+                    shape(t["shape"]).c_str());
+    for (size_t s = 0; s < e["steps"].size(); ++s)
+      std::printf("    step %zu: kernel %u, %zu args\n", s,
+                  e["steps"][s]["kernel"].get<unsigned>(),
+                  e["steps"][s]["args"].size());
+  }
+  std::printf("kernels: %zu\n", j["kernels"].size());
+  for (const json &k : j["kernels"])
+    std::printf("  %s (%s): object %llu B, ptx %llu B, cubin %llu B, smem %u B, "
+                "regs %d, spills %d B\n",
+                k["name"].get<std::string>().c_str(),
+                k["target"].get<std::string>().c_str(),
+                (unsigned long long)k["object_bytes"].get<uint64_t>(),
+                (unsigned long long)k["ptx_bytes"].get<uint64_t>(),
+                (unsigned long long)k["cubin_bytes"].get<uint64_t>(),
+                k["shared_memory_bytes"].get<unsigned>(),
+                k["registers"].get<int>(), k["spill_bytes"].get<int>());
+  uint64_t total = 0;
+  for (const json &w : j["weights"])
+    total += w["bytes"].get<uint64_t>();
+  std::printf("weights: %zu, %llu bytes\n", j["weights"].size(),
+              (unsigned long long)total);
+  for (const json &w : j["weights"])
+    std::printf("  %10llu %10llu %-9s %-18s %08x %s\n",
+                (unsigned long long)w["offset"].get<uint64_t>(),
+                (unsigned long long)w["bytes"].get<uint64_t>(),
+                w["dtype"].get<std::string>().c_str(), shape(w["shape"]).c_str(),
+                w["checksum"].get<uint32_t>(), w["name"].get<std::string>().c_str());
+}
+
+/// Recomputes every weight's checksum; the first mismatch names the weight.
+int verifyWeights(const k3rt_bundle_s &b) {
+  if (!b.root->weights())
+    return 0;
+  for (size_t i = 0; i < b.root->weights()->size(); ++i) {
+    const Weight *w = b.root->weights()->Get(i);
+    uint32_t sum = k3rt::checksum(b.data + w->offset(), w->length());
+    if (sum != w->checksum())
+      return fail("weights[" + std::to_string(i) + "] '" + w->name()->str() +
+                  "': checksum " + std::to_string(sum) + " != recorded " +
+                  std::to_string(w->checksum()) + " (corrupt data)");
+  }
+  return 0;
+}
+
+int extractKernels(const k3rt_bundle_s &b, const std::string &dir) {
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return fail(dir + ": cannot create: " + std::strerror(errno));
+  if (!b.root->kernels())
+    return 0;
+  for (const Kernel *k : *b.root->kernels()) {
+    auto write = [&](const std::string &suffix, const void *data, size_t n) {
+      std::ofstream out(dir + "/" + k->name()->str() + suffix, std::ios::binary);
+      out.write(static_cast<const char *>(data), n);
+      return bool(out);
+    };
+    if (k->object() && !write(".so", k->object()->data(), k->object()->size()))
+      return fail(dir + ": cannot write " + k->name()->str() + ".so");
+    if (k->ptx() && !write(".ptx", k->ptx()->c_str(), k->ptx()->size()))
+      return fail(dir + ": cannot write " + k->name()->str() + ".ptx");
+    if (k->cubin() && !write(".cubin", k->cubin()->data(), k->cubin()->size()))
+      return fail(dir + ": cannot write " + k->name()->str() + ".cubin");
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string path, extractDir;
+  bool asJson = false, checkWeights = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--json")
+      asJson = true;
+    else if (a == "--verify-weights")
+      checkWeights = true;
+    else if (a.rfind("--extract-kernels=", 0) == 0)
+      extractDir = a.substr(18);
+    else if (a == "-h" || a == "--help") {
+      std::printf("usage: k3-dump FILE.k3b [--json] [--verify-weights] "
+                  "[--extract-kernels=DIR]\n");
+      return 0;
+    } else if (a.size() > 1 && a[0] == '-')
+      return fail("unknown flag '" + a + "'");
+    else if (path.empty())
+      path = a;
+    else
+      return fail("more than one input file ('" + path + "', '" + a + "')");
+  }
+  if (path.empty())
+    return fail("no input file (usage: k3-dump FILE.k3b [--json])");
+
+  k3rt_bundle_t *bundle = nullptr;
+  if (k3rt_status_t s = k3rt_bundle_open(path.c_str(), &bundle)) {
+    int rc = fail(k3rt_status_message(s));
+    k3rt_status_free(s);
+    return rc;
+  }
+  int rc = 0;
+  if (checkWeights)
+    rc = verifyWeights(*bundle);
+  if (!rc && !extractDir.empty())
+    rc = extractKernels(*bundle, extractDir);
+  if (!rc) {
+    json j = describe(*bundle);
+    if (asJson)
+      std::cout << j.dump(1) << "\n";
+    else
+      printText(j, path);
+  }
+  k3rt_bundle_release(bundle);
+  return rc;
+}
