@@ -25,7 +25,11 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.k3_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst("k3-opt", unresolved="fatal"), ToolSubst("k3-compile", unresolved="fatal")]
+tools = [
+    ToolSubst("k3-opt", unresolved="fatal"),
+    ToolSubst("k3-compile", unresolved="fatal"),
+    ToolSubst("k3-dump", unresolved="fatal"),
+]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

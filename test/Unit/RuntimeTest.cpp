@@ -1,0 +1,207 @@
+//===- RuntimeTest.cpp - .k3b verification in the runtime -----------------===//
+//
+// Part of k3. Builds small bundles directly with the flatbuffer builder and
+// checks that the runtime accepts the good one and refuses every corrupt
+// variant with the field named: truncations, bit flips, wrong magic and
+// version, and each semantic rule. MLIR-free, like the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/include/k3rt/k3rt.h"
+#include "runtime/src/Bundle.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <vector>
+
+using namespace k3::bundle;
+
+namespace {
+
+/// Knobs for one synthetic bundle.
+struct Spec {
+  uint64_t weightOffsetShift = 0; // added to weights[0].offset
+  uint64_t weightLength = 64;     // F32 [16]
+  uint32_t stepKernel = 0;
+  uint32_t smem = 1024;
+  int blockX = 128;
+  uint32_t version = k3rt::kFormatVersion;
+  int64_t layers = 2;
+};
+
+/// Header + flatbuffer + one 64-byte F32 weight, 64-byte aligned; the
+/// buffer is over-allocated so that its start is aligned too.
+struct Image {
+  std::vector<uint8_t> storage;
+  uint8_t *data = nullptr;
+  size_t size = 0;
+};
+
+Image build(const Spec &s) {
+  flatbuffers::FlatBufferBuilder b;
+  b.ForceDefaults(true);
+  auto config = CreateModelConfigDirect(b, 32, 16, s.layers, 1, 16, 4, 1, 8, 4,
+                                        0, 0, 0, "{}");
+  std::vector<flatbuffers::Offset<Layer>> layers = {
+      CreateLayer(b, Mixer_KDA, FFN_Dense, true),
+      CreateLayer(b, Mixer_MLA, FFN_Dense, false)};
+  auto cache = CreateCacheGeometry(b, 1, 3, 16, 1024, 1, 12, DType_BF16, 24);
+  std::vector<int32_t> block = {s.blockX, 1, 1};
+  std::vector<flatbuffers::Offset<Kernel>> kernels = {CreateKernelDirect(
+      b, "k0", Target_SM90A, nullptr, "// ptx", nullptr, &block, s.smem, 3)};
+  std::vector<flatbuffers::Offset<Binding>> args = {
+      CreateBinding(b, BindingKind_Weight, 0, 0, 0),
+      CreateBinding(b, BindingKind_Input, 0, 0, 0),
+      CreateBinding(b, BindingKind_Scratch, 0, 0, 128)};
+  std::vector<GridDim> grid = {GridDim(0, 1, 16)};
+  std::vector<flatbuffers::Offset<Step>> steps = {
+      CreateStepDirect(b, s.stepKernel, &grid, &args)};
+  std::vector<int64_t> idsShape = {-1};
+  std::vector<flatbuffers::Offset<TensorInfo>> ins = {
+      CreateTensorInfoDirect(b, "ids", DType_I32, &idsShape)};
+  std::vector<flatbuffers::Offset<EntryPoint>> entries = {
+      CreateEntryPointDirect(b, "prefill", &ins, nullptr, &steps, 256)};
+  // The weight region starts at a fixed, generous offset.
+  const uint64_t weightsAt = 4096;
+  std::vector<int64_t> shape = {16};
+  std::vector<flatbuffers::Offset<Weight>> weights = {CreateWeightDirect(
+      b, "w", DType_F32, &shape, weightsAt + s.weightOffsetShift, s.weightLength,
+      k3rt::checksum(std::vector<uint8_t>(64, 7).data(), 64))};
+  auto root = CreateBundleDirect(b, s.version, "test", Target_CPU, config,
+                                 &layers, cache, &entries, &kernels, &weights);
+  FinishBundleBuffer(b, root);
+  EXPECT_LT(64 + b.GetSize(), weightsAt);
+
+  Image img;
+  img.size = weightsAt + 64;
+  img.storage.assign(img.size + 64, 0);
+  img.data = img.storage.data() +
+             (64 - reinterpret_cast<uintptr_t>(img.storage.data()) % 64) % 64;
+  k3rt::FileHeader h{};
+  std::memcpy(h.magic, k3rt::kMagic, 8);
+  h.formatVersion = s.version;
+  h.flatbufferOffset = 64;
+  h.flatbufferSize = b.GetSize();
+  h.weightsOffset = weightsAt;
+  h.weightsSize = 64;
+  h.fileSize = img.size;
+  std::memcpy(img.data, &h, 64);
+  std::memcpy(img.data + 64, b.GetBufferPointer(), b.GetSize());
+  std::memset(img.data + weightsAt, 7, 64);
+  return img;
+}
+
+/// Opens the image; returns "" on success, else the status message, and
+/// checks the code is the expected one.
+std::string openMessage(const Image &img, size_t size,
+                        k3rt_status_code_t want = K3RT_DATA_LOSS) {
+  k3rt_bundle_t *bundle = nullptr;
+  k3rt_status_t s = k3rt_bundle_open_memory(img.data, size, &bundle);
+  if (!s) {
+    k3rt_bundle_release(bundle);
+    return "";
+  }
+  EXPECT_EQ(k3rt_status_code(s), want) << k3rt_status_message(s);
+  std::string msg = k3rt_status_message(s);
+  k3rt_status_free(s);
+  return msg;
+}
+
+TEST(Bundle, GoodBundleOpens) {
+  Image img = build({});
+  k3rt_bundle_t *bundle = nullptr;
+  k3rt_status_t s = k3rt_bundle_open_memory(img.data, img.size, &bundle);
+  ASSERT_EQ(s, nullptr) << k3rt_status_message(s);
+  EXPECT_EQ(k3rt_bundle_format_version(bundle), k3rt_runtime_format_version());
+  EXPECT_EQ(bundle->root->weights()->Get(0)->name()->str(), "w");
+  k3rt_bundle_retain(bundle);
+  k3rt_bundle_release(bundle);
+  k3rt_bundle_release(bundle);
+}
+
+TEST(Bundle, HeaderChecks) {
+  Image img = build({});
+  EXPECT_EQ(openMessage(img, 10),
+            "truncated: 10 bytes, a .k3b needs at least the 64-byte header");
+  EXPECT_EQ(openMessage(img, img.size - 1),
+            "truncated or padded: header.file_size=4160 but the file has "
+            "4159 bytes");
+  img.data[1] = 'X';
+  EXPECT_EQ(openMessage(img, img.size), "not a .k3b file (bad magic)");
+  Image v2 = build({});
+  v2.data[8] = 2; // header.format_version
+  EXPECT_EQ(openMessage(v2, v2.size, K3RT_UNIMPLEMENTED),
+            "header.format_version=2 but this runtime reads version 1");
+}
+
+/// Every truncation is refused, never read past the end.
+TEST(Bundle, EveryTruncationIsRefused) {
+  Image img = build({});
+  for (size_t n = 0; n < img.size; n += (n < 256 ? 1 : 61))
+    EXPECT_NE(openMessage(img, n), "") << "accepted " << n << " bytes";
+}
+
+/// Flipping any single bit of the header or the flatbuffer either leaves a
+/// valid bundle (a bit in padding or an unused field) or is refused with a
+/// status; it never crashes or reads out of bounds (the ASan build checks).
+TEST(Bundle, BitFlipsAreRefusedOrHarmless) {
+  const Image good = build({});
+  size_t fbEnd = 64 + reinterpret_cast<const k3rt::FileHeader *>(good.data)
+                          ->flatbufferSize;
+  int refused = 0;
+  for (size_t byte = 0; byte < fbEnd; ++byte)
+    for (int bit = 0; bit < 8; bit += 3) {
+      Image img = build({});
+      img.data[byte] ^= uint8_t(1 << bit);
+      k3rt_bundle_t *bundle = nullptr;
+      k3rt_status_t s = k3rt_bundle_open_memory(img.data, img.size, &bundle);
+      if (s) {
+        ++refused;
+        EXPECT_NE(std::string(k3rt_status_message(s)), "");
+        k3rt_status_free(s);
+      } else {
+        k3rt_bundle_release(bundle);
+      }
+    }
+  EXPECT_GT(refused, 100);
+}
+
+TEST(Bundle, SemanticChecksNameTheField) {
+  EXPECT_EQ(openMessage(build({.weightOffsetShift = 8}), 4160),
+            "weights[0].offset=4104 is not 64-byte aligned");
+  EXPECT_EQ(openMessage(build({.weightOffsetShift = 64}), 4160),
+            "weights[0].offset=4160 with length 64 exceeds the weight region "
+            "[4096, 4160)");
+  EXPECT_EQ(openMessage(build({.weightLength = 60}), 4160),
+            "weights[0].length=60 but F32 of its shape needs 64");
+  EXPECT_EQ(openMessage(build({.stepKernel = 3}), 4160),
+            "entry_points[0].steps[0].kernel=3 but the binary has 1 kernels");
+  EXPECT_EQ(openMessage(build({.smem = 300000}), 4160),
+            "kernels[0].smem=300000 exceeds device limit 232448");
+  EXPECT_EQ(openMessage(build({.blockX = 2048}), 4160),
+            "kernels[0].block[0]=2048 is outside 1..1024");
+  EXPECT_EQ(openMessage(build({.layers = 3}), 4160),
+            "layers has 2 entries but config.num_layers=3");
+  EXPECT_EQ(openMessage(build({.version = 7}), 4160, K3RT_UNIMPLEMENTED),
+            "header.format_version=7 but this runtime reads version 1");
+}
+
+TEST(Bundle, FileErrors) {
+  k3rt_bundle_t *bundle = nullptr;
+  k3rt_status_t s = k3rt_bundle_open("/nonexistent/x.k3b", &bundle);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(k3rt_status_code(s), K3RT_NOT_FOUND);
+  EXPECT_EQ(std::string(k3rt_status_message(s)),
+            "/nonexistent/x.k3b: cannot open: No such file or directory");
+  k3rt_status_free(s);
+  s = k3rt_bundle_open("/tmp", &bundle);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(std::string(k3rt_status_message(s)), "/tmp: not a regular file");
+  k3rt_status_free(s);
+  EXPECT_EQ(k3rt_status_code(nullptr), K3RT_OK);
+  EXPECT_STREQ(k3rt_status_message(nullptr), "OK");
+}
+
+} // namespace
