@@ -9,11 +9,16 @@
 
 #include "runtime/include/k3rt/k3rt.h"
 #include "runtime/src/Bundle.h"
+#include "runtime/src/Npy.h"
+#include "runtime/src/Sampling.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <vector>
 
 using namespace k3::bundle;
@@ -202,6 +207,111 @@ TEST(Bundle, FileErrors) {
   k3rt_status_free(s);
   EXPECT_EQ(k3rt_status_code(nullptr), K3RT_OK);
   EXPECT_STREQ(k3rt_status_message(nullptr), "OK");
+}
+
+//===----------------------------------------------------------------------===//
+// Sampling
+//===----------------------------------------------------------------------===//
+
+TEST(Sampling, GreedyIsArgmaxWithTiesToLowerIdAndNanSkipped) {
+  const float logits[] = {0.5f, 2.0f, NAN, 2.0f, -1.0f};
+  k3rt::Sampler greedy({});
+  EXPECT_EQ(greedy.next(logits, 5), 1);
+  const float nan[] = {NAN, NAN};
+  EXPECT_EQ(greedy.next(nan, 2), -1);
+}
+
+/// The same seed gives the same sequence; another seed another one.
+TEST(Sampling, SeededSamplingIsDeterministic) {
+  std::vector<float> logits(50);
+  for (size_t i = 0; i < logits.size(); ++i)
+    logits[i] = std::sin(float(i));
+  auto draw = [&](uint64_t seed) {
+    k3rt::Sampler s({/*temperature=*/1.0f, 0, 1.0f, seed});
+    std::vector<int32_t> out;
+    for (int i = 0; i < 20; ++i)
+      out.push_back(s.next(logits.data(), logits.size()));
+    return out;
+  };
+  EXPECT_EQ(draw(42), draw(42));
+  EXPECT_NE(draw(42), draw(43));
+}
+
+/// top-k and top-p only ever return kept tokens; frequencies follow the
+/// renormalised softmax.
+TEST(Sampling, TopKAndTopPRestrictTheCandidates) {
+  const float logits[] = {3.0f, 2.0f, 1.0f, 0.0f, -1.0f};
+  k3rt::Sampler topK({1.0f, 2, 1.0f, 7});
+  std::map<int32_t, int> counts;
+  for (int i = 0; i < 20000; ++i)
+    ++counts[topK.next(logits, 5)];
+  EXPECT_EQ(counts.size(), 2u);
+  // p(0) / p(1) = e at temperature 1.
+  double ratio = double(counts[0]) / counts[1];
+  EXPECT_NEAR(ratio, std::exp(1.0), 0.15);
+  // softmax of the logits: 0.636, 0.234, 0.086, ...: top-p 0.8 keeps two.
+  k3rt::Sampler topP({1.0f, 0, 0.8f, 7});
+  counts.clear();
+  for (int i = 0; i < 5000; ++i)
+    ++counts[topP.next(logits, 5)];
+  EXPECT_EQ(counts.size(), 2u);
+  // A tiny temperature is greedy in effect.
+  k3rt::Sampler cold({1e-4f, 0, 1.0f, 3});
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(cold.next(logits, 5), 0);
+}
+
+//===----------------------------------------------------------------------===//
+// .npy
+//===----------------------------------------------------------------------===//
+
+TEST(Npy, RoundTripAndHeaderLayout) {
+  const float values[6] = {1, 2, 3, 4, 5, -6.5f};
+  std::string path = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                     "/k3-npy-test.npy";
+  std::string error;
+  ASSERT_TRUE(k3rt::writeNpy(path, k3rt::makeF32({2, 3}, values), error)) << error;
+  k3rt::NpyArray back;
+  ASSERT_TRUE(k3rt::readNpy(path, back, error)) << error;
+  EXPECT_EQ(back.dtype, "<f4");
+  EXPECT_EQ(back.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(std::memcmp(back.data.data(), values, 24), 0);
+  // The data starts on a 64-byte boundary, as NumPy writes it.
+  FILE *f = std::fopen(path.c_str(), "rb");
+  unsigned char pre[10];
+  ASSERT_EQ(std::fread(pre, 1, 10, f), 10u);
+  std::fclose(f);
+  EXPECT_EQ((10 + (pre[8] | pre[9] << 8)) % 64, 0);
+  ASSERT_TRUE(k3rt::writeNpy(path, k3rt::makeF32({3}, values), error));
+  ASSERT_TRUE(k3rt::readNpy(path, back, error)) << error;
+  EXPECT_EQ(back.shape, (std::vector<int64_t>{3}));
+  std::remove(path.c_str());
+}
+
+TEST(Npy, BadFilesAreNamed) {
+  std::string path = "/tmp/k3-npy-bad.npy", error;
+  auto write = [&](const std::string &bytes) {
+    FILE *f = std::fopen(path.c_str(), "wb");
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  };
+  k3rt::NpyArray a;
+  write("hello");
+  EXPECT_FALSE(k3rt::readNpy(path, a, error));
+  EXPECT_EQ(error, path + ": not a valid .npy file: missing the \\x93NUMPY magic");
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }";
+  std::string head = std::string("\x93NUMPY\x01\x00", 8) +
+                     char(dict.size()) + char(0) + dict;
+  write(head + std::string(12, '\0'));
+  EXPECT_FALSE(k3rt::readNpy(path, a, error));
+  EXPECT_EQ(error, path + ": not a valid .npy file: holds 12 data bytes, but "
+                          "<f4 (2, 2) needs 16");
+  std::string c16 = "{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }";
+  write(std::string("\x93NUMPY\x01\x00", 8) + char(c16.size()) + char(0) + c16 +
+        std::string(16, '\0'));
+  EXPECT_FALSE(k3rt::readNpy(path, a, error));
+  EXPECT_EQ(error, path + ": not a valid .npy file: dtype '<c16' is not supported");
+  std::remove(path.c_str());
 }
 
 } // namespace

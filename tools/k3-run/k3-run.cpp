@@ -1,0 +1,260 @@
+//===- k3-run.cpp - Run a .k3b --------------------------------------------===//
+//
+// Part of k3. The command-line contract of DESIGN.md §5. MLIR-free.
+//
+//   k3-run FILE.k3b --tokens=1,2,3 [--generate=N] [--temperature=T]
+//          [--top-k=K] [--top-p=P] [--seed=S] [--device=cpu|cuda|auto]
+//          [--dump-logits=PATH.npy]
+//   k3-run FILE.k3b --function=NAME --input=@a.npy ... --output=@o.npy
+//
+// Everything up to execution is here: flags, the verified binary, token ids
+// against the vocabulary, .npy inputs, the device choice. Executing needs
+// the binary's CPU kernels, which the CPU backend (issue 4) will emit; a
+// binary without them is refused with one line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/include/k3rt/k3rt.h"
+#include "runtime/src/Bundle.h"
+#include "runtime/src/Npy.h"
+#include "runtime/src/Sampling.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <vector>
+
+namespace {
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "k3-run: error: %s\n", message.c_str());
+  return 1;
+}
+
+/// Parses a whole decimal integer in [lo, hi].
+bool parseInt(const std::string &s, long long lo, long long hi, long long &out) {
+  if (s.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtoll(s.c_str(), &end, 10);
+  return errno == 0 && *end == '\0' && out >= lo && out <= hi;
+}
+
+bool parseFloat(const std::string &s, double &out) {
+  if (s.empty())
+    return false;
+  char *end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return *end == '\0';
+}
+
+struct Options {
+  std::string path, device = "cpu", dumpLogits, function;
+  std::vector<long long> tokens;
+  bool haveTokens = false;
+  long long generate = 0;
+  std::vector<std::string> inputs, outputs;
+  k3rt::SamplingOptions sampling;
+};
+
+/// One line per problem, in the order the flags were given.
+bool parse(int argc, char **argv, Options &o, std::string &error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    size_t eq = a.find('=');
+    std::string key = a.substr(0, eq), value = eq == std::string::npos ? "" : a.substr(eq + 1);
+    // Also accept `--flag value`.
+    auto take = [&]() {
+      if (eq == std::string::npos && i + 1 < argc)
+        value = argv[++i];
+      return value;
+    };
+    double f;
+    long long n;
+    if (key == "--tokens") {
+      o.haveTokens = true;
+      std::string list = take(), item;
+      size_t start = 0;
+      do {
+        size_t comma = list.find(',', start);
+        item = list.substr(start, comma == std::string::npos ? comma : comma - start);
+        if (!parseInt(item, 0, (1ll << 31) - 1, n)) {
+          error = "--tokens: '" + item + "' is not a token id";
+          return false;
+        }
+        o.tokens.push_back(n);
+        start = comma == std::string::npos ? list.size() + 1 : comma + 1;
+      } while (start <= list.size());
+    } else if (key == "--generate") {
+      if (!parseInt(take(), 0, 1 << 24, o.generate)) {
+        error = "--generate: '" + value + "' is not a count";
+        return false;
+      }
+    } else if (key == "--temperature") {
+      if (!parseFloat(take(), f) || !(f >= 0) || !std::isfinite(f)) {
+        error = "--temperature: '" + value + "' is not a temperature >= 0";
+        return false;
+      }
+      o.sampling.temperature = float(f);
+    } else if (key == "--top-k") {
+      if (!parseInt(take(), 0, 1 << 30, n)) {
+        error = "--top-k: '" + value + "' is not a count";
+        return false;
+      }
+      o.sampling.topK = int32_t(n);
+    } else if (key == "--top-p") {
+      if (!parseFloat(take(), f) || !(f > 0 && f <= 1)) {
+        error = "--top-p: '" + value + "' is not in (0, 1]";
+        return false;
+      }
+      o.sampling.topP = float(f);
+    } else if (key == "--seed") {
+      if (!parseInt(take(), 0, (1ll << 62), n)) {
+        error = "--seed: '" + value + "' is not a seed";
+        return false;
+      }
+      o.sampling.seed = uint64_t(n);
+    } else if (key == "--device") {
+      o.device = take();
+      if (o.device != "cpu" && o.device != "cuda" && o.device != "auto") {
+        error = "--device: '" + o.device + "' is not cpu, cuda or auto";
+        return false;
+      }
+    } else if (key == "--dump-logits") {
+      o.dumpLogits = take();
+    } else if (key == "--function") {
+      o.function = take();
+    } else if (key == "--input" || key == "--output") {
+      std::string v = take();
+      if (v.empty() || v[0] != '@') {
+        error = key + ": expected @FILE.npy, got '" + v + "'";
+        return false;
+      }
+      (key == "--input" ? o.inputs : o.outputs).push_back(v.substr(1));
+    } else if (key == "--requests" || key == "--max-batch" ||
+               key == "--no-prefix-cache") {
+      error = key + ": multi-request serving arrives with the cache manager "
+                    "(issue 8); not available yet";
+      return false;
+    } else if (a == "-h" || a == "--help") {
+      error = "help";
+      return false;
+    } else if (a.size() > 1 && a[0] == '-') {
+      error = "unknown flag '" + a + "'";
+      return false;
+    } else if (o.path.empty()) {
+      o.path = a;
+    } else {
+      error = "more than one binary ('" + o.path + "', '" + a + "')";
+      return false;
+    }
+  }
+  if (o.path.empty()) {
+    error = "no binary (usage: k3-run FILE.k3b --tokens=1,2,3 [--generate=N])";
+    return false;
+  }
+  if (o.function.empty() && !o.haveTokens) {
+    error = "nothing to run: give --tokens=... or --function=NAME";
+    return false;
+  }
+  if (!o.function.empty() && o.haveTokens) {
+    error = "--function runs one op-level function; it takes --input, not "
+            "--tokens";
+    return false;
+  }
+  return true;
+}
+
+/// The CUDA driver, loaded at run time and never linked (DESIGN.md §4).
+bool cudaDriverPresent(std::string &why) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *e = dlerror();
+    why = e ? e : "libcuda.so.1 not found";
+    return false;
+  }
+  using InitFn = int (*)(unsigned);
+  auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+  int rc = init ? init(0) : -1;
+  dlclose(lib);
+  if (rc != 0) {
+    why = init ? "cuInit failed with error " + std::to_string(rc)
+               : "libcuda.so.1 has no cuInit";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  std::string error;
+  if (!parse(argc, argv, o, error)) {
+    if (error == "help") {
+      std::printf("usage: k3-run FILE.k3b --tokens=1,2,3 [--generate=N] "
+                  "[--temperature=T --top-k=K --top-p=P --seed=S] "
+                  "[--device=cpu|cuda|auto] [--dump-logits=PATH.npy]\n"
+                  "       k3-run FILE.k3b --function=NAME --input=@a.npy ... "
+                  "--output=@o.npy\n");
+      return 0;
+    }
+    return fail(error);
+  }
+
+  std::string why;
+  if (o.device == "cuda" && !cudaDriverPresent(why))
+    return fail("--device=cuda: no CUDA driver (" + why + ")");
+  if (o.device == "auto")
+    o.device = cudaDriverPresent(why) ? "cuda" : "cpu";
+
+  k3rt_bundle_t *bundle = nullptr;
+  if (k3rt_status_t s = k3rt_bundle_open(o.path.c_str(), &bundle)) {
+    int rc = fail(k3rt_status_message(s));
+    k3rt_status_free(s);
+    return rc;
+  }
+  struct Release {
+    k3rt_bundle_t *b;
+    ~Release() { k3rt_bundle_release(b); }
+  } release{bundle};
+  const k3::bundle::Bundle &root = *bundle->root;
+
+  std::string entry = o.function.empty() ? "prefill" : o.function;
+  if (o.function.empty()) {
+    const int64_t vocab = root.config()->vocab_size();
+    if (o.tokens.empty())
+      return fail("--tokens: the prompt is empty");
+    for (size_t i = 0; i < o.tokens.size(); ++i)
+      if (o.tokens[i] >= vocab)
+        return fail("--tokens: token id " + std::to_string(o.tokens[i]) +
+                    " at position " + std::to_string(i) +
+                    " is outside the vocabulary (" + std::to_string(vocab) +
+                    " ids)");
+  } else {
+    for (const std::string &in : o.inputs) {
+      k3rt::NpyArray a;
+      if (!k3rt::readNpy(in, a, error))
+        return fail(error);
+    }
+  }
+
+  const k3::bundle::EntryPoint *ep = nullptr;
+  if (root.entry_points())
+    for (const k3::bundle::EntryPoint *e : *root.entry_points())
+      if (e->name()->str() == entry)
+        ep = e;
+  if (!ep)
+    return fail(o.path + " has no entry point '" + entry + "'");
+  if (!ep->steps() || ep->steps()->size() == 0 || !root.kernels() ||
+      root.kernels()->size() == 0)
+    return fail(o.path + " has no " + o.device + " kernels for '" + entry +
+                "': it holds metadata and weights only (k3-compile "
+                "--compile-to=bundle); executing needs the CPU backend");
+  return fail("executing plans is not implemented in this runtime yet");
+}
