@@ -103,9 +103,7 @@ private:
 
   /// True if the linear `X.weight` is stored as an MXFP4 pair.
   bool isPacked(const std::string &rel) const {
-    const std::string suffix = ".weight";
-    return rel.size() > suffix.size() &&
-           rel.compare(rel.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+    return ::k3::model::endsWith(rel, ".weight") &&
            specs.count(rel.substr(0, rel.size() - 7) + ".weight_packed");
   }
 

@@ -16,11 +16,6 @@
 namespace k3::model {
 namespace {
 
-bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /// The one stored key ending in `suffix`, or "" with `count` set.
 std::string uniqueKeyEndingIn(const WeightStore &store,
                               const std::string &suffix, int &count) {
@@ -40,16 +35,7 @@ std::string uniqueKeyEndingIn(const WeightStore &store,
 std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
                                              std::string &error) {
   std::unique_ptr<Checkpoint> ck(new Checkpoint());
-  std::string path = dir + "/config.json";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot open";
-    return nullptr;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  ck->cfgText = text.str();
-  auto cfg = parseConfig(ck->cfgText, error);
+  auto cfg = loadConfig(dir, error, &ck->cfgText);
   if (!cfg)
     return nullptr;
   ck->cfg = std::move(*cfg);

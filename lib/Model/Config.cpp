@@ -480,16 +480,15 @@ std::optional<Config> parseConfig(const std::string &jsonText,
   return c;
 }
 
-std::optional<Config> loadConfig(const std::string &dir, std::string &error) {
-  std::string path = dir + "/config.json";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot open";
+std::optional<Config> loadConfig(const std::string &dir, std::string &error,
+                                 std::string *text) {
+  std::string content;
+  if (!readTextFile(dir + "/config.json", content, error))
     return std::nullopt;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseConfig(ss.str(), error);
+  auto config = parseConfig(content, error);
+  if (text)
+    *text = std::move(content);
+  return config;
 }
 
 Stats computeStats(const Config &c) {

@@ -99,8 +99,9 @@ struct Config {
 std::optional<Config> parseConfig(const std::string &jsonText,
                                   std::string &error);
 
-/// Reads and parses `dir/config.json`.
-std::optional<Config> loadConfig(const std::string &dir, std::string &error);
+/// Reads and parses `dir/config.json`; `text`, if given, receives the file.
+std::optional<Config> loadConfig(const std::string &dir, std::string &error,
+                                 std::string *text = nullptr);
 
 /// Sizes reported by `k3-compile --stats`.
 struct Stats {

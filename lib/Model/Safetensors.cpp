@@ -149,11 +149,6 @@ parseSafetensors(const uint8_t *data, size_t size, const std::string &file,
 
 namespace {
 
-bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /// Shard file names of `dir`: from the index when present (then `index`
 /// maps each tensor to its file), else every `*.safetensors`, sorted.
 std::optional<std::vector<std::string>>

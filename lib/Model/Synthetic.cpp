@@ -19,10 +19,6 @@
 namespace k3::model {
 namespace {
 
-bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 bool contains(const std::string &s, const char *part) {
   return s.find(part) != std::string::npos;
 }

@@ -6,6 +6,9 @@
 
 #include "lib/Model/TensorTable.h"
 
+#include <fstream>
+#include <sstream>
+
 namespace k3::model {
 
 const char *dtypeName(DType t) {
@@ -62,13 +65,22 @@ int64_t storedALogLength(const Config &c) {
   return (c.kdaHeads + 127) / 128 * 128;
 }
 
+bool readTextFile(const std::string &path, std::string &text,
+                  std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": cannot open";
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  text = ss.str();
+  return true;
+}
+
 bool isPackableLinear(const TensorSpec &s) {
-  const std::string suffix = ".weight";
   return !s.packed && !s.scale && s.shape.size() == 2 &&
-         s.name.size() > suffix.size() &&
-         s.name.compare(s.name.size() - suffix.size(), suffix.size(), suffix) ==
-             0 &&
-         s.name != "embed_tokens.weight";
+         endsWith(s.name, ".weight") && s.name != "embed_tokens.weight";
 }
 
 std::vector<TensorSpec> packedPair(const TensorSpec &linear) {

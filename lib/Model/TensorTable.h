@@ -61,6 +61,15 @@ std::string formatShape(const std::vector<int64_t> &shape);
 
 int64_t numElements(const std::vector<int64_t> &shape);
 
+inline bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Reads a whole file; on failure sets `error` to "<path>: cannot open".
+bool readTextFile(const std::string &path, std::string &text,
+                  std::string &error);
+
 } // namespace k3::model
 
 #endif // LIB_MODEL_TENSORTABLE_H

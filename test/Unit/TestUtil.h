@@ -9,6 +9,7 @@
 
 #include "lib/Model/Config.h"
 #include "lib/Model/Synthetic.h"
+#include "lib/Model/TensorTable.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -44,13 +45,8 @@ inline std::string sourceConfigDir(const std::string &name) {
 }
 
 inline bool readText(const std::string &path, std::string &text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  text = ss.str();
-  return true;
+  std::string error;
+  return model::readTextFile(path, text, error);
 }
 
 inline bool writeText(const std::string &path, const std::string &text) {
@@ -64,11 +60,7 @@ inline bool writeSynthetic(const std::string &configDir,
                            int shards, bool flat, std::string &error,
                            std::optional<model::ExpertFormat> experts = {}) {
   std::string text;
-  if (!readText(configDir + "/config.json", text)) {
-    error = configDir + "/config.json: cannot open";
-    return false;
-  }
-  auto config = model::parseConfig(text, error);
+  auto config = model::loadConfig(configDir, error, &text);
   if (!config)
     return false;
   model::SyntheticOptions options;

@@ -86,22 +86,9 @@ static std::string describeLocation(Location loc) {
   return "";
 }
 
-static bool readFile(const std::string &path, std::string &text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  text = ss.str();
-  return true;
-}
-
 static int runWriteSynthetic() {
   std::string configText, error;
-  std::string configPath = inputPath + "/config.json";
-  if (!readFile(configPath, configText))
-    return fail(configPath + ": cannot open");
-  auto config = model::parseConfig(configText, error);
+  auto config = model::loadConfig(inputPath, error, &configText);
   if (!config)
     return fail(error);
   model::SyntheticOptions options;
