@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -58,6 +59,7 @@ struct Blob {
   std::vector<const TensorView *> parts;
   uint64_t bytes = 0;
   uint64_t offset = 0;
+  uint32_t checksum = 0;
 };
 
 bool collectWeights(ModuleOp module, const Checkpoint &ck,
@@ -89,6 +91,11 @@ bool collectWeights(ModuleOp module, const Checkpoint &ck,
       blob.parts.push_back(v);
       blob.bytes += v->bytes;
     }
+    uint32_t sum = 2166136261u; // FNV-1a over the parts in order
+    for (const TensorView *v : blob.parts)
+      for (size_t i = 0; i < v->bytes; ++i)
+        sum = (sum ^ v->data[i]) * 16777619u;
+    blob.checksum = sum;
     seen[name] = blobs.size();
     blobs.push_back(std::move(blob));
     return WalkResult::advance();
@@ -100,7 +107,7 @@ flatbuffers::Offset<fb::TensorInfo>
 tensorInfo(flatbuffers::FlatBufferBuilder &b, Type type, StringRef name) {
   auto t = cast<RankedTensorType>(type);
   fb::DType dtype = fb::DType_F32;
-  bundleDType(t.getElementType(), dtype);
+  (void)bundleDType(t.getElementType(), dtype); // checked by writeBundle
   std::vector<int64_t> shape;
   for (int64_t d : t.getShape())
     shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
@@ -121,6 +128,18 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint &ck,
   std::vector<Blob> blobs;
   if (!collectWeights(module, ck, blobs, error))
     return false;
+
+  for (auto fn : module.getOps<func::FuncOp>())
+    for (Type t : llvm::concat<const Type>(fn.getArgumentTypes(),
+                                           fn.getResultTypes())) {
+      fb::DType dtype;
+      auto tensor = dyn_cast<RankedTensorType>(t);
+      if (!tensor || !bundleDType(tensor.getElementType(), dtype)) {
+        error = "entry point '" + fn.getName().str() + "' has a " +
+                "signature type the bundle cannot describe";
+        return false;
+      }
+    }
 
   flatbuffers::FlatBufferBuilder b(1 << 20);
   auto nameOf = [](DictionaryAttr attrs, unsigned i) {
@@ -144,15 +163,10 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint &ck,
     // or vanishes between the two builds.
     b.ForceDefaults(true);
     std::vector<flatbuffers::Offset<fb::Weight>> weights;
-    for (const Blob &blob : blobs) {
-      uint32_t sum = 2166136261u;
-      for (const TensorView *v : blob.parts)
-        for (size_t i = 0; i < v->bytes; ++i)
-          sum = (sum ^ v->data[i]) * 16777619u;
+    for (const Blob &blob : blobs)
       weights.push_back(fb::CreateWeightDirect(b, blob.name.c_str(), blob.dtype,
                                                &blob.shape, base + blob.offset,
-                                               blob.bytes, sum));
-    }
+                                               blob.bytes, blob.checksum));
     auto cfg = fb::CreateModelConfigDirect(
         b, c.vocabSize, c.hiddenSize, c.numLayers, c.kdaHeads, c.kdaHeadDim,
         c.convKernelSize, c.mlaHeads, c.kvLoraRank, c.qkRopeHeadDim,
@@ -202,7 +216,10 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint &ck,
   h.weightsSize = relative;
   h.fileSize = base + relative;
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  // Written beside the target and renamed once verified, so a failure never
+  // leaves a half-written or unverified binary under the requested name.
+  const std::string tmp = path + ".tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   if (!out) {
     error = path + ": cannot write";
     return false;
@@ -221,18 +238,25 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint &ck,
   out.write(zeros, relative - written);
   out.close();
   if (!out) {
+    std::remove(tmp.c_str());
     error = path + ": write failed";
     return false;
   }
 
   // Verify after write, with the runtime's own checks.
   k3rt_bundle_t *bundle = nullptr;
-  if (k3rt_status_t s = k3rt_bundle_open(path.c_str(), &bundle)) {
+  if (k3rt_status_t s = k3rt_bundle_open(tmp.c_str(), &bundle)) {
     error = std::string("internal: the written bundle fails verification: ") +
             k3rt_status_message(s);
     k3rt_status_free(s);
+    std::remove(tmp.c_str());
     return false;
   }
   k3rt_bundle_release(bundle);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    error = path + ": cannot rename the written binary into place";
+    return false;
+  }
   return true;
 }

@@ -12,7 +12,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <algorithm>
 #include <set>
+#include <vector>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,16 +24,17 @@ using namespace k3::bundle;
 namespace k3rt {
 namespace {
 
-/// Largest dynamic shared memory per block on sm_90 (227 KiB).
-constexpr uint32_t kMaxSharedMemory = 232448;
+/// Largest dynamic shared memory per block: sm_90 (227 KiB), sm_80 (163 KiB).
+constexpr uint32_t kMaxSharedMemorySm90 = 232448;
+constexpr uint32_t kMaxSharedMemorySm80 = 166912;
 constexpr int kMaxThreadsPerBlock = 1024;
 
 k3rt_status_t corrupt(const std::string &message) {
   return makeStatus(K3RT_DATA_LOSS, message);
 }
 
-std::string at(const char *field, size_t i) {
-  return std::string(field) + "[" + std::to_string(i) + "]";
+std::string at(const std::string &field, size_t i) {
+  return field + "[" + std::to_string(i) + "]";
 }
 
 /// `a + b <= limit` without overflow.
@@ -39,175 +42,320 @@ bool fits(uint64_t a, uint64_t b, uint64_t limit) {
   return a <= limit && b <= limit - a;
 }
 
-k3rt_status_t verifyWeights(const Bundle &b, const FileHeader &h) {
-  if (!b.weights())
-    return nullptr;
-  std::set<std::string> names;
-  const uint64_t begin = h.weightsOffset, end = h.weightsOffset + h.weightsSize;
-  for (size_t i = 0; i < b.weights()->size(); ++i) {
-    const Weight *w = b.weights()->Get(i);
-    std::string field = at("weights", i);
-    if (w->name()->size() == 0)
-      return corrupt(field + ".name is empty");
-    if (!names.insert(w->name()->str()).second)
-      return corrupt(field + ".name='" + w->name()->str() + "' repeats");
-    if (w->dtype() < DType_MIN || w->dtype() > DType_MAX)
-      return corrupt(field + ".dtype=" + std::to_string(int(w->dtype())) +
-                     " is not a known dtype");
-    int64_t want = weightBytes(w->dtype(), *w->shape());
-    if (want < 0)
-      return corrupt(field + ".shape is not a valid " + dtypeName(w->dtype()) +
-                     " shape");
-    if (w->length() != uint64_t(want))
-      return corrupt(field + ".length=" + std::to_string(w->length()) +
-                     " but " + dtypeName(w->dtype()) + " of its shape needs " +
-                     std::to_string(want));
-    if (w->offset() % kAlignment)
-      return corrupt(field + ".offset=" + std::to_string(w->offset()) +
-                     " is not 64-byte aligned");
-    if (w->offset() < begin || !fits(w->offset(), w->length(), end))
-      return corrupt(field + ".offset=" + std::to_string(w->offset()) +
-                     " with length " + std::to_string(w->length()) +
-                     " exceeds the weight region [" + std::to_string(begin) +
-                     ", " + std::to_string(end) + ")");
-  }
-  return nullptr;
+/// A name that can appear in a one-line message and, for kernels, as a file
+/// name: printable, and no path separators.
+bool printable(const flatbuffers::String *s) {
+  for (unsigned char c : s->string_view())
+    if (c < 0x20 || c == 0x7f)
+      return false;
+  return true;
 }
 
-k3rt_status_t verifyKernels(const Bundle &b) {
-  if (!b.kernels())
-    return nullptr;
-  for (size_t i = 0; i < b.kernels()->size(); ++i) {
-    const Kernel *k = b.kernels()->Get(i);
-    std::string field = at("kernels", i);
-    if (k->name()->size() == 0)
-      return corrupt(field + ".name is empty");
-    if (k->target() == Target_CPU) {
-      if (!k->object() || k->object()->size() == 0)
-        return corrupt(field + ".object is empty for a CPU kernel");
-      continue;
-    }
-    if (k->target() < Target_MIN || k->target() > Target_MAX)
-      return corrupt(field + ".target=" + std::to_string(int(k->target())) +
-                     " is not a known target");
-    // CUDA takes no length for a PTX image: the verifier has checked that
-    // flatbuffer strings are NUL-terminated inside the buffer.
-    if (!k->ptx() || k->ptx()->size() == 0)
-      return corrupt(field + ".ptx is empty for a GPU kernel");
-    if (k->shared_memory_bytes() > kMaxSharedMemory)
-      return corrupt(field + ".smem=" + std::to_string(k->shared_memory_bytes()) +
-                     " exceeds device limit " + std::to_string(kMaxSharedMemory));
-    int64_t threads = 1;
-    if (!k->block() || k->block()->size() != 3)
-      return corrupt(field + ".block must have 3 dimensions");
-    for (size_t d = 0; d < 3; ++d) {
-      int32_t v = k->block()->Get(d);
-      if (v < 1 || v > kMaxThreadsPerBlock)
-        return corrupt(field + ".block[" + std::to_string(d) + "]=" +
-                       std::to_string(v) + " is outside 1.." +
-                       std::to_string(kMaxThreadsPerBlock));
-      threads *= v;
-    }
-    if (threads > kMaxThreadsPerBlock)
-      return corrupt(field + ".block has " + std::to_string(threads) +
-                     " threads, more than " + std::to_string(kMaxThreadsPerBlock));
-  }
-  return nullptr;
-}
+/// The semantic checks, run after the flatbuffer verifier. Flatbuffers may
+/// share one table from many places, so a small file can describe a huge
+/// tree: every element visited is charged to a budget proportional to the
+/// file, which a file without sharing never exhausts.
+class Checker {
+public:
+  Checker(const Bundle &b, const FileHeader &h)
+      : b(b), h(h), budget(h.flatbufferSize / 4 + 1024) {}
 
-k3rt_status_t verifyEntryPoints(const Bundle &b) {
-  if (!b.entry_points())
-    return nullptr;
-  size_t numKernels = b.kernels() ? b.kernels()->size() : 0;
-  size_t numWeights = b.weights() ? b.weights()->size() : 0;
-  std::set<std::string> names;
-  for (size_t e = 0; e < b.entry_points()->size(); ++e) {
-    const EntryPoint *ep = b.entry_points()->Get(e);
-    std::string field = at("entry_points", e);
-    if (ep->name()->size() == 0)
+  k3rt_status_t run() {
+    if (k3rt_status_t s = model())
+      return s;
+    if (k3rt_status_t s = weights())
+      return s;
+    if (k3rt_status_t s = kernels())
+      return s;
+    return entryPoints();
+  }
+
+private:
+  /// Charges `n` visits; false once the budget is spent.
+  bool spend(size_t n) {
+    if (n > budget)
+      return false;
+    budget -= n;
+    return true;
+  }
+  k3rt_status_t amplified() {
+    return corrupt("flatbuffer: tables are shared far more often than the "
+                   "file's size allows (a crafted file?)");
+  }
+
+  k3rt_status_t name(const flatbuffers::String *n, const std::string &field) {
+    if (n->size() == 0)
       return corrupt(field + ".name is empty");
-    if (!names.insert(ep->name()->str()).second)
-      return corrupt(field + ".name='" + ep->name()->str() + "' repeats");
-    size_t numInputs = ep->inputs() ? ep->inputs()->size() : 0;
-    size_t numOutputs = ep->outputs() ? ep->outputs()->size() : 0;
-    for (size_t t = 0; t < numInputs; ++t)
-      if (ep->inputs()->Get(t)->name()->size() == 0)
-        return corrupt(field + "." + at("inputs", t) + ".name is empty");
-    if (!ep->steps())
-      continue;
-    for (size_t s = 0; s < ep->steps()->size(); ++s) {
-      const Step *step = ep->steps()->Get(s);
-      std::string sf = field + "." + at("steps", s);
-      if (step->kernel() >= numKernels)
-        return corrupt(sf + ".kernel=" + std::to_string(step->kernel()) +
-                       " but the binary has " + std::to_string(numKernels) +
-                       " kernels");
-      if (step->grid())
-        for (size_t g = 0; g < step->grid()->size(); ++g)
-          if (step->grid()->Get(g)->divisor() <= 0)
-            return corrupt(sf + "." + at("grid", g) + ".divisor must be positive");
-      if (!step->args())
+    if (!printable(n))
+      return corrupt(field + ".name holds control characters");
+    return nullptr;
+  }
+
+  k3rt_status_t tensors(const flatbuffers::Vector<flatbuffers::Offset<TensorInfo>> *v,
+                        const std::string &field) {
+    if (!v)
+      return nullptr;
+    if (!spend(v->size()))
+      return amplified();
+    for (size_t i = 0; i < v->size(); ++i) {
+      const TensorInfo *t = v->Get(i);
+      std::string tf = at(field, i);
+      if (k3rt_status_t s = name(t->name(), tf))
+        return s;
+      if (t->dtype() < DType_MIN || t->dtype() > DType_MAX)
+        return corrupt(tf + ".dtype=" + std::to_string(int(t->dtype())) +
+                       " is not a known dtype");
+      if (!spend(t->shape()->size()))
+        return amplified();
+      for (size_t d = 0; d < t->shape()->size(); ++d)
+        if (t->shape()->Get(d) < -1)
+          return corrupt(tf + ".shape[" + std::to_string(d) + "]=" +
+                         std::to_string(t->shape()->Get(d)) +
+                         " (only -1 marks a dynamic extent)");
+    }
+    return nullptr;
+  }
+
+  k3rt_status_t model() {
+    if (h.flags != 0 || h.reserved != 0)
+      return corrupt("header.flags and header.reserved must be 0");
+    if (b.producer() && !printable(b.producer()))
+      return corrupt("producer holds control characters");
+    const ModelConfig *c = b.config();
+    if (c->vocab_size() <= 0 || c->hidden_size() <= 0 || c->num_layers() <= 0)
+      return corrupt("config: vocab_size, hidden_size and num_layers must be "
+                     "positive");
+    if (!spend(b.layers()->size()))
+      return amplified();
+    if (int64_t(b.layers()->size()) != c->num_layers())
+      return corrupt("layers has " + std::to_string(b.layers()->size()) +
+                     " entries but config.num_layers=" +
+                     std::to_string(c->num_layers()));
+    int kda = 0;
+    for (size_t i = 0; i < b.layers()->size(); ++i) {
+      const Layer *l = b.layers()->Get(i);
+      if (l->mixer() < Mixer_MIN || l->mixer() > Mixer_MAX ||
+          l->ffn() < FFN_MIN || l->ffn() > FFN_MAX)
+        return corrupt(at("layers", i) + " has an unknown mixer or FFN kind");
+      kda += l->mixer() == Mixer_KDA;
+    }
+    const CacheGeometry *g = b.cache();
+    if (g->kda_layers() != kda || g->mla_layers() != int(b.layers()->size()) - kda)
+      return corrupt("cache: kda_layers=" + std::to_string(g->kda_layers()) +
+                     " and mla_layers=" + std::to_string(g->mla_layers()) +
+                     " disagree with the layer schedule (" +
+                     std::to_string(kda) + " KDA)");
+    if (g->conv_window_rows() < 0 || g->conv_channels() < 0 ||
+        g->kda_state_bytes() < 0 || g->mla_row_width() < 0 ||
+        g->mla_bytes_per_token() < 0 || g->mla_dtype() < DType_MIN ||
+        g->mla_dtype() > DType_MAX)
+      return corrupt("cache: sizes must be non-negative and mla_dtype known");
+    return nullptr;
+  }
+
+  k3rt_status_t weights() {
+    if (!b.weights())
+      return nullptr;
+    if (!spend(b.weights()->size()))
+      return amplified();
+    std::set<std::string> names;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    const uint64_t begin = h.weightsOffset, end = h.weightsOffset + h.weightsSize;
+    for (size_t i = 0; i < b.weights()->size(); ++i) {
+      const Weight *w = b.weights()->Get(i);
+      std::string field = at("weights", i);
+      if (k3rt_status_t s = name(w->name(), field))
+        return s;
+      if (!names.insert(w->name()->str()).second)
+        return corrupt(field + ".name='" + w->name()->str() + "' repeats");
+      if (w->dtype() < DType_MIN || w->dtype() > DType_MAX)
+        return corrupt(field + ".dtype=" + std::to_string(int(w->dtype())) +
+                       " is not a known dtype");
+      if (!spend(w->shape()->size()))
+        return amplified();
+      int64_t want = weightBytes(w->dtype(), *w->shape());
+      if (want < 0)
+        return corrupt(field + ".shape is not a valid " +
+                       dtypeName(w->dtype()) + " shape");
+      if (w->length() != uint64_t(want))
+        return corrupt(field + ".length=" + std::to_string(w->length()) +
+                       " but " + dtypeName(w->dtype()) +
+                       " of its shape needs " + std::to_string(want));
+      if (w->offset() % kAlignment)
+        return corrupt(field + ".offset=" + std::to_string(w->offset()) +
+                       " is not 64-byte aligned");
+      if (w->offset() < begin || !fits(w->offset(), w->length(), end))
+        return corrupt(field + ".offset=" + std::to_string(w->offset()) +
+                       " with length " + std::to_string(w->length()) +
+                       " exceeds the weight region [" + std::to_string(begin) +
+                       ", " + std::to_string(end) + ")");
+      ranges.push_back({w->offset(), w->offset() + w->length()});
+    }
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t i = 1; i < ranges.size(); ++i)
+      if (ranges[i].first < ranges[i - 1].second)
+        return corrupt("weights overlap at file offset " +
+                       std::to_string(ranges[i].first));
+    return nullptr;
+  }
+
+  k3rt_status_t kernels() {
+    if (!b.kernels())
+      return nullptr;
+    if (!spend(b.kernels()->size()))
+      return amplified();
+    std::set<std::string> names;
+    for (size_t i = 0; i < b.kernels()->size(); ++i) {
+      const Kernel *k = b.kernels()->Get(i);
+      std::string field = at("kernels", i);
+      if (k3rt_status_t s = name(k->name(), field))
+        return s;
+      // Kernel names become file names (k3-dump --extract-kernels).
+      std::string n = k->name()->str();
+      if (n.find('/') != std::string::npos || n == "." || n == "..")
+        return corrupt(field + ".name='" + n + "' is not a plain file name");
+      if (!names.insert(n).second)
+        return corrupt(field + ".name='" + n + "' repeats");
+      if (k->target() < Target_MIN || k->target() > Target_MAX)
+        return corrupt(field + ".target=" + std::to_string(int(k->target())) +
+                       " is not a known target");
+      if (k->target() == Target_CPU) {
+        if (!k->object() || k->object()->size() == 0)
+          return corrupt(field + ".object is empty for a CPU kernel");
         continue;
-      for (size_t a = 0; a < step->args()->size(); ++a) {
-        const Binding *arg = step->args()->Get(a);
-        std::string af = sf + "." + at("args", a);
-        size_t limit = 0;
-        switch (arg->kind()) {
-        case BindingKind_Weight:
-          limit = numWeights;
-          break;
-        case BindingKind_Input:
-        case BindingKind_State:
-          limit = numInputs;
-          break;
-        case BindingKind_Output:
-          limit = numOutputs;
-          break;
-        case BindingKind_Scratch:
-          if (!fits(arg->offset(), arg->bytes(), ep->scratch_bytes()))
-            return corrupt(af + " scratch [" + std::to_string(arg->offset()) +
-                           ", +" + std::to_string(arg->bytes()) +
-                           ") exceeds the " + std::to_string(ep->scratch_bytes()) +
-                           "-byte arena");
-          continue;
-        default:
-          return corrupt(af + ".kind=" + std::to_string(int(arg->kind())) +
-                         " is not a known binding");
+      }
+      // CUDA takes no length for a PTX image: the flatbuffer verifier has
+      // checked that strings are NUL-terminated inside the buffer.
+      if (!k->ptx() || k->ptx()->size() == 0)
+        return corrupt(field + ".ptx is empty for a GPU kernel");
+      if (k->cubin() && k->cubin()->size() > 0 &&
+          (k->cubin()->size() < 64 ||
+           std::memcmp(k->cubin()->data(), "\x7f" "ELF", 4) != 0))
+        return corrupt(field + ".cubin is not an ELF image");
+      uint32_t limit = k->target() == Target_SM80 ? kMaxSharedMemorySm80
+                                                  : kMaxSharedMemorySm90;
+      if (k->shared_memory_bytes() > limit)
+        return corrupt(field + ".smem=" +
+                       std::to_string(k->shared_memory_bytes()) +
+                       " exceeds device limit " + std::to_string(limit));
+      if (!k->block() || k->block()->size() != 3)
+        return corrupt(field + ".block must have 3 dimensions");
+      int64_t threads = 1;
+      for (size_t d = 0; d < 3; ++d) {
+        int32_t v = k->block()->Get(d);
+        if (v < 1 || v > kMaxThreadsPerBlock)
+          return corrupt(field + ".block[" + std::to_string(d) + "]=" +
+                         std::to_string(v) + " is outside 1.." +
+                         std::to_string(kMaxThreadsPerBlock));
+        threads *= v;
+      }
+      if (threads > kMaxThreadsPerBlock)
+        return corrupt(field + ".block has " + std::to_string(threads) +
+                       " threads, more than " +
+                       std::to_string(kMaxThreadsPerBlock));
+    }
+    return nullptr;
+  }
+
+  k3rt_status_t entryPoints() {
+    if (!b.entry_points())
+      return nullptr;
+    if (!spend(b.entry_points()->size()))
+      return amplified();
+    size_t numKernels = b.kernels() ? b.kernels()->size() : 0;
+    size_t numWeights = b.weights() ? b.weights()->size() : 0;
+    std::set<std::string> names;
+    for (size_t e = 0; e < b.entry_points()->size(); ++e) {
+      const EntryPoint *ep = b.entry_points()->Get(e);
+      std::string field = at("entry_points", e);
+      if (k3rt_status_t s = name(ep->name(), field))
+        return s;
+      if (!names.insert(ep->name()->str()).second)
+        return corrupt(field + ".name='" + ep->name()->str() + "' repeats");
+      if (k3rt_status_t s = tensors(ep->inputs(), field + ".inputs"))
+        return s;
+      if (k3rt_status_t s = tensors(ep->outputs(), field + ".outputs"))
+        return s;
+      size_t numInputs = ep->inputs() ? ep->inputs()->size() : 0;
+      size_t numOutputs = ep->outputs() ? ep->outputs()->size() : 0;
+      if (!ep->steps())
+        continue;
+      if (!spend(ep->steps()->size()))
+        return amplified();
+      for (size_t s = 0; s < ep->steps()->size(); ++s) {
+        const Step *step = ep->steps()->Get(s);
+        std::string sf = field + "." + at("steps", s);
+        if (step->kernel() >= numKernels)
+          return corrupt(sf + ".kernel=" + std::to_string(step->kernel()) +
+                         " but the binary has " + std::to_string(numKernels) +
+                         " kernels");
+        size_t numArgs = step->args() ? step->args()->size() : 0;
+        uint32_t want = b.kernels()->Get(step->kernel())->num_args();
+        if (numArgs != want)
+          return corrupt(sf + " binds " + std::to_string(numArgs) +
+                         " arguments but kernels[" +
+                         std::to_string(step->kernel()) + "] takes " +
+                         std::to_string(want));
+        if (!step->grid() || step->grid()->size() != 3)
+          return corrupt(sf + ".grid must have 3 dimensions");
+        // The verifier checks a struct vector's length field, not that its
+        // 8-byte elements are aligned; a corrupt offset could misalign them.
+        if (reinterpret_cast<uintptr_t>(step->grid()->Data()) % alignof(GridDim))
+          return corrupt(sf + ".grid is misaligned");
+        for (size_t g = 0; g < 3; ++g) {
+          const GridDim *d = step->grid()->Get(g);
+          if (d->divisor() <= 0 || d->constant() < 0 || d->per_token() < 0 ||
+              d->constant() > (int64_t(1) << 31) ||
+              d->per_token() > (int64_t(1) << 31))
+            return corrupt(sf + "." + at("grid", g) +
+                           " needs a positive divisor and terms in 0..2^31");
         }
-        if (arg->index() >= limit)
-          return corrupt(af + ".index=" + std::to_string(arg->index()) +
-                         " is out of range (" + std::to_string(limit) + ")");
+        if (!spend(numArgs))
+          return amplified();
+        for (size_t a = 0; a < numArgs; ++a) {
+          const Binding *arg = step->args()->Get(a);
+          std::string af = sf + "." + at("args", a);
+          size_t limit = 0;
+          switch (arg->kind()) {
+          case BindingKind_Weight:
+            limit = numWeights;
+            break;
+          case BindingKind_Input:
+          case BindingKind_State: // state crosses the entry point as inputs
+            limit = numInputs;
+            break;
+          case BindingKind_Output:
+            limit = numOutputs;
+            break;
+          case BindingKind_Scratch:
+            if (arg->offset() % kAlignment)
+              return corrupt(af + " scratch offset " +
+                             std::to_string(arg->offset()) +
+                             " is not 64-byte aligned");
+            if (!fits(arg->offset(), arg->bytes(), ep->scratch_bytes()))
+              return corrupt(af + " scratch [" + std::to_string(arg->offset()) +
+                             ", +" + std::to_string(arg->bytes()) +
+                             ") exceeds the " +
+                             std::to_string(ep->scratch_bytes()) +
+                             "-byte arena");
+            continue;
+          default:
+            return corrupt(af + ".kind=" + std::to_string(int(arg->kind())) +
+                           " is not a known binding");
+          }
+          if (arg->index() >= limit)
+            return corrupt(af + ".index=" + std::to_string(arg->index()) +
+                           " is out of range (" + std::to_string(limit) + ")");
+        }
       }
     }
+    return nullptr;
   }
-  return nullptr;
-}
 
-k3rt_status_t verifyModel(const Bundle &b) {
-  const ModelConfig *c = b.config();
-  if (c->vocab_size() <= 0 || c->hidden_size() <= 0 || c->num_layers() <= 0)
-    return corrupt("config: vocab_size, hidden_size and num_layers must be "
-                   "positive");
-  if (int64_t(b.layers()->size()) != c->num_layers())
-    return corrupt("layers has " + std::to_string(b.layers()->size()) +
-                   " entries but config.num_layers=" +
-                   std::to_string(c->num_layers()));
-  int kda = 0;
-  for (size_t i = 0; i < b.layers()->size(); ++i) {
-    const Layer *l = b.layers()->Get(i);
-    if (l->mixer() < Mixer_MIN || l->mixer() > Mixer_MAX || l->ffn() < FFN_MIN ||
-        l->ffn() > FFN_MAX)
-      return corrupt(at("layers", i) + " has an unknown mixer or FFN kind");
-    kda += l->mixer() == Mixer_KDA;
-  }
-  if (b.cache()->kda_layers() != kda ||
-      b.cache()->mla_layers() != int(b.layers()->size()) - kda)
-    return corrupt("cache: kda_layers=" + std::to_string(b.cache()->kda_layers()) +
-                   " and mla_layers=" + std::to_string(b.cache()->mla_layers()) +
-                   " disagree with the layer schedule (" + std::to_string(kda) +
-                   " KDA)");
-  return nullptr;
-}
+  const Bundle &b;
+  const FileHeader &h;
+  size_t budget;
+};
 
 } // namespace
 
@@ -271,6 +419,9 @@ k3rt_status_t verifyBundle(const uint8_t *data, size_t size, FileHeader &h,
                    " is misaligned or overlaps the flatbuffer or the end");
 
   const uint8_t *fb = data + h.flatbufferOffset;
+  if (h.flatbufferSize < 8) // root offset and file identifier
+    return corrupt("header.flatbuffer_size=" + std::to_string(h.flatbufferSize) +
+                   " is too small for a flatbuffer");
   if (!flatbuffers::BufferHasIdentifier(fb, BundleIdentifier()))
     return corrupt("flatbuffer: missing file identifier 'K3B0'");
   flatbuffers::Verifier verifier(fb, h.flatbufferSize);
@@ -283,13 +434,7 @@ k3rt_status_t verifyBundle(const uint8_t *data, size_t size, FileHeader &h,
                    std::to_string(root->format_version()) +
                    " disagrees with header.format_version=" +
                    std::to_string(h.formatVersion));
-  if (k3rt_status_t s = verifyModel(*root))
-    return s;
-  if (k3rt_status_t s = verifyWeights(*root, h))
-    return s;
-  if (k3rt_status_t s = verifyKernels(*root))
-    return s;
-  return verifyEntryPoints(*root);
+  return Checker(*root, h).run();
 }
 
 } // namespace k3rt
@@ -316,11 +461,18 @@ k3rt_status_t k3rt_bundle_open_memory(const void *data, size_t size,
 k3rt_status_t k3rt_bundle_open(const char *path, k3rt_bundle_t **out_bundle) {
   if (!path || !out_bundle)
     return makeStatus(K3RT_INVALID_ARGUMENT, "k3rt_bundle_open: null argument");
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  // Only regular files: a FIFO or device would block or stream forever.
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return makeStatus(K3RT_NOT_FOUND, std::string(path) + ": cannot open: " +
+                                          std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      std::string(path) + ": not a regular file");
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return makeStatus(K3RT_NOT_FOUND, std::string(path) + ": cannot open: " +
                                           std::strerror(errno));
-  struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     return makeStatus(K3RT_INVALID_ARGUMENT,

@@ -104,21 +104,33 @@ bool readNpy(const std::string &path, NpyArray &out, std::string &error) {
   out.dtype = descr.substr(1, descr.size() - 2);
   if (bytesOf(out.dtype) == 0)
     return bad("dtype '" + out.dtype + "' is not supported");
+  order.erase(order.find_last_not_of(' ') + 1);
   if (order != "False")
     return bad("Fortran-order arrays are not supported");
+  // A tuple of decimal sizes: "()", "(5,)", "(2, 3)", nothing else.
   out.shape.clear();
   std::string dims = shape.substr(1, shape.size() - 2);
-  std::stringstream ds(dims);
-  std::string item;
-  while (std::getline(ds, item, ',')) {
-    size_t b = item.find_first_not_of(' ');
-    if (b == std::string::npos)
-      continue;
-    char *end = nullptr;
-    long long v = std::strtoll(item.c_str() + b, &end, 10);
-    if (v < 0 || v > (1ll << 40) || (*end && *end != ' ' && *end != 'L'))
+  int64_t elements = 1;
+  size_t pos = 0;
+  while (pos < dims.size()) {
+    size_t end = dims.find(',', pos);
+    std::string item = dims.substr(pos, end == std::string::npos ? end : end - pos);
+    size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+    if (b == std::string::npos) {
+      if (end == std::string::npos && !out.shape.empty())
+        break; // the trailing comma of "(5,)"
       return bad("shape " + shape + " is not a tuple of sizes");
+    }
+    item = item.substr(b, e - b + 1);
+    if (item.size() > 18 || item.find_first_not_of("0123456789") != std::string::npos)
+      return bad("shape " + shape + " is not a tuple of sizes");
+    int64_t v = std::stoll(item);
+    if (__builtin_mul_overflow(elements, v, &elements) || elements > (int64_t(1) << 40))
+      return bad("shape " + shape + " is too large");
     out.shape.push_back(v);
+    if (end == std::string::npos)
+      break;
+    pos = end + 1;
   }
   int64_t want = out.numElements() * bytesOf(out.dtype);
   if (int64_t(file.size() - dataAt) != want)

@@ -43,6 +43,10 @@ int32_t Sampler::next(const float *logits, size_t vocab) {
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     return logits[a] > logits[b];
   });
+  // Infinite logits have no softmax: +inf wins outright (the lowest such
+  // id), and if everything is -inf every candidate is equally impossible.
+  if (std::isinf(logits[order[0]]))
+    return order[0];
   if (opts.topK > 0 && size_t(opts.topK) < order.size())
     order.resize(opts.topK);
   // Softmax at the temperature, in double, from the largest logit.
@@ -51,6 +55,8 @@ int32_t Sampler::next(const float *logits, size_t vocab) {
   double sum = 0;
   for (size_t i = 0; i < order.size(); ++i)
     sum += p[i] = std::exp((logits[order[i]] - top) / opts.temperature);
+  if (!(sum > 0) || !std::isfinite(sum))
+    return order[0];
   for (double &x : p)
     x /= sum;
   if (opts.topP < 1.0f) {

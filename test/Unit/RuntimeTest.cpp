@@ -34,6 +34,13 @@ struct Spec {
   int blockX = 128;
   uint32_t version = k3rt::kFormatVersion;
   int64_t layers = 2;
+  std::string kernelName = "k0";
+  uint32_t numArgs = 3;
+  int gridDims = 3;
+  uint64_t scratchOffset = 0;
+  size_t stepRefs = 1; // how many times the entry point lists the one step
+  Target target = Target_SM90A;
+  uint32_t flags = 0;
 };
 
 /// Header + flatbuffer + one 64-byte F32 weight, 64-byte aligned; the
@@ -54,22 +61,27 @@ Image build(const Spec &s) {
       CreateLayer(b, Mixer_MLA, FFN_Dense, false)};
   auto cache = CreateCacheGeometry(b, 1, 3, 16, 1024, 1, 12, DType_BF16, 24);
   std::vector<int32_t> block = {s.blockX, 1, 1};
-  std::vector<flatbuffers::Offset<Kernel>> kernels = {CreateKernelDirect(
-      b, "k0", Target_SM90A, nullptr, "// ptx", nullptr, &block, s.smem, 3)};
+  std::vector<flatbuffers::Offset<Kernel>> kernels = {
+      CreateKernelDirect(b, s.kernelName.c_str(), s.target, nullptr, "// ptx",
+                         nullptr, &block, s.smem, s.numArgs)};
   std::vector<flatbuffers::Offset<Binding>> args = {
       CreateBinding(b, BindingKind_Weight, 0, 0, 0),
       CreateBinding(b, BindingKind_Input, 0, 0, 0),
-      CreateBinding(b, BindingKind_Scratch, 0, 0, 128)};
-  std::vector<GridDim> grid = {GridDim(0, 1, 16)};
-  std::vector<flatbuffers::Offset<Step>> steps = {
-      CreateStepDirect(b, s.stepKernel, &grid, &args)};
+      CreateBinding(b, BindingKind_Scratch, 0, s.scratchOffset, 128)};
+  std::vector<GridDim> grid = {GridDim(0, 1, 16), GridDim(1, 0, 1),
+                               GridDim(1, 0, 1)};
+  grid.resize(s.gridDims, GridDim(1, 0, 1));
+  // One step table, referenced `stepRefs` times (flatbuffers allow sharing).
+  auto step = CreateStepDirect(b, s.stepKernel, &grid, &args);
+  std::vector<flatbuffers::Offset<Step>> steps(s.stepRefs, step);
   std::vector<int64_t> idsShape = {-1};
   std::vector<flatbuffers::Offset<TensorInfo>> ins = {
       CreateTensorInfoDirect(b, "ids", DType_I32, &idsShape)};
   std::vector<flatbuffers::Offset<EntryPoint>> entries = {
       CreateEntryPointDirect(b, "prefill", &ins, nullptr, &steps, 256)};
-  // The weight region starts at a fixed, generous offset.
-  const uint64_t weightsAt = 4096;
+  // The weight region starts after the flatbuffer, 64-byte aligned.
+  const uint64_t weightsAt =
+      s.stepRefs > 1 ? (s.stepRefs * 4 + 8192) / 64 * 64 : 4096;
   std::vector<int64_t> shape = {16};
   std::vector<flatbuffers::Offset<Weight>> weights = {CreateWeightDirect(
       b, "w", DType_F32, &shape, weightsAt + s.weightOffsetShift, s.weightLength,
@@ -87,6 +99,7 @@ Image build(const Spec &s) {
   k3rt::FileHeader h{};
   std::memcpy(h.magic, k3rt::kMagic, 8);
   h.formatVersion = s.version;
+  h.flags = s.flags;
   h.flatbufferOffset = 64;
   h.flatbufferSize = b.GetSize();
   h.weightsOffset = weightsAt;
@@ -193,6 +206,36 @@ TEST(Bundle, SemanticChecksNameTheField) {
             "header.format_version=7 but this runtime reads version 1");
 }
 
+TEST(Bundle, MoreSemanticRules) {
+  auto msg = [](Spec s) {
+    Image img = build(s);
+    return openMessage(img, img.size);
+  };
+  EXPECT_EQ(msg({.kernelName = "../escape"}),
+            "kernels[0].name='../escape' is not a plain file name");
+  EXPECT_EQ(msg({.kernelName = "a\nb"}), "kernels[0].name holds control characters");
+  EXPECT_EQ(msg({.numArgs = 2}), "entry_points[0].steps[0] binds 3 arguments "
+                                 "but kernels[0] takes 2");
+  EXPECT_EQ(msg({.gridDims = 1}), "entry_points[0].steps[0].grid must have 3 "
+                                  "dimensions");
+  EXPECT_EQ(msg({.scratchOffset = 3}), "entry_points[0].steps[0].args[2] "
+                                       "scratch offset 3 is not 64-byte aligned");
+  EXPECT_EQ(msg({.smem = 200000, .target = Target_SM80}),
+            "kernels[0].smem=200000 exceeds device limit 166912");
+  EXPECT_EQ(msg({.flags = 1}), "header.flags and header.reserved must be 0");
+}
+
+/// One step table listed 100k times is a small file describing a huge plan:
+/// refused quickly instead of walked (or printed) in full.
+TEST(Bundle, SharedTablesCannotAmplify) {
+  Spec s;
+  s.stepRefs = 100000;
+  Image img = build(s);
+  EXPECT_EQ(openMessage(img, img.size),
+            "flatbuffer: tables are shared far more often than the file's "
+            "size allows (a crafted file?)");
+}
+
 TEST(Bundle, FileErrors) {
   k3rt_bundle_t *bundle = nullptr;
   k3rt_status_t s = k3rt_bundle_open("/nonexistent/x.k3b", &bundle);
@@ -261,6 +304,19 @@ TEST(Sampling, TopKAndTopPRestrictTheCandidates) {
     EXPECT_EQ(cold.next(logits, 5), 0);
 }
 
+/// Infinite logits have no softmax; they must not turn every probability
+/// into NaN and pick the least likely token.
+TEST(Sampling, InfiniteLogits) {
+  const float plusInf[] = {INFINITY, 1.0f, 0.0f, -1.0f};
+  const float allMinusInf[] = {-INFINITY, -INFINITY, -INFINITY};
+  k3rt::Sampler s({1.0f, 0, 1.0f, 5});
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(s.next(plusInf, 4), 0);
+  EXPECT_EQ(s.next(allMinusInf, 3), 0);
+  k3rt::Sampler greedy({});
+  EXPECT_EQ(greedy.next(allMinusInf, 3), 0);
+}
+
 //===----------------------------------------------------------------------===//
 // .npy
 //===----------------------------------------------------------------------===//
@@ -306,6 +362,23 @@ TEST(Npy, BadFilesAreNamed) {
   EXPECT_FALSE(k3rt::readNpy(path, a, error));
   EXPECT_EQ(error, path + ": not a valid .npy file: holds 12 data bytes, but "
                           "<f4 (2, 2) needs 16");
+  auto header = [](const std::string &shape) {
+    std::string d = "{'descr': '<f4', 'fortran_order': False , 'shape': " +
+                    shape + ", }";
+    return std::string("\x93NUMPY\x01\x00", 8) + char(d.size()) + char(0) + d;
+  };
+  write(header("(1099511627776, 16777216)"));
+  EXPECT_FALSE(k3rt::readNpy(path, a, error));
+  EXPECT_EQ(error, path + ": not a valid .npy file: shape (1099511627776, "
+                          "16777216) is too large");
+  write(header("(3 4)") + std::string(48, '\0'));
+  EXPECT_FALSE(k3rt::readNpy(path, a, error));
+  EXPECT_EQ(error, path + ": not a valid .npy file: shape (3 4) is not a "
+                          "tuple of sizes");
+  write(header("(,,)"));
+  EXPECT_FALSE(k3rt::readNpy(path, a, error));
+  write(header("(2,)") + std::string(8, '\0')); // "False ," parses as False
+  EXPECT_TRUE(k3rt::readNpy(path, a, error)) << error;
   std::string c16 = "{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }";
   write(std::string("\x93NUMPY\x01\x00", 8) + char(c16.size()) + char(0) + c16 +
         std::string(16, '\0'));

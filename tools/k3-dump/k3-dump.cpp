@@ -312,7 +312,10 @@ int main(int argc, char **argv) {
   if (!rc) {
     json j = describe(*bundle);
     if (asJson)
-      std::cout << j.dump(1) << "\n";
+      // Strings are checked to be printable, not to be UTF-8: replace any
+      // invalid sequence rather than abort.
+      std::cout << j.dump(1, ' ', false, json::error_handler_t::replace)
+                << "\n";
     else
       printText(j, path);
   }

@@ -35,14 +35,25 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// Parses a whole decimal integer in [lo, hi].
+/// Parses a plain decimal integer (digits only, an optional leading '-')
+/// in [lo, hi].
 bool parseInt(const std::string &s, long long lo, long long hi, long long &out) {
-  if (s.empty())
+  size_t digits = s.size() > 0 && s[0] == '-' ? 1 : 0;
+  if (s.size() == digits || s.size() > 19 ||
+      s.find_first_not_of("0123456789", digits) != std::string::npos)
     return false;
-  char *end = nullptr;
   errno = 0;
-  out = std::strtoll(s.c_str(), &end, 10);
-  return errno == 0 && *end == '\0' && out >= lo && out <= hi;
+  out = std::strtoll(s.c_str(), nullptr, 10);
+  return errno == 0 && out >= lo && out <= hi;
+}
+
+bool parseSeed(const std::string &s, uint64_t &out) {
+  if (s.empty() || s.size() > 20 ||
+      s.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  errno = 0;
+  out = std::strtoull(s.c_str(), nullptr, 10);
+  return errno == 0;
 }
 
 bool parseFloat(const std::string &s, double &out) {
@@ -57,6 +68,7 @@ struct Options {
   std::string path, device = "cpu", dumpLogits, function;
   std::vector<long long> tokens;
   bool haveTokens = false;
+  bool sampled = false; ///< a sampling flag was given
   long long generate = 0;
   std::vector<std::string> inputs, outputs;
   k3rt::SamplingOptions sampling;
@@ -68,15 +80,31 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
     std::string a = argv[i];
     size_t eq = a.find('=');
     std::string key = a.substr(0, eq), value = eq == std::string::npos ? "" : a.substr(eq + 1);
-    // Also accept `--flag value`.
+    // Also accept `--flag value`, but never take another flag as a value.
+    bool took = false;
     auto take = [&]() {
-      if (eq == std::string::npos && i + 1 < argc)
+      if (!took && eq == std::string::npos && i + 1 < argc &&
+          std::string(argv[i + 1]).rfind("--", 0) != 0)
         value = argv[++i];
+      took = true;
       return value;
     };
     double f;
     long long n;
+    const bool flagWithValue =
+        key == "--tokens" || key == "--generate" || key == "--temperature" ||
+        key == "--top-k" || key == "--top-p" || key == "--seed" ||
+        key == "--device" || key == "--dump-logits" || key == "--function" ||
+        key == "--input" || key == "--output";
+    if (flagWithValue && take().empty()) {
+      error = key + " needs a value";
+      return false;
+    }
     if (key == "--tokens") {
+      if (o.haveTokens) {
+        error = "--tokens given twice";
+        return false;
+      }
       o.haveTokens = true;
       std::string list = take(), item;
       size_t start = 0;
@@ -101,24 +129,27 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         return false;
       }
       o.sampling.temperature = float(f);
+      o.sampled = true;
     } else if (key == "--top-k") {
       if (!parseInt(take(), 0, 1 << 30, n)) {
         error = "--top-k: '" + value + "' is not a count";
         return false;
       }
       o.sampling.topK = int32_t(n);
+      o.sampled = true;
     } else if (key == "--top-p") {
       if (!parseFloat(take(), f) || !(f > 0 && f <= 1)) {
         error = "--top-p: '" + value + "' is not in (0, 1]";
         return false;
       }
       o.sampling.topP = float(f);
+      o.sampled = true;
     } else if (key == "--seed") {
-      if (!parseInt(take(), 0, (1ll << 62), n)) {
-        error = "--seed: '" + value + "' is not a seed";
+      if (!parseSeed(take(), o.sampling.seed)) {
+        error = "--seed: '" + value + "' is not a seed (0..2^64-1)";
         return false;
       }
-      o.sampling.seed = uint64_t(n);
+      o.sampled = true;
     } else if (key == "--device") {
       o.device = take();
       if (o.device != "cpu" && o.device != "cuda" && o.device != "auto") {
@@ -160,6 +191,11 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
   }
   if (o.function.empty() && !o.haveTokens) {
     error = "nothing to run: give --tokens=... or --function=NAME";
+    return false;
+  }
+  if (o.sampled && o.generate == 0) {
+    error = "--temperature, --top-k, --top-p and --seed choose generated "
+            "tokens: add --generate=N";
     return false;
   }
   if (!o.function.empty() && o.haveTokens) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # k3 set-up: install whatever Debian packages are missing, then configure and
 # build. Idempotent: on a machine that has everything it only builds.
-# Used by the README's commands and by CI. Build dir: $K3_BUILD_DIR or build/.
+# Used by the README's commands and by CI. Build dir: $K3_BUILD_DIR or build/;
+# extra configure arguments for a new build dir: $K3_CMAKE_ARGS.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -34,6 +35,7 @@ if [ ! -f "$build/build.ninja" ]; then
     echo "k3 setup: $build holds a non-Ninja CMake build; remove it or set K3_BUILD_DIR" >&2
     exit 1
   fi
-  cmake -S "$root" -B "$build" -G Ninja >&2
+  # shellcheck disable=SC2086 # K3_CMAKE_ARGS is a list of arguments
+  cmake -S "$root" -B "$build" -G Ninja ${K3_CMAKE_ARGS:-} >&2
 fi
 cmake --build "$build" >&2
