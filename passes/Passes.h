@@ -8,6 +8,10 @@
 #define PASSES_PASSES_H
 
 #include "dialects/K3/K3Dialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::k3 {
@@ -17,6 +21,9 @@ namespace mlir::k3 {
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
+
+/// Registers the named pipelines (`k3-cpu-to-llvm`).
+void registerK3Pipelines();
 
 } // namespace mlir::k3
 

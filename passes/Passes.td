@@ -10,6 +10,23 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
+  let summary = "Lower k3 ops to linalg, tensor, arith and math on tensors";
+  let description = [{
+    The CPU path's first lowering: each k3 op becomes `linalg.generic`s on
+    tensors (f32 statistics and accumulation, results converted to the op's
+    element type), ready for one-shot bufferization. Covered so far: embed,
+    linear (float weights), lm_head, rms_norm (gated or not), l2_norm,
+    sigmoid, situ_glu, kda_gate and attn_res; run `k3-decompose-mlp` first
+    for the dense MLP. Ops without a lowering are left in place, so a later
+    stage reports them.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def K3DecomposeMlpPass : Pass<"k3-decompose-mlp"> {
   let summary = "Split k3.mlp into linear, situ_glu and linear ops";
   let description = [{

@@ -36,6 +36,22 @@ tools = [
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
+# Execution tests lower with k3-opt and run on the host with mlir-runner.
+llvm_config.add_tool_substitutions(
+    [ToolSubst("mlir-runner", unresolved="fatal")], [config.llvm_tools_dir]
+)
+runner_libs = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+config.substitutions.append(
+    (
+        "%run_main",
+        "mlir-runner -e main -entry-point-result=void -shared-libs=%s,%s"
+        % (
+            os.path.join(runner_libs, "libmlir_runner_utils.so"),
+            os.path.join(runner_libs, "libmlir_c_runner_utils.so"),
+        ),
+    )
+)
+
 # Features: `nvptx-target` when LLVM has the NVPTX backend, `cuda-driver`
 # when libcuda.so.1 loads (device tests say `REQUIRES: cuda-driver`).
 if "NVPTX" in config.llvm_targets.split(";"):

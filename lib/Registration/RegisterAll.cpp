@@ -23,9 +23,16 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Transforms/Passes.h"
 
 void mlir::k3::registerK3Dialects(DialectRegistry &registry) {
+  // Every upstream dialect and its interface models (bufferization,
+  // LLVM translation, ...): the pipelines lower through many of them.
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
   registry.insert<K3Dialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, func::FuncDialect,
                   gpu::GPUDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
@@ -37,8 +44,9 @@ void mlir::k3::registerK3Dialects(DialectRegistry &registry) {
 void mlir::k3::registerK3Passes() {
   // Pass registration is global; guard so several tools/tests may call it.
   static bool registered = [] {
-    registerTransformsPasses();
+    registerAllPasses();
     registerK3TransformsPasses();
+    registerK3Pipelines();
     return true;
   }();
   (void)registered;

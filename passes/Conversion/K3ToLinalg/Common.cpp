@@ -1,0 +1,165 @@
+//===- Common.cpp - Helpers for lowering k3 ops to linalg -----------------===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Conversion/K3ToLinalg/Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::k3::lowering {
+
+SmallVector<OpFoldResult> sizesOf(OpBuilder &b, Location loc, Value v) {
+  SmallVector<OpFoldResult> sizes;
+  auto type = cast<RankedTensorType>(v.getType());
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    sizes.push_back(type.isDynamicDim(i)
+                        ? OpFoldResult(tensor::DimOp::create(b, loc, v, i).getResult())
+                        : OpFoldResult(b.getIndexAttr(type.getDimSize(i))));
+  return sizes;
+}
+
+Value empty(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes, Type elt) {
+  return tensor::EmptyOp::create(b, loc, sizes, elt);
+}
+
+Value zeros(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes) {
+  Value e = empty(b, loc, sizes, b.getF32Type());
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  return linalg::FillOp::create(b, loc, zero, e).getResult(0);
+}
+
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  if (isa<FloatType>(from) && isa<FloatType>(to))
+    return cast<FloatType>(from).getWidth() < cast<FloatType>(to).getWidth()
+               ? Value(arith::ExtFOp::create(b, loc, to, v))
+               : Value(arith::TruncFOp::create(b, loc, to, v));
+  if (isa<IntegerType>(from) && isa<FloatType>(to))
+    return arith::SIToFPOp::create(b, loc, to, v);
+  return v;
+}
+
+Value cst(OpBuilder &b, Location loc, double value) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(value)));
+}
+
+Value sigmoid(OpBuilder &b, Location loc, Value x) {
+  Value negExp = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+  return arith::DivFOp::create(
+      b, loc, cst(b, loc, 1.0), arith::AddFOp::create(b, loc, cst(b, loc, 1.0), negExp));
+}
+
+AffineMap identity(MLIRContext *ctx, unsigned n) {
+  return AffineMap::getMultiDimIdentityMap(n, ctx);
+}
+
+AffineMap project(MLIRContext *ctx, unsigned n, ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : dims)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(n, 0, exprs, ctx);
+}
+
+SmallVector<Value>
+generic(OpBuilder &b, Location loc, ValueRange inputs, ValueRange inits,
+        ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
+        std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
+            body) {
+  SmallVector<Type> resultTypes;
+  for (Value init : inits)
+    resultTypes.push_back(init.getType());
+  auto op = linalg::GenericOp::create(
+      b, loc, resultTypes, inputs, inits, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        SmallVector<Value> wide;
+        for (Value a : args)
+          wide.push_back(isa<FloatType>(a.getType()) ? f32(nb, nl, a) : a);
+        SmallVector<Value> results = body(nb, nl, wide);
+        for (size_t i = 0; i < results.size(); ++i)
+          results[i] = convertScalar(
+              nb, nl, results[i],
+              cast<RankedTensorType>(inits[i].getType()).getElementType());
+        linalg::YieldOp::create(nb, nl, results);
+      });
+  return SmallVector<Value>(op.getResults());
+}
+
+Value elementwise(OpBuilder &b, Location loc, ValueRange inputs,
+                  RankedTensorType resultType,
+                  std::function<Value(OpBuilder &, Location, ValueRange)> fn) {
+  unsigned rank = resultType.getRank();
+  Value init = empty(b, loc, sizesOf(b, loc, inputs.front()),
+                     resultType.getElementType());
+  SmallVector<AffineMap> maps(inputs.size() + 1, identity(b.getContext(), rank));
+  SmallVector<utils::IteratorType> its(rank, utils::IteratorType::parallel);
+  return generic(b, loc, inputs, init, maps, its,
+                 [&](OpBuilder &nb, Location nl, ValueRange args) {
+                   return SmallVector<Value>{
+                       fn(nb, nl, args.take_front(inputs.size()))};
+                 })
+      .front();
+}
+
+Value contract(OpBuilder &b, Location loc, Value x, Value w) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  unsigned r = xType.getRank(), loops = r + 1; // leading..., n, k
+  MLIRContext *ctx = b.getContext();
+  SmallVector<unsigned> xDims, outDims;
+  for (unsigned i = 0; i + 1 < r; ++i) {
+    xDims.push_back(i);
+    outDims.push_back(i);
+  }
+  xDims.push_back(r);    // k
+  outDims.push_back(r - 1); // n
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
+  sizes.back() = sizesOf(b, loc, w).front();
+  Value acc = zeros(b, loc, sizes);
+  SmallVector<utils::IteratorType> its(loops, utils::IteratorType::parallel);
+  its.back() = utils::IteratorType::reduction;
+  return generic(b, loc, {x, w}, acc,
+                 {project(ctx, loops, xDims), project(ctx, loops, {r - 1, r}),
+                  project(ctx, loops, outDims)},
+                 its,
+                 [](OpBuilder &nb, Location nl, ValueRange a) {
+                   Value m = arith::MulFOp::create(nb, nl, a[0], a[1]);
+                   return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[2], m)};
+                 })
+      .front();
+}
+
+Value reduceLast(OpBuilder &b, Location loc, ValueRange inputs,
+                 std::function<Value(OpBuilder &, Location, ValueRange)> term) {
+  auto type = cast<RankedTensorType>(inputs.front().getType());
+  unsigned r = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, inputs.front());
+  sizes.pop_back();
+  Value acc = zeros(b, loc, sizes);
+  SmallVector<unsigned> lead;
+  for (unsigned i = 0; i + 1 < r; ++i)
+    lead.push_back(i);
+  SmallVector<AffineMap> maps;
+  for (Value in : inputs) {
+    unsigned ir = cast<RankedTensorType>(in.getType()).getRank();
+    // Full-rank inputs follow the loops; rank-1 ones are per last dim.
+    maps.push_back(ir == r ? identity(ctx, r) : project(ctx, r, {r - 1}));
+  }
+  maps.push_back(project(ctx, r, lead));
+  SmallVector<utils::IteratorType> its(r, utils::IteratorType::parallel);
+  its.back() = utils::IteratorType::reduction;
+  return generic(b, loc, inputs, acc, maps, its,
+                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   Value t = term(nb, nl, a.take_front(inputs.size()));
+                   return SmallVector<Value>{
+                       arith::AddFOp::create(nb, nl, a.back(), t)};
+                 })
+      .front();
+}
+
+} // namespace mlir::k3::lowering

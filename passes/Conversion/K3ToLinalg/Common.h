@@ -1,0 +1,71 @@
+//===- Common.h - Helpers for lowering k3 ops to linalg ---------*- C++ -*-===//
+//
+// Part of k3. Building blocks shared by the k3 → linalg patterns: shapes of
+// dynamic tensors, f32 compute inside linalg bodies (statistics are f32
+// whatever the storage, K3Dialect.td), and generic-op builders.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PASSES_CONVERSION_K3TOLINALG_COMMON_H
+#define PASSES_CONVERSION_K3TOLINALG_COMMON_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <functional>
+
+namespace mlir::k3::lowering {
+
+/// The sizes of `v` (static ones as attributes, dynamic via tensor.dim).
+SmallVector<OpFoldResult> sizesOf(OpBuilder &b, Location loc, Value v);
+
+/// A zero-filled f32 tensor of `sizes`.
+Value zeros(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes);
+
+/// An uninitialised tensor of `sizes` and element type `elt`.
+Value empty(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes, Type elt);
+
+/// `v` widened (or narrowed) to `to` inside a region.
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type to);
+inline Value f32(OpBuilder &b, Location loc, Value v) {
+  return convertScalar(b, loc, v, b.getF32Type());
+}
+
+/// Scalar helpers on f32.
+Value cst(OpBuilder &b, Location loc, double value);
+Value sigmoid(OpBuilder &b, Location loc, Value x);
+
+/// Identity map of rank n, and the map keeping only `dims` of n loops.
+AffineMap identity(MLIRContext *ctx, unsigned n);
+AffineMap project(MLIRContext *ctx, unsigned n, ArrayRef<unsigned> dims);
+
+/// A linalg.generic with `inputs`, `inits`, maps, iterators and a body that
+/// receives the block arguments converted to f32 (inputs then inits) and
+/// returns one f32 value per init, converted back to each init's type.
+SmallVector<Value>
+generic(OpBuilder &b, Location loc, ValueRange inputs, ValueRange inits,
+        ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
+        std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
+            body);
+
+/// Elementwise map over same-shape `inputs` into a fresh tensor of
+/// `resultType`.
+Value elementwise(OpBuilder &b, Location loc, ValueRange inputs,
+                  RankedTensorType resultType,
+                  std::function<Value(OpBuilder &, Location, ValueRange)> fn);
+
+/// `y[..., n] = Σ_k x[..., k] · w[n, k]`, accumulated in f32; x of any rank.
+Value contract(OpBuilder &b, Location loc, Value x, Value w);
+
+/// Sum over the last dimension of f(x[..., d], d) for every leading index,
+/// in f32: a tensor of the leading shape.
+Value reduceLast(OpBuilder &b, Location loc, ValueRange inputs,
+                 std::function<Value(OpBuilder &, Location, ValueRange)> term);
+
+void populatePlumbingPatterns(RewritePatternSet &patterns);
+void populateMixingPatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::k3::lowering
+
+#endif // PASSES_CONVERSION_K3TOLINALG_COMMON_H

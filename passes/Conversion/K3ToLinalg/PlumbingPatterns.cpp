@@ -1,0 +1,175 @@
+//===- PlumbingPatterns.cpp - embed, linear, lm_head, norms, sigmoid ------===//
+//
+// Part of k3. Lowers the plumbing ops to linalg on tensors. Statistics and
+// accumulations are f32; results are converted to the op's element type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/K3/K3Ops.h"
+#include "passes/Conversion/K3ToLinalg/Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::k3;
+using namespace mlir::k3::lowering;
+
+namespace {
+
+/// out[t, d] = table[clamp(ids[t]), d]. The runtime refuses out-of-range
+/// ids before running; the clamp only keeps a bad id from reading memory.
+struct LowerEmbed : OpRewritePattern<EmbedOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbedOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto outType = cast<RankedTensorType>(op.getOut().getType());
+    Value table = op.getTable();
+    SmallVector<OpFoldResult> sizes{sizesOf(b, loc, op.getIds())[0],
+                                    sizesOf(b, loc, table)[1]};
+    Value init = empty(b, loc, sizes, outType.getElementType());
+    Value last = arith::SubIOp::create(
+        b, loc, tensor::DimOp::create(b, loc, table, 0),
+        arith::ConstantIndexOp::create(b, loc, 1));
+    MLIRContext *ctx = b.getContext();
+    auto gen = linalg::GenericOp::create(
+        b, loc, TypeRange{outType}, ValueRange{op.getIds()}, ValueRange{init},
+        ArrayRef<AffineMap>{project(ctx, 2, {0}), identity(ctx, 2)},
+        ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                      utils::IteratorType::parallel},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value id = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), args[0]);
+          Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+          id = arith::MaxSIOp::create(nb, nl, id, zero);
+          id = arith::MinSIOp::create(nb, nl, id, last);
+          Value d = linalg::IndexOp::create(nb, nl, 1);
+          Value v = tensor::ExtractOp::create(nb, nl, table, ValueRange{id, d});
+          linalg::YieldOp::create(
+              nb, nl, convertScalar(nb, nl, v, outType.getElementType()));
+        });
+    b.replaceOp(op, gen.getResults());
+    return success();
+  }
+};
+
+/// y = x · Wᵀ for float weights (MXFP4 weights are dequantized before this
+/// pass on the CPU path).
+struct LowerLinear : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearOp op, PatternRewriter &b) const override {
+    if (op.getScales())
+      return b.notifyMatchFailure(op, "MXFP4 weights are dequantized earlier");
+    Location loc = op.getLoc();
+    Value acc = contract(b, loc, op.getX(), op.getWeight());
+    auto type = cast<RankedTensorType>(op.getY().getType());
+    if (type.getElementType() != b.getF32Type())
+      acc = elementwise(b, loc, acc, type,
+                        [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    b.replaceOp(op, acc);
+    return success();
+  }
+};
+
+struct LowerLmHead : OpRewritePattern<LmHeadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LmHeadOp op, PatternRewriter &b) const override {
+    b.replaceOp(op, contract(b, op.getLoc(), op.getX(), op.getWeight()));
+    return success();
+  }
+};
+
+/// y = x · rsqrt(mean(x²) + eps) · w [· sigmoid(gate)] over the last dim.
+struct LowerRmsNorm : OpRewritePattern<RmsNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RmsNormOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Value x = op.getX();
+    auto type = cast<RankedTensorType>(op.getY().getType());
+    unsigned r = type.getRank();
+    double eps = op.getEps().convertToDouble();
+    Value sumsq = reduceLast(b, loc, x, [](OpBuilder &nb, Location nl, ValueRange a) {
+      return Value(arith::MulFOp::create(nb, nl, a[0], a[0]));
+    });
+    MLIRContext *ctx = b.getContext();
+    SmallVector<unsigned> lead;
+    for (unsigned i = 0; i + 1 < r; ++i)
+      lead.push_back(i);
+    SmallVector<Value> ins{x, sumsq, op.getWeight()};
+    SmallVector<AffineMap> maps{identity(ctx, r), project(ctx, r, lead),
+                                project(ctx, r, {r - 1})};
+    if (op.getGate()) {
+      ins.push_back(op.getGate());
+      maps.push_back(identity(ctx, r));
+    }
+    maps.push_back(identity(ctx, r));
+    Value init = empty(b, loc, sizesOf(b, loc, x), type.getElementType());
+    int64_t d = cast<RankedTensorType>(op.getWeight().getType()).getDimSize(0);
+    bool gated = static_cast<bool>(op.getGate());
+    Value y = generic(b, loc, ins, init, maps,
+                      SmallVector<utils::IteratorType>(r, utils::IteratorType::parallel),
+                      [&](OpBuilder &nb, Location nl, ValueRange a) {
+                        Value mean = arith::DivFOp::create(nb, nl, a[1], cst(nb, nl, double(d)));
+                        Value inv = math::RsqrtOp::create(
+                            nb, nl, arith::AddFOp::create(nb, nl, mean, cst(nb, nl, eps)));
+                        Value v = arith::MulFOp::create(
+                            nb, nl, arith::MulFOp::create(nb, nl, a[0], inv), a[2]);
+                        if (gated)
+                          v = arith::MulFOp::create(nb, nl, v, sigmoid(nb, nl, a[3]));
+                        return SmallVector<Value>{v};
+                      })
+                  .front();
+    b.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// y = x / sqrt(Σx² + eps) over the last dim (eps inside the root).
+struct LowerL2Norm : OpRewritePattern<L2NormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(L2NormOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Value x = op.getX();
+    auto type = cast<RankedTensorType>(x.getType());
+    unsigned r = type.getRank();
+    double eps = op.getEps().convertToDouble();
+    Value sumsq = reduceLast(b, loc, x, [](OpBuilder &nb, Location nl, ValueRange a) {
+      return Value(arith::MulFOp::create(nb, nl, a[0], a[0]));
+    });
+    MLIRContext *ctx = b.getContext();
+    SmallVector<unsigned> lead;
+    for (unsigned i = 0; i + 1 < r; ++i)
+      lead.push_back(i);
+    Value init = empty(b, loc, sizesOf(b, loc, x), type.getElementType());
+    Value y = generic(b, loc, {x, sumsq}, init,
+                      {identity(ctx, r), project(ctx, r, lead), identity(ctx, r)},
+                      SmallVector<utils::IteratorType>(r, utils::IteratorType::parallel),
+                      [&](OpBuilder &nb, Location nl, ValueRange a) {
+                        Value inv = math::RsqrtOp::create(
+                            nb, nl, arith::AddFOp::create(nb, nl, a[1], cst(nb, nl, eps)));
+                        return SmallVector<Value>{arith::MulFOp::create(nb, nl, a[0], inv)};
+                      })
+                  .front();
+    b.replaceOp(op, y);
+    return success();
+  }
+};
+
+struct LowerSigmoid : OpRewritePattern<SigmoidOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SigmoidOp op, PatternRewriter &b) const override {
+    b.replaceOp(op, elementwise(b, op.getLoc(), op.getX(),
+                                cast<RankedTensorType>(op.getY().getType()),
+                                [](OpBuilder &nb, Location nl, ValueRange a) {
+                                  return sigmoid(nb, nl, a[0]);
+                                }));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::k3::lowering::populatePlumbingPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerEmbed, LowerL2Norm, LowerLinear, LowerLmHead, LowerRmsNorm,
+               LowerSigmoid>(patterns.getContext());
+}
