@@ -17,13 +17,15 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     tensors (f32 statistics and accumulation, results converted to the op's
     element type), ready for one-shot bufferization. Covered so far: embed,
     linear (float weights), lm_head, rms_norm (gated or not), l2_norm,
-    sigmoid, situ_glu, kda_gate and attn_res; run `k3-decompose-mlp` first
-    for the dense MLP. Ops without a lowering are left in place, so a later
+    sigmoid, situ_glu, kda_gate, attn_res, short_conv and kda (as its token
+    recurrence, an scf.for carrying the f32 state); run `k3-decompose-mlp`
+    first for the dense MLP. Ops without a lowering are left in place, so a later
     stage reports them.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
-    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
   ];
 }
 

@@ -22,6 +22,7 @@ constexpr const char *kCpuPipeline =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "convert-linalg-to-loops,convert-scf-to-cf,expand-strided-metadata,"
+    "lower-affine,"
     "convert-math-to-llvm{approximate-log1p=false},convert-math-to-libm,"
     "finalize-memref-to-llvm,"
     "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"

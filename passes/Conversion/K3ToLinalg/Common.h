@@ -65,6 +65,7 @@ Value reduceLast(OpBuilder &b, Location loc, ValueRange inputs,
 
 void populatePlumbingPatterns(RewritePatternSet &patterns);
 void populateMixingPatterns(RewritePatternSet &patterns);
+void populateTokenMixingPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::k3::lowering
 

@@ -1,0 +1,201 @@
+//===- TokenMixingPatterns.cpp - short_conv and the recurrent KDA ---------===//
+//
+// Part of k3. The CPU path's token mixers: the causal depthwise conv over
+// [window | x], and KDA as its token recurrence (an scf.for over tokens
+// carrying the f32 state); the chunkwise form is k3-kda-chunkwise's job.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/K3/K3Ops.h"
+#include "passes/Conversion/K3ToLinalg/Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::k3;
+using namespace mlir::k3::lowering;
+
+namespace {
+
+Value index(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// `v` with its element type changed (elementwise conversion).
+Value withElementType(OpBuilder &b, Location loc, Value v, Type elt) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType() == elt)
+    return v;
+  return elementwise(b, loc, v, type.clone(elt),
+                     [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+/// Rows of `a` then rows of `b` (same width and element type), as
+/// insert_slices into one tensor.
+Value concatRows(OpBuilder &b, Location loc, Value top, Value bottom) {
+  SmallVector<OpFoldResult> ts = sizesOf(b, loc, top), bs = sizesOf(b, loc, bottom);
+  Value rows = arith::AddIOp::create(
+      b, loc, getValueOrCreateConstantIndexOp(b, loc, ts[0]),
+      getValueOrCreateConstantIndexOp(b, loc, bs[0]));
+  Type elt = cast<RankedTensorType>(top.getType()).getElementType();
+  Value out = empty(b, loc, {rows, ts[1]}, elt);
+  SmallVector<OpFoldResult> one(2, b.getIndexAttr(1));
+  out = tensor::InsertSliceOp::create(b, loc, top, out,
+                                      {b.getIndexAttr(0), b.getIndexAttr(0)}, ts, one);
+  return tensor::InsertSliceOp::create(b, loc, bottom, out,
+                                       {ts[0], b.getIndexAttr(0)}, bs, one);
+}
+
+/// y[t, c] = Σ_i w[c, i] · x̂[t + i, c] over x̂ = [state | x]; the new state
+/// is the last W−1 rows of x̂; SiLU when asked.
+struct LowerShortConv : OpRewritePattern<ShortConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ShortConvOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    Value state = op.getState();
+    Type stateElt = cast<RankedTensorType>(state.getType()).getElementType();
+    Value hat = concatRows(b, loc, state, withElementType(b, loc, op.getX(), stateElt));
+    SmallVector<OpFoldResult> xs = sizesOf(b, loc, op.getX());
+    Value acc = zeros(b, loc, xs);
+    // Loops (t, c, i): x̂ at (t + i, c), w at (c, i).
+    AffineExpr t = getAffineDimExpr(0, ctx), c = getAffineDimExpr(1, ctx),
+               i = getAffineDimExpr(2, ctx);
+    bool silu = op.getSilu();
+    Value y = generic(b, loc, {hat, op.getWeight()}, acc,
+                      {AffineMap::get(3, 0, {t + i, c}, ctx),
+                       AffineMap::get(3, 0, {c, i}, ctx), project(ctx, 3, {0, 1})},
+                      {utils::IteratorType::parallel, utils::IteratorType::parallel,
+                       utils::IteratorType::reduction},
+                      [](OpBuilder &nb, Location nl, ValueRange a) {
+                        Value m = arith::MulFOp::create(nb, nl, a[0], a[1]);
+                        return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[2], m)};
+                      })
+                  .front();
+    auto yType = cast<RankedTensorType>(op.getY().getType());
+    y = elementwise(b, loc, y, yType, [&](OpBuilder &nb, Location nl, ValueRange a) {
+      return silu ? Value(arith::MulFOp::create(nb, nl, a[0], sigmoid(nb, nl, a[0])))
+                  : a[0];
+    });
+    SmallVector<OpFoldResult> ss = sizesOf(b, loc, state);
+    Value newState = tensor::ExtractSliceOp::create(
+        b, loc, hat, {xs[0], b.getIndexAttr(0)}, ss,
+        {b.getIndexAttr(1), b.getIndexAttr(1)});
+    b.replaceOp(op, {y, newState});
+    return success();
+  }
+};
+
+/// The token recurrence of KDA.md §2, one scf.for step per token: decay,
+/// predict, update, read. Value head h reads q/k head h / (HV / H) (GVA).
+struct LowerKda : OpRewritePattern<KdaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(KdaOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto qType = cast<RankedTensorType>(op.getQ().getType());
+    auto vType = cast<RankedTensorType>(op.getV().getType());
+    int64_t h = qType.getDimSize(1), dk = qType.getDimSize(2),
+            hv = vType.getDimSize(1), dv = vType.getDimSize(2);
+    if (ShapedType::isDynamic(h) || ShapedType::isDynamic(dk) ||
+        ShapedType::isDynamic(hv) || ShapedType::isDynamic(dv))
+      return b.notifyMatchFailure(op, "heads and head dims must be static");
+    const int64_t group = hv / h;
+    const double scale = op.getScale().convertToDouble();
+    auto outType = cast<RankedTensorType>(op.getOut().getType());
+    Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
+    Value out = empty(b, loc, sizesOf(b, loc, op.getV()), outType.getElementType());
+
+    // Token t's rows: rank-reduced slices at offset t.
+    auto row = [&](OpBuilder &nb, Location nl, Value src, Value t) {
+      auto type = cast<RankedTensorType>(src.getType());
+      SmallVector<OpFoldResult> offsets{t}, sizes{nb.getIndexAttr(1)},
+          strides(type.getRank(), nb.getIndexAttr(1));
+      SmallVector<int64_t> shape;
+      for (int64_t d = 1; d < type.getRank(); ++d) {
+        offsets.push_back(nb.getIndexAttr(0));
+        sizes.push_back(nb.getIndexAttr(type.getDimSize(d)));
+        shape.push_back(type.getDimSize(d));
+      }
+      return tensor::ExtractSliceOp::create(
+          nb, nl, RankedTensorType::get(shape, type.getElementType()), src,
+          offsets, sizes, strides);
+    };
+
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
+    // Loops (h, i, j) over [HV, K, V]; q/k rows are [H, K] read at h / group.
+    AffineMap sMap = identity(ctx, 3), keyMap = AffineMap::get(3, 0, {d0.floorDiv(group), d1}, ctx),
+              gMap = project(ctx, 3, {0, 1}), vMap = project(ctx, 3, {0, 2}),
+              headMap = project(ctx, 3, {0});
+    using IT = utils::IteratorType;
+    SmallVector<IT> par3(3, IT::parallel), red3{IT::parallel, IT::reduction, IT::parallel};
+    // Reductions over i produce [HV, V]: loops (h, i, j) with output (h, j).
+    AffineMap hjMap = project(ctx, 3, {0, 2});
+
+    auto loop = scf::ForOp::create(
+        b, loc, index(b, loc, 0), tokens, index(b, loc, 1),
+        ValueRange{op.getInitialState(), out},
+        [&](OpBuilder &nb, Location nl, Value t, ValueRange iter) {
+          Value q = row(nb, nl, op.getQ(), t), k = row(nb, nl, op.getK(), t),
+                v = row(nb, nl, op.getV(), t), g = row(nb, nl, op.getG(), t),
+                beta = row(nb, nl, op.getBeta(), t);
+          Value s = iter[0];
+          // The state is updated in place (outs = the loop-carried tensor),
+          // so bufferization keeps one buffer across all tokens.
+          // Decay: S[h, i, j] *= exp(g[h, i]).
+          Value decayed = generic(nb, nl, {g}, s, {gMap, sMap}, par3,
+                                  [](OpBuilder &bb, Location l, ValueRange a) {
+                                    return SmallVector<Value>{arith::MulFOp::create(
+                                        bb, l, a[1], math::ExpOp::create(bb, l, a[0]))};
+                                  })
+                              .front();
+          // Predict with the decayed state: p[h, j] = Σ_i S[h, i, j] k[h', i].
+          SmallVector<OpFoldResult> hvSizes{nb.getIndexAttr(hv), nb.getIndexAttr(dv)};
+          Value pred = generic(nb, nl, {decayed, k}, zeros(nb, nl, hvSizes),
+                               {sMap, keyMap, hjMap}, red3,
+                               [](OpBuilder &bb, Location l, ValueRange a) {
+                                 Value m = arith::MulFOp::create(bb, l, a[0], a[1]);
+                                 return SmallVector<Value>{arith::AddFOp::create(bb, l, a[2], m)};
+                               })
+                           .front();
+          // Update: S[h, i, j] += k[h', i] · β[h] (v[h, j] − p[h, j]).
+          Value updated =
+              generic(nb, nl, {k, v, pred, beta}, decayed,
+                      {keyMap, vMap, vMap, headMap, sMap}, par3,
+                      [](OpBuilder &bb, Location l, ValueRange a) {
+                        Value delta = arith::MulFOp::create(
+                            bb, l, a[3], arith::SubFOp::create(bb, l, a[1], a[2]));
+                        return SmallVector<Value>{arith::AddFOp::create(
+                            bb, l, a[4], arith::MulFOp::create(bb, l, a[0], delta))};
+                      })
+                  .front();
+          // Read the updated state: o[h, j] = Σ_i S[h, i, j] · scale · q[h', i].
+          Value o = generic(nb, nl, {updated, q}, zeros(nb, nl, hvSizes),
+                            {sMap, keyMap, hjMap}, red3,
+                            [&](OpBuilder &bb, Location l, ValueRange a) {
+                              Value sq = arith::MulFOp::create(bb, l, a[1], cst(bb, l, scale));
+                              Value m = arith::MulFOp::create(bb, l, a[0], sq);
+                              return SmallVector<Value>{arith::AddFOp::create(bb, l, a[2], m)};
+                            })
+                        .front();
+          o = withElementType(nb, nl, o, outType.getElementType());
+          Value next = tensor::InsertSliceOp::create(
+              nb, nl, o, iter[1],
+              {t, nb.getIndexAttr(0), nb.getIndexAttr(0)},
+              {nb.getIndexAttr(1), nb.getIndexAttr(hv), nb.getIndexAttr(dv)},
+              {nb.getIndexAttr(1), nb.getIndexAttr(1), nb.getIndexAttr(1)});
+          scf::YieldOp::create(nb, nl, ValueRange{updated, next});
+        });
+    b.replaceOp(op, {loop.getResult(1), loop.getResult(0)});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::k3::lowering::populateTokenMixingPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerKda, LowerShortConv>(patterns.getContext());
+}
