@@ -63,11 +63,26 @@ func.func @softplus_gate(%x: tensor<?x2x4xf32>, %a: tensor<2xf32>, %dt: tensor<2
 
 // -----
 
-// Ops without a CPU lowering yet stay, for a later stage to report.
-// CHECK-LABEL: func.func @not_yet
-//       CHECK:   k3.kda
-func.func @not_yet(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x1x4xf32>, %g: tensor<?x1x4xf32>,
-                   %b: tensor<?x1xf32>, %s: tensor<1x4x4xf32>) -> tensor<?x1x4xf32> {
+// MXFP4 linears are dequantized before this pass on the CPU path; one that
+// reaches it stays, for a later stage to report.
+// CHECK-LABEL: func.func @packed_linear
+//       CHECK:   k3.linear %{{.+}}, %{{.+}} scales(
+func.func @packed_linear(%x: tensor<?x64xf32>, %w: tensor<8x64xf4E2M1FN>, %s: tensor<8x2xf8E8M0FNU>) -> tensor<?x8xf32> {
+  %y = k3.linear %x, %w scales(%s) : (tensor<?x64xf32>, tensor<8x64xf4E2M1FN>, tensor<8x2xf8E8M0FNU>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+// KDA becomes an scf.for over tokens whose state is updated in place.
+// CHECK-LABEL: func.func @kda
+//       CHECK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[S:.+]] = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x4x4xf32>, tensor<?x1x4xf32>)
+//       CHECK:     linalg.generic {{.*}} outs(%[[S]] : tensor<1x4x4xf32>)
+//       CHECK:       math.exp
+//       CHECK:     scf.yield
+//   CHECK-NOT:   k3.kda
+func.func @kda(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x1x4xf32>, %g: tensor<?x1x4xf32>,
+               %b: tensor<?x1xf32>, %s: tensor<1x4x4xf32>) -> tensor<?x1x4xf32> {
   %o, %s1 = k3.kda %q, %k, %v, %g, %b, state(%s) scale = 0.5
       : (tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x1xf32>, tensor<1x4x4xf32>)
       -> (tensor<?x1x4xf32>, tensor<1x4x4xf32>)
