@@ -64,6 +64,7 @@ Value reduceLast(OpBuilder &b, Location loc, ValueRange inputs,
                  std::function<Value(OpBuilder &, Location, ValueRange)> term);
 
 void populatePlumbingPatterns(RewritePatternSet &patterns);
+void populateChannelMixingPatterns(RewritePatternSet &patterns);
 void populateMixingPatterns(RewritePatternSet &patterns);
 void populateTokenMixingPatterns(RewritePatternSet &patterns);
 

@@ -1,7 +1,7 @@
 //===- ConvertK3ToLinalg.cpp - The convert-k3-to-linalg pass --------------===//
 //
 // Part of k3. Assembles the per-family patterns (PlumbingPatterns.cpp,
-// MixingPatterns.cpp, TokenMixingPatterns.cpp) and applies them greedily: an op without a pattern
+// MixingPatterns.cpp, TokenMixingPatterns.cpp, ChannelMixingPatterns.cpp) and applies them greedily: an op without a pattern
 // stays, and the CPU pipeline's later stages report it.
 //
 //===----------------------------------------------------------------------===//
@@ -27,6 +27,7 @@ struct ConvertK3ToLinalgPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     k3::lowering::populatePlumbingPatterns(patterns);
+    k3::lowering::populateChannelMixingPatterns(patterns);
     k3::lowering::populateMixingPatterns(patterns);
     k3::lowering::populateTokenMixingPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

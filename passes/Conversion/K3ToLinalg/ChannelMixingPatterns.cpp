@@ -1,0 +1,234 @@
+//===- ChannelMixingPatterns.cpp - router and routed LatentMoE ------------===//
+//
+// Part of k3. The CPU path's reference-shaped MoE: the router's top-k as
+// explicit loops (exact ties to the lower expert id), and the routed experts
+// run per (token, selected expert) on float weights. The grouped dispatch and
+// MXFP4 GEMMs are k3-quantize-mxfp4's and the MoE issue's job.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/K3/K3Ops.h"
+#include "passes/Conversion/K3ToLinalg/Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::k3;
+using namespace mlir::k3::lowering;
+
+namespace {
+
+Value index(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// scores = sigmoid(x·Wᵀ); per token, k rounds of "the best biased score
+/// not taken yet" (strictly greater wins, so ties keep the lower id);
+/// weights from the unbiased scores, renormalised (+1e-20), scaled.
+struct LowerRouter : OpRewritePattern<RouterOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RouterOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto idxType = cast<RankedTensorType>(op.getIndices().getType());
+    auto wType = cast<RankedTensorType>(op.getWeights().getType());
+    Value logits = contract(b, loc, op.getX(), op.getWeight());
+    auto lType = cast<RankedTensorType>(logits.getType());
+    Value scores = elementwise(b, loc, logits, lType,
+                               [](OpBuilder &nb, Location nl, ValueRange a) {
+                                 return sigmoid(nb, nl, a[0]);
+                               });
+    Value biased = scores;
+    if (op.getBias())
+      biased = generic(b, loc, {scores, op.getBias()},
+                       empty(b, loc, sizesOf(b, loc, scores), b.getF32Type()),
+                       {identity(ctx, 2), project(ctx, 2, {1}), identity(ctx, 2)},
+                       {utils::IteratorType::parallel, utils::IteratorType::parallel},
+                       [](OpBuilder &nb, Location nl, ValueRange a) {
+                         return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[0], a[1])};
+                       })
+                   .front();
+    Value tokens = tensor::DimOp::create(b, loc, op.getX(), 0);
+    Value experts = tensor::DimOp::create(b, loc, op.getWeight(), 0);
+    int64_t k = op.getTopK();
+    SmallVector<OpFoldResult> outSizes{OpFoldResult(tokens), b.getIndexAttr(k)};
+    Value idx0 = empty(b, loc, outSizes, idxType.getElementType());
+    Value w0 = empty(b, loc, outSizes, wType.getElementType());
+    bool renorm = op.getRenormalize();
+    double scaling = op.getScaling().convertToDouble();
+    Type idxElt = idxType.getElementType();
+
+    auto perToken = scf::ForOp::create(
+        b, loc, index(b, loc, 0), tokens, index(b, loc, 1), ValueRange{idx0, w0},
+        [&](OpBuilder &b1, Location l1, Value t, ValueRange it1) {
+          auto picks = scf::ForOp::create(
+              b1, l1, index(b1, l1, 0), index(b1, l1, k), index(b1, l1, 1), it1,
+              [&](OpBuilder &b2, Location l2, Value j, ValueRange it2) {
+                Value fls = arith::ConstantIntOp::create(b2, l2, 0, 1);
+                auto search = scf::ForOp::create(
+                    b2, l2, index(b2, l2, 0), experts, index(b2, l2, 1),
+                    ValueRange{fls, index(b2, l2, 0), cst(b2, l2, 0.0)},
+                    [&](OpBuilder &b3, Location l3, Value e, ValueRange best) {
+                      Value v = tensor::ExtractOp::create(b3, l3, biased, ValueRange{t, e});
+                      // Taken already: any of the first j picks equals e.
+                      auto taken = scf::ForOp::create(
+                          b3, l3, index(b3, l3, 0), j, index(b3, l3, 1),
+                          ValueRange{arith::ConstantIntOp::create(b3, l3, 0, 1)},
+                          [&](OpBuilder &b4, Location l4, Value jj, ValueRange f) {
+                            Value p = tensor::ExtractOp::create(b4, l4, it2[0], ValueRange{t, jj});
+                            Value pi = arith::IndexCastOp::create(b4, l4, b4.getIndexType(), p);
+                            Value same = arith::CmpIOp::create(b4, l4, arith::CmpIPredicate::eq, pi, e);
+                            scf::YieldOp::create(b4, l4, ValueRange{arith::OrIOp::create(b4, l4, f[0], same)});
+                          });
+                      Value greater = arith::CmpFOp::create(b3, l3, arith::CmpFPredicate::OGT, v, best[2]);
+                      Value notFound = arith::XOrIOp::create(
+                          b3, l3, best[0], arith::ConstantIntOp::create(b3, l3, 1, 1));
+                      Value better = arith::AndIOp::create(
+                          b3, l3,
+                          arith::XOrIOp::create(b3, l3, taken.getResult(0),
+                                                arith::ConstantIntOp::create(b3, l3, 1, 1)),
+                          arith::OrIOp::create(b3, l3, notFound, greater));
+                      Value found = arith::OrIOp::create(b3, l3, best[0], better);
+                      scf::YieldOp::create(
+                          b3, l3,
+                          ValueRange{found, arith::SelectOp::create(b3, l3, better, e, best[1]),
+                                     arith::SelectOp::create(b3, l3, better, v, best[2])});
+                    });
+                Value e = search.getResult(1);
+                Value s = tensor::ExtractOp::create(b2, l2, scores, ValueRange{t, e});
+                Value ei = arith::IndexCastOp::create(b2, l2, idxElt, e);
+                Value idx = tensor::InsertOp::create(b2, l2, ei, it2[0], ValueRange{t, j});
+                Value w = tensor::InsertOp::create(b2, l2, s, it2[1], ValueRange{t, j});
+                scf::YieldOp::create(b2, l2, ValueRange{idx, w});
+              });
+          // Renormalise and scale this token's k weights.
+          Value w = picks.getResult(1);
+          Value sum = cst(b1, l1, 0.0);
+          for (int64_t j = 0; j < k; ++j)
+            sum = arith::AddFOp::create(
+                b1, l1, sum,
+                tensor::ExtractOp::create(b1, l1, w, ValueRange{t, index(b1, l1, j)}));
+          Value denom = arith::AddFOp::create(b1, l1, sum, cst(b1, l1, 1e-20));
+          for (int64_t j = 0; j < k; ++j) {
+            Value pos[] = {t, index(b1, l1, j)};
+            Value x = tensor::ExtractOp::create(b1, l1, w, pos);
+            if (renorm)
+              x = arith::DivFOp::create(b1, l1, x, denom);
+            x = arith::MulFOp::create(b1, l1, x, cst(b1, l1, scaling));
+            w = tensor::InsertOp::create(b1, l1, x, w, pos);
+          }
+          scf::YieldOp::create(b1, l1, ValueRange{picks.getResult(0), w});
+        });
+    b.replaceOp(op, perToken.getResults());
+    return success();
+  }
+};
+
+/// Row `t` of a [T, n] tensor as [1, n].
+Value rowOf(OpBuilder &b, Location loc, Value m, Value t) {
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, m);
+  sizes[0] = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(b, loc, m, {t, b.getIndexAttr(0)}, sizes,
+                                        {b.getIndexAttr(1), b.getIndexAttr(1)});
+}
+
+/// Expert `e` of a stacked [E, rows, cols] weight, as [rows, cols].
+Value expertOf(OpBuilder &b, Location loc, Value w, Value e) {
+  auto type = cast<RankedTensorType>(w.getType());
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get(type.getShape().drop_front(), type.getElementType()),
+      w, {e, b.getIndexAttr(0), b.getIndexAttr(0)},
+      {b.getIndexAttr(1), b.getIndexAttr(type.getDimSize(1)),
+       b.getIndexAttr(type.getDimSize(2))},
+      {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1)});
+}
+
+/// The LatentMoE of MOE_MXFP4.md §6 on float experts: per token and selected
+/// expert, w2 · situ(w1 z, w3 z) weighted into an f32 combine; then the
+/// routed norm, the up-projection and the shared experts, emitted as k3 ops
+/// that this pass lowers in turn.
+struct LowerMoe : OpRewritePattern<MoeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeOp op, PatternRewriter &b) const override {
+    if (op.getW1Scale())
+      return b.notifyMatchFailure(op, "MXFP4 experts are dequantized earlier");
+    Location loc = op.getLoc();
+    auto yType = cast<RankedTensorType>(op.getY().getType());
+    double beta1 = op.getBeta1().convertToDouble();
+    FloatAttr beta2 = op.getBeta2Attr();
+    auto f32Of = [&](ArrayRef<int64_t> shape) {
+      return RankedTensorType::get(shape, b.getF32Type());
+    };
+    int64_t t = yType.getDimSize(0);
+    Value z = op.getX();
+    if (op.getLatentDown()) {
+      int64_t dl = cast<RankedTensorType>(op.getLatentDown().getType()).getDimSize(0);
+      z = LinearOp::create(b, loc, f32Of({t, dl}), z, op.getLatentDown(), Value());
+    }
+    Value tokens = tensor::DimOp::create(b, loc, op.getX(), 0);
+    int64_t k = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(1);
+    Value u0 = zeros(b, loc, sizesOf(b, loc, z));
+    auto perToken = scf::ForOp::create(
+        b, loc, index(b, loc, 0), tokens, index(b, loc, 1), ValueRange{u0},
+        [&](OpBuilder &b1, Location l1, Value tok, ValueRange it1) {
+          Value zt = rowOf(b1, l1, z, tok);
+          auto perPick = scf::ForOp::create(
+              b1, l1, index(b1, l1, 0), index(b1, l1, k), index(b1, l1, 1), it1,
+              [&](OpBuilder &b2, Location l2, Value j, ValueRange it2) {
+                Value e = arith::IndexCastOp::create(
+                    b2, l2, b2.getIndexType(),
+                    tensor::ExtractOp::create(b2, l2, op.getIndices(), ValueRange{tok, j}));
+                Value wgt = tensor::ExtractOp::create(b2, l2, op.getWeights(), ValueRange{tok, j});
+                Value g = contract(b2, l2, zt, expertOf(b2, l2, op.getW1(), e));
+                Value up = contract(b2, l2, zt, expertOf(b2, l2, op.getW3(), e));
+                Value h = SituGluOp::create(b2, l2, g.getType(), g, up,
+                                            b2.getF32FloatAttr(beta1), beta2);
+                Value y = contract(b2, l2, h, expertOf(b2, l2, op.getW2(), e));
+                // u[t] += w · y, in f32.
+                Value row = rowOf(b2, l2, it2[0], tok);
+                Value sum = elementwise(b2, l2, {row, y},
+                                        cast<RankedTensorType>(row.getType()),
+                                        [&](OpBuilder &nb, Location nl, ValueRange a) {
+                                          return Value(arith::AddFOp::create(
+                                              nb, nl, a[0], arith::MulFOp::create(nb, nl, wgt, a[1])));
+                                        });
+                SmallVector<OpFoldResult> sizes = sizesOf(b2, l2, row);
+                Value next = tensor::InsertSliceOp::create(
+                    b2, l2, sum, it2[0], {tok, b2.getIndexAttr(0)}, sizes,
+                    {b2.getIndexAttr(1), b2.getIndexAttr(1)});
+                scf::YieldOp::create(b2, l2, ValueRange{next});
+              });
+          scf::YieldOp::create(b1, l1, perPick.getResults());
+        });
+    Value u = perToken.getResult(0);
+    if (op.getNorm())
+      u = RmsNormOp::create(b, loc, u.getType(), u, op.getNorm(), Value(), op.getEpsAttr());
+    if (op.getLatentUp())
+      u = LinearOp::create(b, loc, f32Of(yType.getShape()), u, op.getLatentUp(), Value());
+    if (op.getSharedGate()) {
+      int64_t is = cast<RankedTensorType>(op.getSharedGate().getType()).getDimSize(0);
+      auto hType = f32Of({t, is});
+      Value sg = LinearOp::create(b, loc, hType, op.getX(), op.getSharedGate(), Value());
+      Value su = LinearOp::create(b, loc, hType, op.getX(), op.getSharedUp(), Value());
+      Value sh = SituGluOp::create(b, loc, hType, sg, su, op.getBeta1Attr(), beta2);
+      Value s = LinearOp::create(b, loc, f32Of(yType.getShape()), sh, op.getSharedDown(), Value());
+      u = elementwise(b, loc, {u, s}, cast<RankedTensorType>(u.getType()),
+                      [](OpBuilder &nb, Location nl, ValueRange a) {
+                        return Value(arith::AddFOp::create(nb, nl, a[0], a[1]));
+                      });
+    }
+    u = elementwise(b, loc, u, yType,
+                    [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    b.replaceOp(op, u);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::k3::lowering::populateChannelMixingPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerMoe, LowerRouter>(patterns.getContext());
+}
