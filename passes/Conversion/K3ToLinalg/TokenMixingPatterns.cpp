@@ -14,6 +14,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::k3;
 using namespace mlir::k3::lowering;
@@ -194,8 +196,165 @@ struct LowerKda : OpRewritePattern<KdaOp> {
   }
 };
 
+/// Columns [from, from + width) of a 2-D tensor.
+Value columns(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width) {
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, m);
+  sizes[1] = b.getIndexAttr(width);
+  return tensor::ExtractSliceOp::create(b, loc, m, {b.getIndexAttr(0), b.getIndexAttr(from)},
+                                        sizes, {b.getIndexAttr(1), b.getIndexAttr(1)});
+}
+
+/// Last-dim slice [from, from + width) of a 3-D tensor.
+Value lastDims(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width) {
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, m);
+  sizes[2] = b.getIndexAttr(width);
+  return tensor::ExtractSliceOp::create(
+      b, loc, m, {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(from)}, sizes,
+      {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1)});
+}
+
+/// Expanded MLA (MLA.md §2) over [cache | new rows]: per-head keys and
+/// values from the latents, scores from the nope and the shared rope parts,
+/// softmax in f32 with the causal mask at offset S, then the output gate.
+struct LowerMla : OpRewritePattern<MlaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MlaOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto qType = cast<RankedTensorType>(op.getQ().getType());
+    auto outType = cast<RankedTensorType>(op.getOut().getType());
+    auto cacheType = cast<RankedTensorType>(op.getCache().getType());
+    int64_t h = qType.getDimSize(1), qk = qType.getDimSize(2),
+            l = cast<RankedTensorType>(op.getLatent().getType()).getDimSize(1),
+            r = cast<RankedTensorType>(op.getKRope().getType()).getDimSize(1),
+            dv = outType.getDimSize(2), dn = qk - r;
+    if (ShapedType::isDynamic(h) || ShapedType::isDynamic(qk) ||
+        ShapedType::isDynamic(l) || ShapedType::isDynamic(r) ||
+        ShapedType::isDynamic(dv))
+      return b.notifyMatchFailure(op, "head and latent dims must be static");
+    const double scale = op.getScale().convertToDouble();
+    const bool causal = op.getCausal();
+    Type cacheElt = cacheType.getElementType();
+
+    // New rows [c | k_rope] in the cache's type, appended to the cache.
+    SmallVector<OpFoldResult> newSizes{sizesOf(b, loc, op.getLatent())[0],
+                                       b.getIndexAttr(l + r)};
+    Value rows = empty(b, loc, newSizes, cacheElt);
+    SmallVector<OpFoldResult> one(2, b.getIndexAttr(1));
+    rows = tensor::InsertSliceOp::create(
+        b, loc, withElementType(b, loc, op.getLatent(), cacheElt), rows,
+        {b.getIndexAttr(0), b.getIndexAttr(0)}, sizesOf(b, loc, op.getLatent()), one);
+    rows = tensor::InsertSliceOp::create(
+        b, loc, withElementType(b, loc, op.getKRope(), cacheElt), rows,
+        {b.getIndexAttr(0), b.getIndexAttr(l)}, sizesOf(b, loc, op.getKRope()), one);
+    Value full = concatRows(b, loc, op.getCache(), rows);
+    Value past = tensor::DimOp::create(b, loc, op.getCache(), 0);
+
+    // Keys and values of every position, per head: [S+T, H, dn+dv].
+    Value fullF = withElementType(b, loc, full, b.getF32Type());
+    Value kv = contract(b, loc, columns(b, loc, fullF, 0, l), op.getKvB());
+    SmallVector<OpFoldResult> kvSizes{sizesOf(b, loc, kv)[0], b.getIndexAttr(h),
+                                      b.getIndexAttr(dn + dv)};
+    kv = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({ShapedType::kDynamic, h, dn + dv}, b.getF32Type()),
+        kv, ArrayRef<ReassociationIndices>{{0}, {1, 2}}, kvSizes);
+    Value kNope = lastDims(b, loc, kv, 0, dn), vals = lastDims(b, loc, kv, dn, dv);
+    Value kRope = columns(b, loc, fullF, l, r);
+    Value qNope = lastDims(b, loc, op.getQ(), 0, dn), qRope = lastDims(b, loc, op.getQ(), dn, r);
+
+    using IT = utils::IteratorType;
+    AffineExpr t = getAffineDimExpr(0, ctx), hh = getAffineDimExpr(1, ctx),
+               j = getAffineDimExpr(2, ctx), i = getAffineDimExpr(3, ctx);
+    SmallVector<OpFoldResult> sSizes{sizesOf(b, loc, op.getQ())[0], b.getIndexAttr(h),
+                                     sizesOf(b, loc, full)[0]};
+    auto dot = [&](Value lhs, Value rhs, AffineMap rhsMap) {
+      return generic(b, loc, {lhs, rhs}, zeros(b, loc, sSizes),
+                     {AffineMap::get(4, 0, {t, hh, i}, ctx), rhsMap,
+                      AffineMap::get(4, 0, {t, hh, j}, ctx)},
+                     {IT::parallel, IT::parallel, IT::parallel, IT::reduction},
+                     [](OpBuilder &nb, Location nl, ValueRange a) {
+                       Value m = arith::MulFOp::create(nb, nl, a[0], a[1]);
+                       return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[2], m)};
+                     })
+          .front();
+    };
+    Value sNope = dot(qNope, kNope, AffineMap::get(4, 0, {j, hh, i}, ctx));
+    Value sRope = dot(qRope, kRope, AffineMap::get(4, 0, {j, i}, ctx));
+    // Scaled scores; with `causal`, token t (position S + t) sees j <= S + t.
+    AffineMap id3 = identity(ctx, 3);
+    Value scores = generic(
+                       b, loc, {sNope, sRope}, empty(b, loc, sSizes, b.getF32Type()),
+                       {id3, id3, id3}, {IT::parallel, IT::parallel, IT::parallel},
+                       [&](OpBuilder &nb, Location nl, ValueRange a) {
+                         Value s = arith::MulFOp::create(
+                             nb, nl, arith::AddFOp::create(nb, nl, a[0], a[1]), cst(nb, nl, scale));
+                         if (!causal)
+                           return SmallVector<Value>{s};
+                         Value tok = linalg::IndexOp::create(nb, nl, 0);
+                         Value pos = linalg::IndexOp::create(nb, nl, 2);
+                         Value limit = arith::AddIOp::create(nb, nl, past, tok);
+                         Value visible = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ule, pos, limit);
+                         Value ninf = arith::ConstantOp::create(
+                             nb, nl, nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+                         return SmallVector<Value>{arith::SelectOp::create(nb, nl, visible, s, ninf)};
+                       })
+                       .front();
+    // Softmax over j: max, then exp and sum, then normalise.
+    SmallVector<OpFoldResult> thSizes{sSizes[0], sSizes[1]};
+    AffineMap th = project(ctx, 3, {0, 1});
+    Value ninf = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    Value mxInit = linalg::FillOp::create(b, loc, ninf, empty(b, loc, thSizes, b.getF32Type()))
+                       .getResult(0);
+    SmallVector<IT> reduceJ{IT::parallel, IT::parallel, IT::reduction};
+    Value mx = generic(b, loc, scores, mxInit, {id3, th}, reduceJ,
+                       [](OpBuilder &nb, Location nl, ValueRange a) {
+                         return SmallVector<Value>{arith::MaximumFOp::create(nb, nl, a[0], a[1])};
+                       })
+                   .front();
+    Value sum = generic(b, loc, {scores, mx}, zeros(b, loc, thSizes), {id3, th, th}, reduceJ,
+                        [](OpBuilder &nb, Location nl, ValueRange a) {
+                          Value e = math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, a[0], a[1]));
+                          return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[2], e)};
+                        })
+                    .front();
+    Value probs = generic(b, loc, {scores, mx, sum}, empty(b, loc, sSizes, b.getF32Type()),
+                          {id3, th, th, id3}, {IT::parallel, IT::parallel, IT::parallel},
+                          [](OpBuilder &nb, Location nl, ValueRange a) {
+                            Value e = math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, a[0], a[1]));
+                            return SmallVector<Value>{arith::DivFOp::create(nb, nl, e, a[2])};
+                          })
+                      .front();
+    // o[t, h, d] = Σ_j p[t, h, j] · v[j, h, d], then the output gate.
+    AffineExpr d = getAffineDimExpr(3, ctx);
+    SmallVector<OpFoldResult> oSizes{sSizes[0], b.getIndexAttr(h), b.getIndexAttr(dv)};
+    Value o = generic(b, loc, {probs, vals}, zeros(b, loc, oSizes),
+                      {AffineMap::get(4, 0, {t, hh, j}, ctx), AffineMap::get(4, 0, {j, hh, d}, ctx),
+                       AffineMap::get(4, 0, {t, hh, d}, ctx)},
+                      {IT::parallel, IT::parallel, IT::reduction, IT::parallel},
+                      [](OpBuilder &nb, Location nl, ValueRange a) {
+                        Value m = arith::MulFOp::create(nb, nl, a[0], a[1]);
+                        return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[2], m)};
+                      })
+                  .front();
+    if (op.getGate())
+      o = elementwise(b, loc, {o, op.getGate()}, cast<RankedTensorType>(o.getType()),
+                      [](OpBuilder &nb, Location nl, ValueRange a) {
+                        return Value(arith::MulFOp::create(nb, nl, a[0], sigmoid(nb, nl, a[1])));
+                      });
+    o = withElementType(b, loc, o, outType.getElementType());
+    // Static result shapes (a decode step) refine the dynamic ones built here.
+    if (o.getType() != outType)
+      o = tensor::CastOp::create(b, loc, outType, o);
+    if (full.getType() != op.getNewCache().getType())
+      full = tensor::CastOp::create(b, loc, op.getNewCache().getType(), full);
+    b.replaceOp(op, {o, full});
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::k3::lowering::populateTokenMixingPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerKda, LowerShortConv>(patterns.getContext());
+  patterns.add<LowerKda, LowerMla, LowerShortConv>(patterns.getContext());
 }
