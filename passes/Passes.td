@@ -54,4 +54,22 @@ def K3DecomposeMlpPass : Pass<"k3-decompose-mlp"> {
   let dependentDialects = ["::mlir::k3::K3Dialect"];
 }
 
+def K3OutlineWeightsPass : Pass<"k3-outline-weights", "::mlir::ModuleOp"> {
+  let summary = "Turn k3.weight ops into function arguments";
+  let description = [{
+    Every function's `k3.weight` ops become trailing arguments, one per
+    distinct name in order of first use, each carrying `k3.weight = "<name>"`
+    so that the bundle binds it to the stored blob. After this pass a
+    function touches only its arguments, which is what the runtime calls.
+
+    ```mlir
+    func.func @f(%x: tensor<?x4xf32>) -> tensor<?x8xf32> {
+      %w = k3.weight "w" : tensor<8x4xbf16>
+      ...
+    // becomes
+    func.func @f(%x: tensor<?x4xf32>, %w: tensor<8x4xbf16> {k3.weight = "w"}) -> ...
+    ```
+  }];
+}
+
 #endif // K3_PASSES_TD

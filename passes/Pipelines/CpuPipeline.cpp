@@ -17,9 +17,11 @@
 namespace {
 
 constexpr const char *kCpuPipeline =
-    "k3-decompose-mlp,convert-k3-to-linalg,convert-elementwise-to-linalg,"
+    "k3-outline-weights,k3-decompose-mlp,convert-k3-to-linalg,"
+    "convert-elementwise-to-linalg,"
     "canonicalize,"
     "one-shot-bufferize{bufferize-function-boundaries "
+    "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "convert-linalg-to-loops,convert-scf-to-cf,expand-strided-metadata,"
     "lower-affine,"
