@@ -62,45 +62,49 @@ struct Blob {
   uint32_t checksum = 0;
 };
 
-bool collectWeights(ModuleOp module, const Checkpoint &ck,
-                    std::vector<Blob> &blobs, std::string &error) {
-  std::map<std::string, size_t> seen;
-  WalkResult walk = module.walk([&](mlir::k3::WeightOp op) {
-    std::string name = op.getName().str();
-    if (seen.count(name))
-      return WalkResult::advance();
-    auto type = cast<RankedTensorType>(op.getType());
-    Blob blob;
-    blob.name = name;
-    blob.shape.assign(type.getShape().begin(), type.getShape().end());
-    if (!bundleDType(type.getElementType(), blob.dtype)) {
-      error = "weight '" + name + "' has an element type the bundle cannot hold";
-      return WalkResult::interrupt();
+/// The blob of one outlined weight argument (`k3.weight = "<name>"`).
+bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
+               std::vector<Blob> &blobs, std::map<std::string, size_t> &seen,
+               std::string &error) {
+  if (seen.count(name))
+    return true;
+  Blob blob;
+  blob.name = name;
+  blob.shape.assign(type.getShape().begin(), type.getShape().end());
+  if (!bundleDType(type.getElementType(), blob.dtype)) {
+    error = "weight '" + name + "' has an element type the bundle cannot hold";
+    return false;
+  }
+  size_t stack = name.find("{e}");
+  int64_t experts = stack == std::string::npos ? 1 : blob.shape.front();
+  for (int64_t e = 0; e < experts; ++e) {
+    std::string part = name;
+    if (stack != std::string::npos)
+      part.replace(stack, 3, std::to_string(e));
+    const TensorView *v = ck.findFull(part);
+    if (!v) {
+      error = "weight '" + part + "' is not in the checkpoint";
+      return false;
     }
-    size_t stack = name.find("{e}");
-    int64_t experts = stack == std::string::npos ? 1 : blob.shape.front();
-    for (int64_t e = 0; e < experts; ++e) {
-      std::string part = name;
-      if (stack != std::string::npos)
-        part.replace(stack, 3, std::to_string(e));
-      const TensorView *v = ck.findFull(part);
-      if (!v) {
-        error = "weight '" + part + "' is not in the checkpoint";
-        return WalkResult::interrupt();
-      }
-      blob.parts.push_back(v);
-      blob.bytes += v->bytes;
-    }
-    uint32_t sum = 2166136261u; // FNV-1a over the parts in order
-    for (const TensorView *v : blob.parts)
-      for (size_t i = 0; i < v->bytes; ++i)
-        sum = (sum ^ v->data[i]) * 16777619u;
-    blob.checksum = sum;
-    seen[name] = blobs.size();
-    blobs.push_back(std::move(blob));
-    return WalkResult::advance();
-  });
-  return !walk.wasInterrupted();
+    blob.parts.push_back(v);
+    blob.bytes += v->bytes;
+  }
+  uint32_t sum = 2166136261u; // FNV-1a over the parts in order
+  for (const TensorView *v : blob.parts)
+    for (size_t i = 0; i < v->bytes; ++i)
+      sum = (sum ^ v->data[i]) * 16777619u;
+  blob.checksum = sum;
+  seen[name] = blobs.size();
+  blobs.push_back(std::move(blob));
+  return true;
+}
+
+/// The name of a weight argument, or "" for an entry-point input.
+std::string weightName(func::FuncOp fn, unsigned i) {
+  if (auto attrs = fn.getArgAttrDict(i))
+    if (auto n = attrs.getAs<StringAttr>("k3.weight"))
+      return n.getValue().str();
+  return "";
 }
 
 flatbuffers::Offset<fb::TensorInfo>
@@ -117,6 +121,7 @@ tensorInfo(flatbuffers::FlatBufferBuilder &b, Type type, StringRef name) {
 } // namespace
 
 bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint &ck,
+                           const std::map<std::string, std::vector<uint8_t>> &objects,
                            const std::string &path, std::string &error) {
   if (!ck.hasWeights()) {
     error = "a .k3b needs the checkpoint's weights; this directory has only "
@@ -126,8 +131,15 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint &ck,
   }
   const Config &c = ck.config();
   std::vector<Blob> blobs;
-  if (!collectWeights(module, ck, blobs, error))
-    return false;
+  std::map<std::string, size_t> seen;
+  for (auto fn : module.getOps<func::FuncOp>())
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      std::string name = weightName(fn, i);
+      if (!name.empty() &&
+          !addWeight(name, cast<RankedTensorType>(fn.getArgumentTypes()[i]), ck,
+                     blobs, seen, error))
+        return false;
+    }
 
   for (auto fn : module.getOps<func::FuncOp>())
     for (Type t : llvm::concat<const Type>(fn.getArgumentTypes(),
@@ -183,17 +195,39 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint &ck,
         c.kdaProjWidth(), c.kdaHeads * c.kdaHeadDim * c.kdaHeadDim * 4,
         int(c.numMla()), c.numMla() ? c.mlaCacheWidth() : 0, fb::DType_BF16,
         c.numMla() * c.mlaCacheWidth() * 2);
+    // Entry points: inputs are the non-weight arguments; with a kernel, one
+    // step binds every argument in order (inputs and weights by index).
     std::vector<flatbuffers::Offset<fb::EntryPoint>> eps;
+    std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
     for (auto fn : module.getOps<func::FuncOp>()) {
       std::vector<flatbuffers::Offset<fb::TensorInfo>> ins, outs;
-      for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes()))
+      std::vector<flatbuffers::Offset<fb::Binding>> args;
+      for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
+        std::string w = weightName(fn, i);
+        if (!w.empty()) {
+          args.push_back(fb::CreateBinding(b, fb::BindingKind_Weight,
+                                           uint32_t(seen.at(w)), 0, 0));
+          continue;
+        }
+        args.push_back(fb::CreateBinding(b, fb::BindingKind_Input,
+                                         uint32_t(ins.size()), 0, 0));
         ins.push_back(tensorInfo(b, t, nameOf(fn.getArgAttrDict(i), i)));
+      }
       for (auto [i, t] : llvm::enumerate(fn.getResultTypes()))
         outs.push_back(tensorInfo(b, t, nameOf(fn.getResultAttrDict(i), i)));
+      std::vector<flatbuffers::Offset<fb::Step>> steps;
+      auto object = objects.find(fn.getName().str());
+      if (object != objects.end()) {
+        // One host call per entry: the grid is a single program.
+        std::vector<fb::GridDim> grid(3, fb::GridDim(1, 0, 1));
+        steps.push_back(fb::CreateStepDirect(b, uint32_t(kernels.size()), &grid, &args));
+        kernels.push_back(fb::CreateKernelDirect(
+            b, fn.getName().str().c_str(), fb::Target_CPU, &object->second,
+            nullptr, nullptr, nullptr, 0, uint32_t(args.size())));
+      }
       eps.push_back(fb::CreateEntryPointDirect(b, fn.getName().str().c_str(),
-                                               &ins, &outs, nullptr, 0));
+                                               &ins, &outs, &steps, 0));
     }
-    std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
     auto root = fb::CreateBundleDirect(b, ::k3rt::kFormatVersion, "k3-compile",
                                        fb::Target_CPU, cfg, &ls, cg, &eps,
                                        &kernels, &weights, 0);

@@ -14,14 +14,19 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <map>
 #include <string>
+#include <vector>
 
 namespace mlir::k3 {
 
-/// Writes `module` (its `k3.weight` ops name the weights to embed, its
-/// functions the entry points) as a .k3b at `path`. The current backend
-/// records no kernels yet: entry points have no steps.
+/// Writes `module` as a .k3b at `path`. The module's functions, after
+/// k3-outline-weights, are the entry points: arguments carrying `k3.weight`
+/// name the weights to embed, the others are the entry's inputs. `objects`
+/// maps an entry's name to its host shared object; such an entry gets one
+/// step binding all its arguments, the others only their signature.
 bool writeBundle(ModuleOp module, const ::k3::model::Checkpoint &checkpoint,
+                 const std::map<std::string, std::vector<uint8_t>> &objects,
                  const std::string &path, std::string &error);
 
 } // namespace mlir::k3

@@ -35,8 +35,10 @@ constexpr int64_t kDyn = ShapedType::kDynamic;
 /// Builds one entry point (prefill or decode) of the model.
 class EntryBuilder {
 public:
-  EntryBuilder(OpBuilder &b, const Checkpoint &ck, bool decode)
-      : b(b), ck(ck), c(ck.config()), decode(decode), f32(b.getF32Type()) {
+  EntryBuilder(OpBuilder &b, const Checkpoint &ck, bool decode,
+               const ImportOptions &options)
+      : b(b), ck(ck), c(ck.config()), decode(decode), f32(b.getF32Type()),
+        cacheType(options.f32MlaCache ? b.getF32Type() : b.getBF16Type()) {
     for (const TensorSpec &s : ck.specs())
       specs[s.isHead ? "lm_head.weight" : s.name] = &s;
   }
@@ -215,6 +217,7 @@ private:
   const Config &c;
   bool decode;
   Type f32;
+  Type cacheType;
   Location loc = b.getUnknownLoc();
   Value numTokens;
   std::map<std::string, const TensorSpec *> specs;
@@ -386,8 +389,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
           RankedTensorType::get({c.kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
       stateNames.push_back(lp + "kda_state");
     } else {
-      inputs.push_back(
-          RankedTensorType::get({kDyn, c.mlaCacheWidth()}, b.getBF16Type()));
+      inputs.push_back(RankedTensorType::get({kDyn, c.mlaCacheWidth()}, cacheType));
       stateNames.push_back(lp + "mla_cache");
     }
   }
@@ -466,13 +468,14 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
 } // namespace
 
 OwningOpRef<ModuleOp> mlir::k3::importCheckpoint(MLIRContext &context,
-                                                 const Checkpoint &ck) {
+                                                 const Checkpoint &ck,
+                                                 const ImportOptions &options) {
   context.loadDialect<K3Dialect, arith::ArithDialect, func::FuncDialect,
                       linalg::LinalgDialect, tensor::TensorDialect>();
   OpBuilder b(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
   for (bool decode : {false, true}) {
-    EntryBuilder entry(b, ck, decode);
+    EntryBuilder entry(b, ck, decode, options);
     entry.build(*module);
   }
   return module;

@@ -26,8 +26,15 @@ namespace mlir::k3 {
 /// the recurrent state [H, K, K] f32 (K-major); MLA — the latent cache
 /// [S, kv_lora_rank + qk_rope_head_dim] bf16. Each argument and result
 /// carries `k3.name` (e.g. `layers.3.kda_state`).
+struct ImportOptions {
+  /// Element type of the MLA latent cache: bf16 (the default, MLA.md §8) or
+  /// f32 (for tests held to the fp32 thresholds).
+  bool f32MlaCache = false;
+};
+
 OwningOpRef<ModuleOp> importCheckpoint(MLIRContext &context,
-                                       const ::k3::model::Checkpoint &checkpoint);
+                                       const ::k3::model::Checkpoint &checkpoint,
+                                       const ImportOptions &options = {});
 
 } // namespace mlir::k3
 

@@ -13,6 +13,11 @@
 #include "lib/Model/Checkpoint.h"
 #include "lib/Model/Synthetic.h"
 #include "lib/Registration/RegisterAll.h"
+#include "lib/Target/Cpu/CpuTarget.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -31,6 +36,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace cl = llvm::cl;
@@ -47,14 +53,20 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::cat(k3Category));
 static cl::opt<std::string>
     compileTo("compile-to",
-              cl::desc("Stop after this phase: input (print the imported IR) "
-                       "or bundle (write -o FILE.k3b: metadata and weights, "
-                       "no kernels yet)"),
+              cl::desc("Stop after this phase: input (the imported IR), "
+                       "cpu (the LLVM-dialect module of the CPU kernels) or "
+                       "bundle (a .k3b with metadata and weights, no "
+                       "kernels); without it, -o FILE.k3b gets CPU kernels"),
               cl::value_desc("phase"), cl::cat(k3Category));
 static cl::opt<std::string> writeSynthetic(
     "write-synthetic",
     cl::desc("Write a deterministic synthetic checkpoint for the config"),
     cl::value_desc("dir"), cl::cat(k3Category));
+static cl::opt<std::string>
+    mlaCache("mla-cache-dtype",
+             cl::desc("Element type of the MLA latent cache: bf16 (default) "
+                      "or f32"),
+             cl::init("bf16"), cl::cat(k3Category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Synthetic weights seed"),
                               cl::init(0), cl::cat(k3Category));
 static cl::opt<std::string> syntheticExperts(
@@ -75,6 +87,8 @@ static int fail(const llvm::Twine &message) {
   llvm::errs() << "k3-compile: error: " << message << "\n";
   return 1;
 }
+
+static int printModule(ModuleOp module, std::string &error);
 
 /// `file:line:col: ` or `name: ` for the locations k3 creates.
 static std::string describeLocation(Location loc) {
@@ -118,6 +132,7 @@ static int runWriteSynthetic() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  mlir::k3::registerK3Passes(); // the phases run named k3 pipelines
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
@@ -155,17 +170,16 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  if (compileTo.empty())
-    return fail("a runnable .k3b needs the CPU backend, which is not built "
-                "yet; use --compile-to=input|bundle, --stats or "
-                "--write-synthetic");
-  if (compileTo != "input" && compileTo != "bundle")
+  if (compileTo != "" && compileTo != "input" && compileTo != "cpu" &&
+      compileTo != "bundle")
     return fail("--compile-to=" + compileTo +
                 ": unknown or not yet available phase (available: input, "
-                "bundle)");
-  if (compileTo == "bundle" && (outputPath == "-" || !isDir))
-    return fail("--compile-to=bundle needs a checkpoint directory and -o "
-                "FILE.k3b");
+                "cpu, bundle)");
+  const bool binary = compileTo.empty() || compileTo == "bundle";
+  if (binary && (outputPath == "-" || !isDir))
+    return fail("a .k3b needs a checkpoint directory and -o FILE.k3b");
+  if (mlaCache != "bf16" && mlaCache != "f32")
+    return fail("--mla-cache-dtype=" + mlaCache + ": expected bf16 or f32");
 
   DialectRegistry registry;
   mlir::k3::registerK3Dialects(registry);
@@ -188,7 +202,9 @@ int main(int argc, char **argv) {
     checkpoint = model::Checkpoint::open(inputPath, error);
     if (!checkpoint)
       return fail(error);
-    module = mlir::k3::importCheckpoint(context, *checkpoint);
+    mlir::k3::ImportOptions options;
+    options.f32MlaCache = mlaCache == "f32";
+    module = mlir::k3::importCheckpoint(context, *checkpoint, options);
   } else {
     std::string error;
     auto buffer = openInputFile(inputPath, &error);
@@ -203,13 +219,59 @@ int main(int argc, char **argv) {
     return fail(firstError);
 
   std::string error;
-  if (compileTo == "bundle") {
-    // No kernels yet: the binary holds the metadata, the entry points'
-    // signatures and the weights, verified by the runtime after writing.
-    if (!mlir::k3::writeBundle(*module, *checkpoint, outputPath, error))
-      return fail(error);
-    return 0;
+  if (compileTo == "input")
+    return printModule(*module, error);
+
+  // Weights become arguments: the bundle binds them, the kernels read them.
+  PassManager outline(&context);
+  outline.addPass(mlir::k3::createK3OutlineWeightsPass());
+  if (failed(outline.run(*module)))
+    return fail(firstError);
+  std::map<std::string, std::vector<uint8_t>> objects;
+  if (compileTo != "bundle") {
+    OwningOpRef<ModuleOp> lowered = module->clone();
+    WalkResult quantized = lowered->walk([&](Operation *op) {
+      for (Type t : op->getResultTypes())
+        if (auto tt = dyn_cast<RankedTensorType>(t);
+            tt && isa<Float4E2M1FNType>(tt.getElementType()))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    for (auto fn : lowered->getOps<func::FuncOp>())
+      for (Type t : fn.getArgumentTypes())
+        if (isa<Float4E2M1FNType>(cast<RankedTensorType>(t).getElementType()))
+          quantized = WalkResult::interrupt();
+    if (quantized.wasInterrupted())
+      return fail("MXFP4 weights on the CPU target need dequantization, which "
+                  "is not implemented yet; use a checkpoint with bf16 or f32 "
+                  "experts (--synthetic-experts=bf16)");
+    // Kernels export a C interface; the k3.* argument names stay in the
+    // bundle's metadata, not in the object (LLVM IR has no place for them).
+    for (auto fn : lowered->getOps<func::FuncOp>()) {
+      fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+      fn.removeArgAttrsAttr();
+      fn.removeResAttrsAttr();
+    }
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)) ||
+        failed(parsePassPipeline("k3-cpu-to-llvm", pm)) ||
+        failed(pm.run(*lowered)))
+      return fail(firstError.empty() ? "the CPU lowering failed" : firstError);
+    if (compileTo == "cpu")
+      return printModule(*lowered, error);
+    std::vector<uint8_t> so;
+    if (!mlir::k3::emitHostSharedObject(*lowered, so, error))
+      return fail(firstError.empty() ? error : error + ": " + firstError);
+    for (auto fn : module->getOps<func::FuncOp>())
+      objects[fn.getName().str()] = so;
   }
+  if (!mlir::k3::writeBundle(*module, *checkpoint, objects, outputPath, error))
+    return fail(error);
+  return 0;
+}
+
+/// Prints `module` to -o (elided weights), or fails with one line.
+static int printModule(ModuleOp module, std::string &error) {
   auto output = openOutputFile(outputPath, &error);
   if (!output)
     return fail(error);

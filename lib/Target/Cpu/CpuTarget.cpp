@@ -1,0 +1,146 @@
+//===- CpuTarget.cpp - LLVM dialect → host shared object ------------------===//
+//
+// Part of k3. Translates the lowered module to LLVM IR, adds one packed entry
+// `void k3_entry_<name>(void **args)` per function (args[0] is the result
+// struct, then one memref descriptor per argument), optimises at O2 for the
+// host CPU, emits a PIC object and links it into a shared object with the
+// host C compiler (`cc -shared`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Target/Cpu/CpuTarget.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <fstream>
+#include <sstream>
+
+using namespace mlir;
+
+namespace {
+
+/// `void k3_entry_<name>(ptr args)` calling `_mlir_ciface_<name>` with
+/// args[0..n): a fixed signature the runtime can call for any arity.
+void addPackedEntry(llvm::Module &m, llvm::Function &ciface, StringRef name) {
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *ptrTy = llvm::PointerType::get(ctx, 0);
+  auto *fnTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy}, false);
+  auto *entry = llvm::Function::Create(fnTy, llvm::GlobalValue::ExternalLinkage,
+                                       ("k3_entry_" + name).str(), m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  SmallVector<llvm::Value *> args;
+  for (unsigned i = 0; i < ciface.arg_size(); ++i) {
+    llvm::Value *slot = b.CreateConstGEP1_64(ptrTy, entry->getArg(0), i);
+    args.push_back(b.CreateLoad(ptrTy, slot));
+  }
+  b.CreateCall(&ciface, args);
+  b.CreateRetVoid();
+}
+
+} // namespace
+
+bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
+                                    std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  DialectRegistry registry;
+  registerAllToLLVMIRTranslations(registry);
+  module->getContext()->appendDialectRegistry(registry);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> m = translateModuleToLLVMIR(module, llvmContext);
+  if (!m) {
+    error = "translation to LLVM IR failed";
+    return false;
+  }
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string lookupError;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  if (!target) {
+    error = "no LLVM target for " + triple.str() + ": " + lookupError;
+    return false;
+  }
+  // The host's CPU and features: the object runs where it is compiled (the
+  // bundle records the target; a portable baseline is a later option).
+  llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
+  std::string features;
+  for (auto &f : hostFeatures)
+    features += (f.second ? "+" : "-") + f.first().str() + ",";
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features, llvm::TargetOptions(),
+      llvm::Reloc::PIC_));
+  m->setDataLayout(tm->createDataLayout());
+  m->setTargetTriple(triple);
+
+  SmallVector<std::pair<llvm::Function *, std::string>> entries;
+  for (llvm::Function &f : *m)
+    if (f.getName().starts_with("_mlir_ciface_") && !f.isDeclaration())
+      entries.push_back({&f, f.getName().drop_front(13).str()});
+  if (entries.empty()) {
+    error = "the module has no entry points (llvm.emit_c_interface)";
+    return false;
+  }
+  for (auto &[fn, name] : entries)
+    addPackedEntry(*m, *fn, name);
+
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, tm.get());
+  if (llvm::Error e = optimize(m.get())) {
+    error = "LLVM optimisation failed: " + llvm::toString(std::move(e));
+    return false;
+  }
+
+  SmallString<128> objPath, soPath;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("k3-cpu", "o", fd, objPath) ||
+      llvm::sys::fs::createTemporaryFile("k3-cpu", "so", soPath)) {
+    error = "cannot create temporary files for the object";
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    llvm::legacy::PassManager pm;
+    if (tm->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+      error = "the target cannot emit objects";
+      return false;
+    }
+    pm.run(*m);
+  }
+  // Link with the host C compiler: libm for the math calls (libm lowering).
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc) {
+    llvm::sys::fs::remove(objPath);
+    error = "no host C compiler ('cc') to link the CPU kernels";
+    return false;
+  }
+  std::string ccPath = *cc;
+  SmallVector<StringRef> argv{ccPath, "-shared", "-o", soPath, objPath, "-lm"};
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0, &linkError);
+  llvm::sys::fs::remove(objPath);
+  if (rc != 0) {
+    llvm::sys::fs::remove(soPath);
+    error = "linking the CPU kernels failed (cc exited " + std::to_string(rc) +
+            (linkError.empty() ? "" : ": " + linkError) + ")";
+    return false;
+  }
+  std::ifstream in(soPath.str().str(), std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string bytes = ss.str();
+  so.assign(bytes.begin(), bytes.end());
+  llvm::sys::fs::remove(soPath);
+  return true;
+}

@@ -1,0 +1,26 @@
+//===- CpuTarget.h - LLVM dialect → host shared object ----------*- C++ -*-===//
+//
+// Part of k3. The last CPU phase: a module in the LLVM dialect whose entry
+// functions carry `llvm.emit_c_interface` becomes a shared object exporting
+// `void k3_entry_<name>(void **args)` for each of them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_TARGET_CPU_CPUTARGET_H
+#define LIB_TARGET_CPU_CPUTARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::k3 {
+
+/// Emits the host shared object of `module` into `so`.
+bool emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
+                          std::string &error);
+
+} // namespace mlir::k3
+
+#endif // LIB_TARGET_CPU_CPUTARGET_H
