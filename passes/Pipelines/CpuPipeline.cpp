@@ -5,7 +5,11 @@
 // passes; their order is the usual one for a linalg-on-tensors program:
 // bufferize before lowering linalg to loops, expand strided metadata before
 // the memref → LLVM conversion, reconcile casts last. log1p goes to libm:
-// the LLVM-dialect expansion log(1 + x) rounds softplus(-30) to 0.
+// the LLVM-dialect expansion log(1 + x) rounds softplus(-30) to 0. Strided
+// memref copies call `memrefCopy`, which lib/Target/Cpu links into each
+// kernel object itself (the runtime loads kernels without MLIR's runner
+// library). Temporaries are freed by the ownership-based deallocation
+// pipeline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +27,7 @@ constexpr const char *kCpuPipeline =
     "one-shot-bufferize{bufferize-function-boundaries "
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
     "convert-linalg-to-loops,convert-scf-to-cf,expand-strided-metadata,"
     "lower-affine,"
     "convert-math-to-llvm{approximate-log1p=false},convert-math-to-libm,"

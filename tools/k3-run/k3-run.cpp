@@ -16,10 +16,13 @@
 
 #include "runtime/include/k3rt/k3rt.h"
 #include "runtime/src/Bundle.h"
+#include "runtime/src/CpuExecutable.h"
 #include "runtime/src/Npy.h"
 #include "runtime/src/Sampling.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -226,6 +229,91 @@ bool cudaDriverPresent(std::string &why) {
   return true;
 }
 
+double seconds(std::chrono::steady_clock::time_point a,
+               std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+/// Prefill the prompt, then generate with one decode step per token; the
+/// ids go to stdout as one line, timings to stderr.
+int generate(k3rt::CpuExecutable &exe, const k3::bundle::EntryPoint &prefill,
+             const Options &o) {
+  using k3::bundle::DType_I32;
+  const int64_t t = int64_t(o.tokens.size());
+  k3rt::HostTensor ids = k3rt::HostTensor::zeros(DType_I32, {t});
+  for (int64_t i = 0; i < t; ++i)
+    reinterpret_cast<int32_t *>(ids.bytes.data())[i] = int32_t(o.tokens[i]);
+  // A fresh request: zero conv windows and KDA state, empty MLA caches.
+  std::vector<k3rt::HostTensor> state;
+  for (size_t i = 1; i < prefill.inputs()->size(); ++i) {
+    const k3::bundle::TensorInfo *info = prefill.inputs()->Get(i);
+    std::vector<int64_t> shape;
+    for (int64_t d : *info->shape())
+      shape.push_back(d < 0 ? 0 : d);
+    state.push_back(k3rt::HostTensor::zeros(info->dtype(), shape));
+  }
+  auto call = [&](const std::string &name, k3rt::HostTensor &in,
+                  std::vector<k3rt::HostTensor> &out) -> bool {
+    std::vector<k3rt::HostTensor *> args{&in};
+    for (auto &s : state)
+      args.push_back(&s);
+    if (k3rt_status_t s = exe.run(name, args, out)) {
+      fail(k3rt_status_message(s));
+      k3rt_status_free(s);
+      return false;
+    }
+    state.assign(std::make_move_iterator(out.begin() + 1),
+                 std::make_move_iterator(out.end()));
+    return true;
+  };
+
+  std::vector<k3rt::HostTensor> out;
+  auto t0 = std::chrono::steady_clock::now();
+  if (!call("prefill", ids, out))
+    return 1;
+  auto t1 = std::chrono::steady_clock::now();
+  const int64_t vocab = out[0].shape[1];
+  std::vector<float> dumped(out[0].f32(), out[0].f32() + t * vocab);
+  k3rt::Sampler sampler(o.sampling);
+  std::vector<int32_t> generated;
+  const float *last = out[0].f32() + (t - 1) * vocab;
+  int64_t decodeSteps = 0;
+  for (long long n = 0; n < o.generate; ++n) {
+    int32_t next = sampler.next(last, size_t(vocab));
+    if (next < 0)
+      return fail("every logit is NaN at generated token " + std::to_string(n));
+    generated.push_back(next);
+    if (n + 1 == o.generate)
+      break;
+    k3rt::HostTensor one = k3rt::HostTensor::zeros(DType_I32, {1});
+    reinterpret_cast<int32_t *>(one.bytes.data())[0] = next;
+    if (!call("decode", one, out))
+      return 1;
+    ++decodeSteps;
+    last = out[0].f32();
+    dumped.insert(dumped.end(), last, last + vocab);
+  }
+  auto t2 = std::chrono::steady_clock::now();
+
+  for (size_t i = 0; i < generated.size(); ++i)
+    std::printf("%s%d", i ? "," : "", generated[i]);
+  std::printf("\n");
+  std::fprintf(stderr, "prefill: %lld tokens in %.3f s (%.1f tokens/s)\n",
+               (long long)t, seconds(t0, t1), t / std::max(seconds(t0, t1), 1e-9));
+  if (decodeSteps)
+    std::fprintf(stderr, "decode: %lld steps in %.3f s (%.1f tokens/s)\n",
+                 (long long)decodeSteps, seconds(t1, t2),
+                 decodeSteps / std::max(seconds(t1, t2), 1e-9));
+  if (!o.dumpLogits.empty()) {
+    std::string error;
+    int64_t rows = int64_t(dumped.size()) / vocab;
+    if (!k3rt::writeNpy(o.dumpLogits, k3rt::makeF32({rows, vocab}, dumped.data()),
+                        error))
+      return fail(error);
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -291,6 +379,17 @@ int main(int argc, char **argv) {
       root.kernels()->size() == 0)
     return fail(o.path + " has no " + o.device + " kernels for '" + entry +
                 "': it holds metadata and weights only (k3-compile "
-                "--compile-to=bundle); executing needs the CPU backend");
-  return fail("executing plans is not implemented in this runtime yet");
+                "--compile-to=bundle)");
+  if (o.device == "cuda")
+    return fail("--device=cuda: this runtime has no CUDA executor yet");
+  if (!o.function.empty())
+    return fail("--function: running op-level modules is not implemented yet");
+
+  std::unique_ptr<k3rt::CpuExecutable> exe;
+  if (k3rt_status_t s = k3rt::CpuExecutable::load(*bundle, exe)) {
+    int rc = fail(o.path + ": " + k3rt_status_message(s));
+    k3rt_status_free(s);
+    return rc;
+  }
+  return generate(*exe, *ep, o);
 }

@@ -50,6 +50,34 @@ void addPackedEntry(llvm::Module &m, llvm::Function &ciface, StringRef name) {
   b.CreateRetVoid();
 }
 
+/// The one runtime helper the lowered code calls: a strided copy with the
+/// ABI of MLIR's `memrefCopy` (element size, then unranked source and
+/// destination descriptors). Compiled into every kernel object, so the
+/// runtime needs no MLIR library.
+constexpr const char *kSupportC = R"c(
+#include <stdint.h>
+#include <string.h>
+typedef struct { int64_t rank; void *descriptor; } Unranked;
+typedef struct { char *base; char *data; int64_t offset; int64_t rest[]; } Ranked;
+void memrefCopy(int64_t size, Unranked *src, Unranked *dst) {
+  Ranked *s = (Ranked *)src->descriptor, *d = (Ranked *)dst->descriptor;
+  int64_t rank = src->rank, n = 1;
+  const int64_t *sizes = s->rest, *ss = s->rest + rank, *ds = d->rest + rank;
+  for (int64_t i = 0; i < rank; ++i)
+    n *= sizes[i];
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t rem = e, so = s->offset, dof = d->offset;
+    for (int64_t k = rank - 1; k >= 0; --k) {
+      int64_t idx = rem % sizes[k];
+      rem /= sizes[k];
+      so += idx * ss[k];
+      dof += idx * ds[k];
+    }
+    memcpy(d->data + dof * size, s->data + so * size, (size_t)size);
+  }
+}
+)c";
+
 } // namespace
 
 bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
@@ -102,12 +130,17 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
     return false;
   }
 
-  SmallString<128> objPath, soPath;
+  SmallString<128> objPath, soPath, supportPath;
   int fd;
   if (llvm::sys::fs::createTemporaryFile("k3-cpu", "o", fd, objPath) ||
-      llvm::sys::fs::createTemporaryFile("k3-cpu", "so", soPath)) {
+      llvm::sys::fs::createTemporaryFile("k3-cpu", "so", soPath) ||
+      llvm::sys::fs::createTemporaryFile("k3-cpu-support", "c", supportPath)) {
     error = "cannot create temporary files for the object";
     return false;
+  }
+  {
+    std::ofstream support(supportPath.str().str());
+    support << kSupportC;
   }
   {
     llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
@@ -122,14 +155,17 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   auto cc = llvm::sys::findProgramByName("cc");
   if (!cc) {
     llvm::sys::fs::remove(objPath);
+    llvm::sys::fs::remove(supportPath);
     error = "no host C compiler ('cc') to link the CPU kernels";
     return false;
   }
   std::string ccPath = *cc;
-  SmallVector<StringRef> argv{ccPath, "-shared", "-o", soPath, objPath, "-lm"};
+  SmallVector<StringRef> argv{ccPath, "-shared", "-fPIC", "-O2", "-o", soPath,
+                              objPath, supportPath, "-lm"};
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0, &linkError);
   llvm::sys::fs::remove(objPath);
+  llvm::sys::fs::remove(supportPath);
   if (rc != 0) {
     llvm::sys::fs::remove(soPath);
     error = "linking the CPU kernels failed (cc exited " + std::to_string(rc) +

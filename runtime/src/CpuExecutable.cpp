@@ -1,0 +1,232 @@
+//===- CpuExecutable.cpp - Run a bundle's CPU kernels ---------------------===//
+//
+// Part of k3. The kernel ABI (lib/Target/Cpu/CpuTarget.cpp): each entry
+// exports `void k3_entry_<name>(void **args)`; args[0] points to the result
+// struct (one memref descriptor per output), args[1 + i] to the descriptor of
+// argument i. A rank-r descriptor is {allocated, aligned, offset, sizes[r],
+// strides[r]}, all 8-byte fields.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/CpuExecutable.h"
+#include "runtime/src/Status.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <set>
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace k3::bundle;
+
+namespace k3rt {
+namespace {
+
+int64_t elementBytes(DType t) {
+  switch (t) {
+  case DType_F32:
+  case DType_I32:
+    return 4;
+  case DType_BF16:
+  case DType_F16:
+    return 2;
+  case DType_I64:
+    return 8;
+  default:
+    return 1;
+  }
+}
+
+std::string shapeText(const std::vector<int64_t> &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+/// A descriptor for a dense row-major buffer.
+std::vector<int64_t> descriptor(const void *data, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> d(3 + 2 * shape.size());
+  d[0] = d[1] = int64_t(reinterpret_cast<uintptr_t>(data));
+  d[2] = 0;
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    d[3 + i] = shape[i];
+    d[3 + shape.size() + i] = stride;
+    stride *= shape[i];
+  }
+  return d;
+}
+
+} // namespace
+
+HostTensor HostTensor::zeros(DType dtype, std::vector<int64_t> shape) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  t.bytes.assign(t.numElements() * elementBytes(dtype), 0);
+  return t;
+}
+
+int64_t HostTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
+                                  std::unique_ptr<CpuExecutable> &out) {
+  std::unique_ptr<CpuExecutable> exe(new CpuExecutable());
+  exe->bundle = &b;
+  if (!b.root->kernels())
+    return makeStatus(K3RT_UNIMPLEMENTED, "the binary has no kernels");
+  for (const Kernel *k : *b.root->kernels()) {
+    if (k->target() != Target_CPU)
+      continue;
+    // dlopen needs a file: an anonymous in-memory one, never on disk.
+    int fd = memfd_create(k->name()->c_str(), MFD_CLOEXEC);
+    if (fd < 0 ||
+        write(fd, k->object()->data(), k->object()->size()) != ssize_t(k->object()->size())) {
+      if (fd >= 0)
+        close(fd);
+      return makeStatus(K3RT_INTERNAL, "cannot stage kernel '" + k->name()->str() +
+                                           "' in memory");
+    }
+    std::string path = "/proc/self/fd/" + std::to_string(fd);
+    void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    close(fd);
+    if (!h) {
+      const char *e = dlerror();
+      return makeStatus(K3RT_DATA_LOSS, "kernels '" + k->name()->str() +
+                                            "': cannot load its object: " +
+                                            (e ? e : "unknown error"));
+    }
+    exe->handles.push_back(h);
+    std::string symbol = "k3_entry_" + k->name()->str();
+    auto fn = reinterpret_cast<void (*)(void **)>(dlsym(h, symbol.c_str()));
+    if (!fn)
+      return makeStatus(K3RT_DATA_LOSS, "kernels '" + k->name()->str() +
+                                            "': the object exports no " + symbol);
+    exe->entries[k->name()->str()] = fn;
+  }
+  out = std::move(exe);
+  return nullptr;
+}
+
+CpuExecutable::~CpuExecutable() {
+  for (void *h : handles)
+    dlclose(h);
+}
+
+const EntryPoint *CpuExecutable::entry(const std::string &name) const {
+  if (bundle->root->entry_points())
+    for (const EntryPoint *e : *bundle->root->entry_points())
+      if (e->name()->str() == name)
+        return e;
+  return nullptr;
+}
+
+k3rt_status_t CpuExecutable::run(const std::string &name,
+                                 std::vector<HostTensor *> inputs,
+                                 std::vector<HostTensor> &outputs) {
+  const EntryPoint *ep = entry(name);
+  if (!ep)
+    return makeStatus(K3RT_NOT_FOUND, "no entry point '" + name + "'");
+  if (!ep->steps() || ep->steps()->size() != 1)
+    return makeStatus(K3RT_UNIMPLEMENTED, "entry point '" + name +
+                                              "' has no single CPU step");
+  const Step *step = ep->steps()->Get(0);
+  const Kernel *kernel = bundle->root->kernels()->Get(step->kernel());
+  auto fn = entries.find(kernel->name()->str());
+  if (fn == entries.end())
+    return makeStatus(K3RT_UNIMPLEMENTED, "entry point '" + name +
+                                              "' has no CPU kernel");
+  size_t numInputs = ep->inputs() ? ep->inputs()->size() : 0;
+  if (inputs.size() != numInputs)
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      name + ": " + std::to_string(inputs.size()) +
+                          " inputs given, the entry takes " + std::to_string(numInputs));
+  for (size_t i = 0; i < numInputs; ++i) {
+    const TensorInfo *info = ep->inputs()->Get(i);
+    const HostTensor &t = *inputs[i];
+    bool ok = t.dtype == info->dtype() && t.shape.size() == info->shape()->size();
+    for (size_t d = 0; ok && d < t.shape.size(); ++d)
+      ok = info->shape()->Get(d) < 0 || info->shape()->Get(d) == t.shape[d];
+    if (!ok || int64_t(t.bytes.size()) != t.numElements() * elementBytes(t.dtype))
+      return makeStatus(K3RT_INVALID_ARGUMENT,
+                        name + " input '" + info->name()->str() + "' is " +
+                            dtypeName(t.dtype) + shapeText(t.shape) +
+                            ", the entry takes " + dtypeName(info->dtype()));
+  }
+
+  // Bind the arguments in step order; a zero-size buffer still gets a
+  // non-null address.
+  static int64_t emptyStorage[1];
+  std::vector<std::vector<int64_t>> descs;
+  std::set<uintptr_t> owned; // buffers the kernel must not free
+  for (const Binding *a : *step->args()) {
+    if (a->kind() == BindingKind_Weight) {
+      const Weight *w = bundle->root->weights()->Get(a->index());
+      std::vector<int64_t> shape(w->shape()->begin(), w->shape()->end());
+      descs.push_back(descriptor(bundle->data + w->offset(), shape));
+    } else {
+      HostTensor *t = inputs[a->index()];
+      const void *data = t->bytes.empty() ? static_cast<const void *>(emptyStorage)
+                                          : t->bytes.data();
+      owned.insert(reinterpret_cast<uintptr_t>(data));
+      descs.push_back(descriptor(data, t->shape));
+    }
+  }
+  size_t numOutputs = ep->outputs() ? ep->outputs()->size() : 0;
+  size_t resultWords = 0;
+  for (size_t i = 0; i < numOutputs; ++i)
+    resultWords += 3 + 2 * ep->outputs()->Get(i)->shape()->size();
+  std::vector<int64_t> result(resultWords, 0);
+  std::vector<void *> args{result.data()};
+  for (auto &d : descs)
+    args.push_back(d.data());
+  fn->second(args.data());
+
+  // Copy each result out (honouring offset and strides), then free the
+  // kernel's allocations: once each, never an input's buffer.
+  outputs.clear();
+  std::set<uintptr_t> freed;
+  size_t at = 0;
+  for (size_t i = 0; i < numOutputs; ++i) {
+    const TensorInfo *info = ep->outputs()->Get(i);
+    size_t r = info->shape()->size();
+    const int64_t *d = &result[at];
+    at += 3 + 2 * r;
+    HostTensor t;
+    t.dtype = info->dtype();
+    t.shape.assign(d + 3, d + 3 + r);
+    int64_t eb = elementBytes(t.dtype), n = t.numElements();
+    t.bytes.resize(n * eb);
+    auto *base = reinterpret_cast<const uint8_t *>(uintptr_t(d[1]));
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t rem = e, off = d[2];
+      for (size_t k = r; k-- > 0;) {
+        off += (rem % t.shape[k]) * d[3 + r + k];
+        rem /= t.shape[k];
+      }
+      std::memcpy(&t.bytes[e * eb], base + off * eb, eb);
+    }
+    outputs.push_back(std::move(t));
+  }
+  at = 0;
+  for (size_t i = 0; i < numOutputs; ++i) {
+    size_t r = ep->outputs()->Get(i)->shape()->size();
+    uintptr_t alloc = uintptr_t(result[at]);
+    at += 3 + 2 * r;
+    bool inBundle = alloc >= uintptr_t(bundle->data) &&
+                    alloc < uintptr_t(bundle->data) + bundle->size;
+    if (alloc && !owned.count(alloc) && !inBundle && freed.insert(alloc).second &&
+        alloc != uintptr_t(emptyStorage))
+      std::free(reinterpret_cast<void *>(alloc));
+  }
+  return nullptr;
+}
+
+} // namespace k3rt
