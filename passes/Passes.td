@@ -54,6 +54,20 @@ def K3DecomposeMlpPass : Pass<"k3-decompose-mlp"> {
   let dependentDialects = ["::mlir::k3::K3Dialect"];
 }
 
+def K3DequantizeWeightsPass : Pass<"k3-dequantize-weights", "::mlir::ModuleOp"> {
+  let summary = "Replace MXFP4 weights by bf16 weights decoded at bundle time";
+  let description = [{
+    The CPU path's stand-in for in-GEMM MXFP4 decoding: every `f4E2M1FN`
+    weight `W` becomes `k3.weight "W#bf16"` of the same logical shape in
+    bf16 (exact: an E2M1 value times a power of two), which the bundle
+    writer decodes from the packed codes and their scales. Its users drop
+    the scales: `k3.linear ... scales(...)`, `k3.moe ... scales(...)`, and
+    `arith.scaling_extf` of the weight (replaced by the bf16 weight). The
+    scale weights then die. Weights stay 4-bit in the checkpoint; the CPU
+    binary holds them in bf16 until the MoE issue's quantized GEMMs land.
+  }];
+}
+
 def K3OutlineWeightsPass : Pass<"k3-outline-weights", "::mlir::ModuleOp"> {
   let summary = "Turn k3.weight ops into function arguments";
   let description = [{

@@ -7,6 +7,7 @@
 #include "lib/Bundle/BundleWriter.h"
 
 #include "dialects/K3/K3Ops.h"
+#include "lib/Model/Numerics.h"
 #include "runtime/include/k3rt/k3rt.h"
 #include "runtime/schemas/k3_bundle_generated.h"
 #include "runtime/src/Format.h"
@@ -56,7 +57,9 @@ struct Blob {
   std::string name;
   fb::DType dtype;
   std::vector<int64_t> shape;
-  std::vector<const TensorView *> parts;
+  /// The bytes, in order: views into the checkpoint, or decoded copies.
+  std::vector<std::pair<const uint8_t *, size_t>> parts;
+  std::vector<std::vector<uint8_t>> decoded;
   uint64_t bytes = 0;
   uint64_t offset = 0;
   uint32_t checksum = 0;
@@ -75,10 +78,15 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
     error = "weight '" + name + "' has an element type the bundle cannot hold";
     return false;
   }
-  size_t stack = name.find("{e}");
+  // `X#bf16` (k3-dequantize-weights): MXFP4 `X` decoded to bf16 here, from
+  // its codes and the matching `weight_scale`; exact, E2M1 × 2^k fits bf16.
+  const std::string suffix = "#bf16";
+  const bool decode = ::k3::model::endsWith(name, suffix);
+  std::string stored = decode ? name.substr(0, name.size() - suffix.size()) : name;
+  size_t stack = stored.find("{e}");
   int64_t experts = stack == std::string::npos ? 1 : blob.shape.front();
   for (int64_t e = 0; e < experts; ++e) {
-    std::string part = name;
+    std::string part = stored;
     if (stack != std::string::npos)
       part.replace(stack, 3, std::to_string(e));
     const TensorView *v = ck.findFull(part);
@@ -86,13 +94,40 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
       error = "weight '" + part + "' is not in the checkpoint";
       return false;
     }
-    blob.parts.push_back(v);
-    blob.bytes += v->bytes;
+    if (!decode) {
+      blob.parts.push_back({v->data, v->bytes});
+      blob.bytes += v->bytes;
+      continue;
+    }
+    std::string scaleName = part;
+    size_t at = scaleName.rfind("weight_packed");
+    const TensorView *s =
+        at == std::string::npos
+            ? nullptr
+            : ck.findFull(scaleName.replace(at, 13, "weight_scale"));
+    if (!s || v->shape.size() != 2) {
+      error = "weight '" + part + "' has no MXFP4 scales to decode it with";
+      return false;
+    }
+    int64_t rows = v->shape[0], cols = v->shape[1] * 2;
+    std::vector<uint8_t> out(rows * cols * 2);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        uint8_t byte = v->data[r * (cols / 2) + c / 2];
+        uint8_t code = c % 2 ? byte >> 4 : byte & 0xF; // low nibble first
+        float value = ::k3::model::e2m1ToFloat(code) *
+                      ::k3::model::e8m0ToFloat(s->data[r * (cols / 32) + c / 32]);
+        uint16_t bits = ::k3::model::floatToBf16(value);
+        std::memcpy(&out[2 * (r * cols + c)], &bits, 2);
+      }
+    blob.decoded.push_back(std::move(out));
+    blob.parts.push_back({blob.decoded.back().data(), blob.decoded.back().size()});
+    blob.bytes += blob.decoded.back().size();
   }
   uint32_t sum = 2166136261u; // FNV-1a over the parts in order
-  for (const TensorView *v : blob.parts)
-    for (size_t i = 0; i < v->bytes; ++i)
-      sum = (sum ^ v->data[i]) * 16777619u;
+  for (auto [data, size] : blob.parts)
+    for (size_t i = 0; i < size; ++i)
+      sum = (sum ^ data[i]) * 16777619u;
   blob.checksum = sum;
   seen[name] = blobs.size();
   blobs.push_back(std::move(blob));
@@ -265,8 +300,8 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint &ck,
   uint64_t written = 0;
   for (const Blob &blob : blobs) {
     out.write(zeros, blob.offset - written);
-    for (const TensorView *v : blob.parts)
-      out.write(reinterpret_cast<const char *>(v->data), v->bytes);
+    for (auto [data, size] : blob.parts)
+      out.write(reinterpret_cast<const char *>(data), size);
     written = blob.offset + blob.bytes;
   }
   out.write(zeros, relative - written);

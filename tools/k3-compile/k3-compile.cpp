@@ -223,28 +223,16 @@ int main(int argc, char **argv) {
     return printModule(*module, error);
 
   // Weights become arguments: the bundle binds them, the kernels read them.
+  // The CPU kernels take MXFP4 weights as bf16, decoded into the bundle.
   PassManager outline(&context);
+  if (compileTo != "bundle")
+    outline.addPass(mlir::k3::createK3DequantizeWeightsPass());
   outline.addPass(mlir::k3::createK3OutlineWeightsPass());
   if (failed(outline.run(*module)))
     return fail(firstError);
   std::map<std::string, std::vector<uint8_t>> objects;
   if (compileTo != "bundle") {
     OwningOpRef<ModuleOp> lowered = module->clone();
-    WalkResult quantized = lowered->walk([&](Operation *op) {
-      for (Type t : op->getResultTypes())
-        if (auto tt = dyn_cast<RankedTensorType>(t);
-            tt && isa<Float4E2M1FNType>(tt.getElementType()))
-          return WalkResult::interrupt();
-      return WalkResult::advance();
-    });
-    for (auto fn : lowered->getOps<func::FuncOp>())
-      for (Type t : fn.getArgumentTypes())
-        if (isa<Float4E2M1FNType>(cast<RankedTensorType>(t).getElementType()))
-          quantized = WalkResult::interrupt();
-    if (quantized.wasInterrupted())
-      return fail("MXFP4 weights on the CPU target need dequantization, which "
-                  "is not implemented yet; use a checkpoint with bf16 or f32 "
-                  "experts (--synthetic-experts=bf16)");
     // Kernels export a C interface; the k3.* argument names stay in the
     // bundle's metadata, not in the object (LLVM IR has no place for them).
     for (auto fn : lowered->getOps<func::FuncOp>()) {

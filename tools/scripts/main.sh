@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# The main job, until the CPU backend lands: set up; write the deterministic
-# synthetic k3-tiny checkpoint (MXFP4 experts); print its sizes; import it
-# (phase `input`) and run k3-opt over the imported model (verify, decompose
-# the dense MLPs, canonicalize), printing the IR with pass timings on stderr.
+# The main job: set up and build; write the deterministic synthetic k3-tiny
+# checkpoint (MXFP4 experts); compile it for the CPU; generate 32 tokens
+# from a short prompt. The ids go to stdout, sizes and tokens/s to stderr.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -12,5 +11,5 @@ ckpt=$build/models/k3-tiny
 "$root/tools/scripts/setup.sh"
 "$build/bin/k3-compile" "$root/models/k3-tiny" --write-synthetic="$ckpt" --seed=0
 "$build/bin/k3-compile" "$ckpt" --stats >&2
-"$build/bin/k3-compile" "$ckpt" --compile-to=input -o "$ckpt/input.mlir"
-"$build/bin/k3-opt" "$ckpt/input.mlir" --k3-decompose-mlp --canonicalize --mlir-timing
+"$build/bin/k3-compile" "$ckpt" -o "$ckpt/tiny.k3b"
+"$build/bin/k3-run" "$ckpt/tiny.k3b" --tokens=1,2,3,4,5,6,7,8 --generate=32
