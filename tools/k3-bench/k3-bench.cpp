@@ -1,0 +1,126 @@
+//===- k3-bench.cpp - Side-by-side benchmarks -----------------------------===//
+//
+// Part of k3. A program, not a test: it measures in one run and prints
+// ratios (DESIGN.md §7).
+//
+//   k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] [--decode=N]
+//
+// `cpu`: prefill and decode tokens/s of the compiled CPU binary (through the
+// runtime) against the plain C++ reference forward (fp32) on the same
+// checkpoint, tokens and machine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/CpuExecutable.h"
+#include "runtime/src/Sampling.h"
+#include "test/Reference/Reference.h"
+
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+int fail(const std::string &m) {
+  std::fprintf(stderr, "k3-bench: error: %s\n", m.c_str());
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 4 || std::string(argv[1]) != "cpu")
+    return fail("usage: k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] "
+                "[--decode=N]");
+  std::string dir = argv[2], path = argv[3];
+  int prompt = 32, decode = 8;
+  for (int i = 4; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--prompt=", 0) == 0)
+      prompt = std::stoi(a.substr(9));
+    else if (a.rfind("--decode=", 0) == 0)
+      decode = std::stoi(a.substr(9));
+    else
+      return fail("unknown flag '" + a + "'");
+  }
+  std::string error;
+  auto ck = k3::model::Checkpoint::open(dir, error);
+  if (!ck)
+    return fail(error);
+  k3rt_bundle_t *bundle = nullptr;
+  if (k3rt_status_t s = k3rt_bundle_open(path.c_str(), &bundle))
+    return fail(k3rt_status_message(s));
+  std::unique_ptr<k3rt::CpuExecutable> exe;
+  if (k3rt_status_t s = k3rt::CpuExecutable::load(*bundle, exe))
+    return fail(k3rt_status_message(s));
+  const int64_t vocab = ck->config().vocabSize;
+  std::vector<int32_t> ids(prompt);
+  for (int i = 0; i < prompt; ++i)
+    ids[i] = int32_t((i * 7919 + 11) % vocab);
+
+  // Compiled: prefill, then greedy decode steps.
+  const k3::bundle::EntryPoint *ep = exe->entry("prefill");
+  std::vector<k3rt::HostTensor> state, out;
+  for (size_t i = 1; i < ep->inputs()->size(); ++i) {
+    std::vector<int64_t> shape;
+    for (int64_t d : *ep->inputs()->Get(i)->shape())
+      shape.push_back(d < 0 ? 0 : d);
+    state.push_back(k3rt::HostTensor::zeros(ep->inputs()->Get(i)->dtype(), shape));
+  }
+  auto run = [&](const char *name, const std::vector<int32_t> &tokens) {
+    k3rt::HostTensor in = k3rt::HostTensor::zeros(k3::bundle::DType_I32,
+                                                  {int64_t(tokens.size())});
+    std::memcpy(in.bytes.data(), tokens.data(), tokens.size() * 4);
+    std::vector<k3rt::HostTensor *> args{&in};
+    for (auto &s : state)
+      args.push_back(&s);
+    if (k3rt_status_t s = exe->run(name, args, out)) {
+      std::fprintf(stderr, "k3-bench: error: %s\n", k3rt_status_message(s));
+      std::exit(1);
+    }
+    state.assign(std::make_move_iterator(out.begin() + 1),
+                 std::make_move_iterator(out.end()));
+    const float *last = out[0].f32() + (out[0].shape[0] - 1) * vocab;
+    return k3rt::argmax(last, vocab);
+  };
+  auto t = Clock::now();
+  int32_t next = run("prefill", ids);
+  double compiledPrefill = since(t);
+  t = Clock::now();
+  for (int i = 0; i < decode; ++i)
+    next = run("decode", {next});
+  double compiledDecode = since(t);
+
+  // Reference (fp32) on the same tokens.
+  k3::ref::Model<float> ref(*ck);
+  auto rs = ref.initialState();
+  t = Clock::now();
+  std::vector<float> logits = ref.forward(ids, rs);
+  double refPrefill = since(t);
+  int32_t rnext = k3rt::argmax(logits.data() + (prompt - 1) * vocab, vocab);
+  t = Clock::now();
+  for (int i = 0; i < decode; ++i) {
+    logits = ref.forward({rnext}, rs);
+    rnext = k3rt::argmax(logits.data(), vocab);
+  }
+  double refDecode = since(t);
+
+  std::printf("model: %s, prompt %d tokens, %d decode steps\n", dir.c_str(),
+              prompt, decode);
+  std::printf("prefill_tokens_per_s: compiled %.1f reference %.1f\n",
+              prompt / compiledPrefill, prompt / refPrefill);
+  std::printf("decode_tokens_per_s: compiled %.2f reference %.2f\n",
+              decode / compiledDecode, decode / refDecode);
+  std::printf("compiled_vs_reference_prefill_speedup: %.2f\n", refPrefill / compiledPrefill);
+  std::printf("compiled_vs_reference_decode_speedup: %.2f\n", refDecode / compiledDecode);
+  std::printf("same_greedy_token_after_decode: %s\n", next == rnext ? "yes" : "no");
+  k3rt_bundle_release(bundle);
+  return 0;
+}
