@@ -155,24 +155,33 @@ tensorInfo(flatbuffers::FlatBufferBuilder &b, Type type, StringRef name) {
 
 } // namespace
 
-bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint &ck,
+bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
                            const std::map<std::string, std::vector<uint8_t>> &objects,
                            const std::string &path, std::string &error) {
-  if (!ck.hasWeights()) {
+  // An op-level module (no checkpoint) takes every tensor as an argument;
+  // it gets an empty layer schedule (num_layers = 0).
+  static const Config none;
+  if (checkpoint && !checkpoint->hasWeights()) {
     error = "a .k3b needs the checkpoint's weights; this directory has only "
             "config.json (write a synthetic checkpoint with "
             "--write-synthetic)";
     return false;
   }
-  const Config &c = ck.config();
+  const Config &c = checkpoint ? checkpoint->config() : none;
   std::vector<Blob> blobs;
   std::map<std::string, size_t> seen;
   for (auto fn : module.getOps<func::FuncOp>())
     for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
       std::string name = weightName(fn, i);
-      if (!name.empty() &&
-          !addWeight(name, cast<RankedTensorType>(fn.getArgumentTypes()[i]), ck,
-                     blobs, seen, error))
+      if (name.empty())
+        continue;
+      if (!checkpoint) {
+        error = "weight '" + name + "' needs a checkpoint; an op-level module "
+                "takes its tensors as arguments";
+        return false;
+      }
+      if (!addWeight(name, cast<RankedTensorType>(fn.getArgumentTypes()[i]),
+                     *checkpoint, blobs, seen, error))
         return false;
     }
 
@@ -218,7 +227,7 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint &ck,
         b, c.vocabSize, c.hiddenSize, c.numLayers, c.kdaHeads, c.kdaHeadDim,
         c.convKernelSize, c.mlaHeads, c.kvLoraRank, c.qkRopeHeadDim,
         c.numExperts, c.topK, c.attnResBlockSize.value_or(0),
-        ck.configText().c_str());
+        checkpoint ? checkpoint->configText().c_str() : "");
     std::vector<flatbuffers::Offset<fb::Layer>> ls;
     for (int64_t l = 0; l < c.numLayers; ++l)
       ls.push_back(fb::CreateLayer(

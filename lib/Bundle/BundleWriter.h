@@ -24,8 +24,9 @@ namespace mlir::k3 {
 /// k3-outline-weights, are the entry points: arguments carrying `k3.weight`
 /// name the weights to embed, the others are the entry's inputs. `objects`
 /// maps an entry's name to its host shared object; such an entry gets one
-/// step binding all its arguments, the others only their signature.
-bool writeBundle(ModuleOp module, const ::k3::model::Checkpoint &checkpoint,
+/// step binding all its arguments, the others only their signature. Without
+/// a checkpoint (an op-level module) there are no weights and no layers.
+bool writeBundle(ModuleOp module, const ::k3::model::Checkpoint *checkpoint,
                  const std::map<std::string, std::vector<uint8_t>> &objects,
                  const std::string &path, std::string &error);
 

@@ -122,9 +122,11 @@ private:
     if (b.producer() && !printable(b.producer()))
       return corrupt("producer holds control characters");
     const ModelConfig *c = b.config();
-    if (c->vocab_size() <= 0 || c->hidden_size() <= 0 || c->num_layers() <= 0)
-      return corrupt("config: vocab_size, hidden_size and num_layers must be "
-                     "positive");
+    // num_layers = 0 marks an op-level module: functions, no model.
+    if (c->num_layers() < 0 ||
+        (c->num_layers() > 0 && (c->vocab_size() <= 0 || c->hidden_size() <= 0)))
+      return corrupt("config: vocab_size and hidden_size must be positive "
+                     "(num_layers=" + std::to_string(c->num_layers()) + ")");
     if (!spend(b.layers()->size()))
       return amplified();
     if (int64_t(b.layers()->size()) != c->num_layers())

@@ -176,8 +176,10 @@ int main(int argc, char **argv) {
                 ": unknown or not yet available phase (available: input, "
                 "cpu, bundle)");
   const bool binary = compileTo.empty() || compileTo == "bundle";
-  if (binary && (outputPath == "-" || !isDir))
-    return fail("a .k3b needs a checkpoint directory and -o FILE.k3b");
+  if (binary && outputPath == "-")
+    return fail("a .k3b needs -o FILE.k3b");
+  if (compileTo == "bundle" && !isDir)
+    return fail("--compile-to=bundle needs a checkpoint directory");
   if (mlaCache != "bf16" && mlaCache != "f32")
     return fail("--mla-cache-dtype=" + mlaCache + ": expected bf16 or f32");
 
@@ -253,7 +255,7 @@ int main(int argc, char **argv) {
     for (auto fn : module->getOps<func::FuncOp>())
       objects[fn.getName().str()] = so;
   }
-  if (!mlir::k3::writeBundle(*module, *checkpoint, objects, outputPath, error))
+  if (!mlir::k3::writeBundle(*module, checkpoint.get(), objects, outputPath, error))
     return fail(error);
   return 0;
 }

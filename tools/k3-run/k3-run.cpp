@@ -234,6 +234,57 @@ double seconds(std::chrono::steady_clock::time_point a,
   return std::chrono::duration<double>(b - a).count();
 }
 
+/// One op-level function on .npy inputs (f32 or i32), outputs to .npy.
+int runFunction(k3rt::CpuExecutable &exe, const k3::bundle::EntryPoint &ep,
+                const Options &o) {
+  size_t numIn = ep.inputs() ? ep.inputs()->size() : 0;
+  size_t numOut = ep.outputs() ? ep.outputs()->size() : 0;
+  if (o.inputs.size() != numIn)
+    return fail("--function=" + o.function + " takes " + std::to_string(numIn) +
+                " inputs, got " + std::to_string(o.inputs.size()) + " --input");
+  if (o.outputs.size() != numOut)
+    return fail("--function=" + o.function + " has " + std::to_string(numOut) +
+                " outputs, got " + std::to_string(o.outputs.size()) + " --output");
+  std::vector<k3rt::HostTensor> tensors(numIn);
+  std::vector<k3rt::HostTensor *> args;
+  std::string error;
+  for (size_t i = 0; i < numIn; ++i) {
+    k3rt::NpyArray a;
+    if (!k3rt::readNpy(o.inputs[i], a, error))
+      return fail(error);
+    if (a.dtype == "<f4")
+      tensors[i].dtype = k3::bundle::DType_F32;
+    else if (a.dtype == "<i4")
+      tensors[i].dtype = k3::bundle::DType_I32;
+    else
+      return fail(o.inputs[i] + ": dtype " + a.dtype + " (k3-run reads <f4 and <i4)");
+    tensors[i].shape = a.shape;
+    tensors[i].bytes = std::move(a.data);
+    args.push_back(&tensors[i]);
+  }
+  std::vector<k3rt::HostTensor> out;
+  if (k3rt_status_t s = exe.run(o.function, args, out)) {
+    int rc = fail(k3rt_status_message(s));
+    k3rt_status_free(s);
+    return rc;
+  }
+  for (size_t i = 0; i < numOut; ++i) {
+    k3rt::NpyArray a;
+    if (out[i].dtype == k3::bundle::DType_F32)
+      a.dtype = "<f4";
+    else if (out[i].dtype == k3::bundle::DType_I32)
+      a.dtype = "<i4";
+    else
+      return fail("output " + std::to_string(i) + " is " +
+                  k3rt::dtypeName(out[i].dtype) + "; k3-run writes f32 and i32");
+    a.shape = out[i].shape;
+    a.data = std::move(out[i].bytes);
+    if (!k3rt::writeNpy(o.outputs[i], a, error))
+      return fail(error);
+  }
+  return 0;
+}
+
 /// Prefill the prompt, then generate with one decode step per token; the
 /// ids go to stdout as one line, timings to stderr.
 int generate(k3rt::CpuExecutable &exe, const k3::bundle::EntryPoint &prefill,
@@ -382,14 +433,13 @@ int main(int argc, char **argv) {
                 "--compile-to=bundle)");
   if (o.device == "cuda")
     return fail("--device=cuda: this runtime has no CUDA executor yet");
-  if (!o.function.empty())
-    return fail("--function: running op-level modules is not implemented yet");
-
   std::unique_ptr<k3rt::CpuExecutable> exe;
   if (k3rt_status_t s = k3rt::CpuExecutable::load(*bundle, exe)) {
     int rc = fail(o.path + ": " + k3rt_status_message(s));
     k3rt_status_free(s);
     return rc;
   }
+  if (!o.function.empty())
+    return runFunction(*exe, *ep, o);
   return generate(*exe, *ep, o);
 }
