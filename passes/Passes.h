@@ -26,6 +26,13 @@ namespace mlir::k3 {
 /// Registers the named pipelines (`k3-cpu-to-llvm`).
 void registerK3Pipelines();
 
+/// The CPU path's stages (passes/Pipelines/CpuPipeline.cpp), one per phase:
+/// `k3` (decompose, dequantize MXFP4 when asked, outline weights), `tiles`
+/// (linalg on tensors) and `cpu` (bufferized, LLVM dialect).
+void buildCpuK3Stage(OpPassManager &pm, bool dequantize);
+void buildCpuTilesStage(OpPassManager &pm);
+void buildCpuLlvmStage(OpPassManager &pm);
+
 } // namespace mlir::k3
 
 #endif // PASSES_PASSES_H

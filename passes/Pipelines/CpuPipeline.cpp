@@ -1,15 +1,21 @@
 //===- CpuPipeline.cpp - k3 ops to LLVM for the host CPU ------------------===//
 //
-// Part of k3. The named pipeline `k3-cpu-to-llvm`: k3 → linalg on tensors →
-// one-shot bufferization → loops → LLVM dialect. The stages are upstream
-// passes; their order is the usual one for a linalg-on-tensors program:
-// bufferize before lowering linalg to loops, expand strided metadata before
-// the memref → LLVM conversion, reconcile casts last. log1p goes to libm:
-// the LLVM-dialect expansion log(1 + x) rounds softplus(-30) to 0. Strided
-// memref copies call `memrefCopy`, which lib/Target/Cpu links into each
-// kernel object itself (the runtime loads kernels without MLIR's runner
-// library). Temporaries are freed by the ownership-based deallocation
-// pipeline.
+// Part of k3. The CPU path as three stages, one per named phase of
+// DESIGN.md §2, and the named pipeline `k3-cpu-to-llvm` running all three:
+//
+//   k3:    k3-decompose-mlp, k3-dequantize-weights, k3-outline-weights
+//   tiles: convert-k3-to-linalg, convert-elementwise-to-linalg, canonicalize
+//          (linalg on tensors: what each tile computes, target independent)
+//   cpu:   one-shot bufferization → loops → LLVM dialect
+//
+// The cpu stage's order is the usual one for linalg on tensors: bufferize
+// before lowering linalg to loops, expand strided metadata (and lower the
+// affine maps it leaves) before the memref → LLVM conversion, reconcile casts
+// last. log1p goes to libm: the LLVM-dialect expansion log(1 + x) rounds
+// softplus(-30) to 0. Strided memref copies call `memrefCopy`, which
+// lib/Target/Cpu links into each kernel object itself (the runtime loads
+// kernels without MLIR's runner library). Temporaries are freed by the
+// ownership-based deallocation pipeline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,10 +26,10 @@
 
 namespace {
 
-constexpr const char *kCpuPipeline =
-    "k3-outline-weights,k3-decompose-mlp,convert-k3-to-linalg,"
-    "convert-elementwise-to-linalg,"
-    "canonicalize,"
+constexpr const char *kTilesStage =
+    "convert-k3-to-linalg,convert-elementwise-to-linalg,canonicalize";
+
+constexpr const char *kCpuStage =
     "one-shot-bufferize{bufferize-function-boundaries "
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
@@ -35,16 +41,33 @@ constexpr const char *kCpuPipeline =
     "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
     "reconcile-unrealized-casts";
 
+/// The pipeline texts name registered passes only: parsing cannot fail
+/// unless registration is broken, which the lit tests would show.
+void add(mlir::OpPassManager &pm, const char *pipeline) {
+  (void)mlir::parsePassPipeline(pipeline, pm);
+}
+
 } // namespace
+
+void mlir::k3::buildCpuK3Stage(OpPassManager &pm, bool dequantize) {
+  pm.addPass(createK3DecomposeMlpPass());
+  if (dequantize)
+    pm.addPass(createK3DequantizeWeightsPass());
+  pm.addPass(createK3OutlineWeightsPass());
+}
+
+void mlir::k3::buildCpuTilesStage(OpPassManager &pm) { add(pm, kTilesStage); }
+
+void mlir::k3::buildCpuLlvmStage(OpPassManager &pm) { add(pm, kCpuStage); }
 
 void mlir::k3::registerK3Pipelines() {
   PassPipelineRegistration<>(
       "k3-cpu-to-llvm",
       "Lower k3 ops through linalg and bufferization to the LLVM dialect for "
-      "the host CPU",
+      "the host CPU (the k3, tiles and cpu stages)",
       [](OpPassManager &pm) {
-        // The pipeline text only names registered passes: parsing cannot
-        // fail unless registration is broken, which the lit tests catch.
-        (void)parsePassPipeline(kCpuPipeline, pm);
+        buildCpuK3Stage(pm, /*dequantize=*/true);
+        buildCpuTilesStage(pm);
+        buildCpuLlvmStage(pm);
       });
 }

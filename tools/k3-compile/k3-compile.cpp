@@ -53,15 +53,25 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::cat(k3Category));
 static cl::opt<std::string>
     compileTo("compile-to",
-              cl::desc("Stop after this phase: input (the imported IR), "
-                       "cpu (the LLVM-dialect module of the CPU kernels) or "
-                       "bundle (a .k3b with metadata and weights, no "
-                       "kernels); without it, -o FILE.k3b gets CPU kernels"),
+              cl::desc("Stop after this phase and print its IR: input, k3, "
+                       "tiles or cpu; or bundle (a .k3b with metadata and "
+                       "weights, no kernels). Without it, -o FILE.k3b gets "
+                       "CPU kernels"),
               cl::value_desc("phase"), cl::cat(k3Category));
 static cl::opt<std::string> writeSynthetic(
     "write-synthetic",
     cl::desc("Write a deterministic synthetic checkpoint for the config"),
     cl::value_desc("dir"), cl::cat(k3Category));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Code for: cpu (default); sm_90a and sm_80 arrive with "
+                    "the GPU backend"),
+           cl::init("cpu"), cl::cat(k3Category));
+static cl::opt<std::string>
+    dumpPhasesTo("dump-phases-to",
+                 cl::desc("Write the IR of every phase (input.mlir, k3.mlir, "
+                          "tiles.mlir, cpu.mlir) into this directory"),
+                 cl::value_desc("dir"), cl::cat(k3Category));
 static cl::opt<std::string>
     mlaCache("mla-cache-dtype",
              cl::desc("Element type of the MLA latent cache: bf16 (default) "
@@ -170,11 +180,15 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  if (compileTo != "" && compileTo != "input" && compileTo != "cpu" &&
-      compileTo != "bundle")
+  if (target != "cpu")
+    return fail("--target=" + target +
+                ": GPU code generation arrives with the GPU backend; this "
+                "build compiles for cpu");
+  static const char *const phases[] = {"", "input", "k3", "tiles", "cpu", "bundle"};
+  if (llvm::find(phases, compileTo) == std::end(phases))
     return fail("--compile-to=" + compileTo +
-                ": unknown or not yet available phase (available: input, "
-                "cpu, bundle)");
+                ": unknown or not yet available phase (available: input, k3, "
+                "tiles, cpu, bundle)");
   const bool binary = compileTo.empty() || compileTo == "bundle";
   if (binary && outputPath == "-")
     return fail("a .k3b needs -o FILE.k3b");
@@ -221,17 +235,49 @@ int main(int argc, char **argv) {
     return fail(firstError);
 
   std::string error;
+  if (!dumpPhasesTo.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpPhasesTo))
+      return fail(dumpPhasesTo + ": " + ec.message());
+  }
+  // Writes a phase's IR to the dump directory (if any).
+  auto dump = [&](ModuleOp m, const char *phase) -> bool {
+    if (dumpPhasesTo.empty())
+      return true;
+    std::string path = dumpPhasesTo + "/" + phase + ".mlir";
+    auto out = openOutputFile(path, &error);
+    if (!out)
+      return false;
+    OpPrintingFlags flags;
+    flags.elideLargeElementsAttrs(16);
+    m->print(out->os(), flags);
+    out->keep();
+    return true;
+  };
+  // Runs one stage; stops with the first error at its op.
+  auto stage = [&](ModuleOp m, llvm::function_ref<void(OpPassManager &)> build) {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return false;
+    build(pm);
+    return succeeded(pm.run(m));
+  };
+
+  if (!dump(*module, "input"))
+    return fail(error);
   if (compileTo == "input")
     return printModule(*module, error);
-
-  // Weights become arguments: the bundle binds them, the kernels read them.
-  // The CPU kernels take MXFP4 weights as bf16, decoded into the bundle.
-  PassManager outline(&context);
-  if (compileTo != "bundle")
-    outline.addPass(mlir::k3::createK3DequantizeWeightsPass());
-  outline.addPass(mlir::k3::createK3OutlineWeightsPass());
-  if (failed(outline.run(*module)))
+  // Phase k3: weights become arguments (the bundle binds them, the kernels
+  // read them); the CPU kernels take MXFP4 weights as bf16 decoded into the
+  // bundle.
+  if (!stage(*module, [&](OpPassManager &pm) {
+        mlir::k3::buildCpuK3Stage(pm, /*dequantize=*/compileTo != "bundle");
+      }))
     return fail(firstError);
+  if (!dump(*module, "k3"))
+    return fail(error);
+  if (compileTo == "k3")
+    return printModule(*module, error);
+
   std::map<std::string, std::vector<uint8_t>> objects;
   if (compileTo != "bundle") {
     OwningOpRef<ModuleOp> lowered = module->clone();
@@ -242,11 +288,16 @@ int main(int argc, char **argv) {
       fn.removeArgAttrsAttr();
       fn.removeResAttrsAttr();
     }
-    PassManager pm(&context);
-    if (failed(applyPassManagerCLOptions(pm)) ||
-        failed(parsePassPipeline("k3-cpu-to-llvm", pm)) ||
-        failed(pm.run(*lowered)))
-      return fail(firstError.empty() ? "the CPU lowering failed" : firstError);
+    if (!stage(*lowered, mlir::k3::buildCpuTilesStage))
+      return fail(firstError.empty() ? "the tiles phase failed" : firstError);
+    if (!dump(*lowered, "tiles"))
+      return fail(error);
+    if (compileTo == "tiles")
+      return printModule(*lowered, error);
+    if (!stage(*lowered, mlir::k3::buildCpuLlvmStage))
+      return fail(firstError.empty() ? "the cpu phase failed" : firstError);
+    if (!dump(*lowered, "cpu"))
+      return fail(error);
     if (compileTo == "cpu")
       return printModule(*lowered, error);
     std::vector<uint8_t> so;
