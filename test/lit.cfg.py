@@ -33,6 +33,7 @@ tools = [
     ToolSubst("k3-dump", unresolved="fatal"),
     ToolSubst("k3-run", unresolved="fatal"),
     ToolSubst("k3-reference", unresolved="fatal"),
+    ToolSubst("k3rt-c-api", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

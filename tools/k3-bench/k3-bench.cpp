@@ -13,6 +13,7 @@
 
 #include "runtime/src/CpuExecutable.h"
 #include "runtime/src/Sampling.h"
+#include "runtime/src/Session.h"
 #include "test/Reference/Reference.h"
 
 #include <chrono>
@@ -65,37 +66,24 @@ int main(int argc, char **argv) {
   for (int i = 0; i < prompt; ++i)
     ids[i] = int32_t((i * 7919 + 11) % vocab);
 
-  // Compiled: prefill, then greedy decode steps.
-  const k3::bundle::EntryPoint *ep = exe->entry("prefill");
-  std::vector<k3rt::HostTensor> state, out;
-  for (size_t i = 1; i < ep->inputs()->size(); ++i) {
-    std::vector<int64_t> shape;
-    for (int64_t d : *ep->inputs()->Get(i)->shape())
-      shape.push_back(d < 0 ? 0 : d);
-    state.push_back(k3rt::HostTensor::zeros(ep->inputs()->Get(i)->dtype(), shape));
-  }
-  auto run = [&](const char *name, const std::vector<int32_t> &tokens) {
-    k3rt::HostTensor in = k3rt::HostTensor::zeros(k3::bundle::DType_I32,
-                                                  {int64_t(tokens.size())});
-    std::memcpy(in.bytes.data(), tokens.data(), tokens.size() * 4);
-    std::vector<k3rt::HostTensor *> args{&in};
-    for (auto &s : state)
-      args.push_back(&s);
-    if (k3rt_status_t s = exe->run(name, args, out)) {
+  // Compiled: prefill, then greedy decode steps, through a runtime session.
+  std::unique_ptr<k3rt::Session> session;
+  if (k3rt_status_t s = k3rt::Session::create(*exe, session))
+    return fail(k3rt_status_message(s));
+  std::vector<float> out;
+  auto run = [&](const std::vector<int32_t> &tokens) {
+    if (k3rt_status_t s = session->append(tokens.data(), tokens.size(), out)) {
       std::fprintf(stderr, "k3-bench: error: %s\n", k3rt_status_message(s));
       std::exit(1);
     }
-    state.assign(std::make_move_iterator(out.begin() + 1),
-                 std::make_move_iterator(out.end()));
-    const float *last = out[0].f32() + (out[0].shape[0] - 1) * vocab;
-    return k3rt::argmax(last, vocab);
+    return k3rt::argmax(out.data() + out.size() - vocab, vocab);
   };
   auto t = Clock::now();
-  int32_t next = run("prefill", ids);
+  int32_t next = run(ids);
   double compiledPrefill = since(t);
   t = Clock::now();
   for (int i = 0; i < decode; ++i)
-    next = run("decode", {next});
+    next = run({next});
   double compiledDecode = since(t);
 
   // Reference (fp32) on the same tokens.

@@ -19,6 +19,7 @@
 #include "runtime/src/CpuExecutable.h"
 #include "runtime/src/Npy.h"
 #include "runtime/src/Sampling.h"
+#include "runtime/src/Session.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -287,74 +288,57 @@ int runFunction(k3rt::CpuExecutable &exe, const k3::bundle::EntryPoint &ep,
 
 /// Prefill the prompt, then generate with one decode step per token; the
 /// ids go to stdout as one line, timings to stderr.
-int generate(k3rt::CpuExecutable &exe, const k3::bundle::EntryPoint &prefill,
-             const Options &o) {
-  using k3::bundle::DType_I32;
-  const int64_t t = int64_t(o.tokens.size());
-  k3rt::HostTensor ids = k3rt::HostTensor::zeros(DType_I32, {t});
-  for (int64_t i = 0; i < t; ++i)
-    reinterpret_cast<int32_t *>(ids.bytes.data())[i] = int32_t(o.tokens[i]);
-  // A fresh request: zero conv windows and KDA state, empty MLA caches.
-  std::vector<k3rt::HostTensor> state;
-  for (size_t i = 1; i < prefill.inputs()->size(); ++i) {
-    const k3::bundle::TensorInfo *info = prefill.inputs()->Get(i);
-    std::vector<int64_t> shape;
-    for (int64_t d : *info->shape())
-      shape.push_back(d < 0 ? 0 : d);
-    state.push_back(k3rt::HostTensor::zeros(info->dtype(), shape));
+int generate(k3rt::CpuExecutable &exe, const Options &o) {
+  std::unique_ptr<k3rt::Session> session;
+  if (k3rt_status_t s = k3rt::Session::create(exe, session)) {
+    int rc = fail(k3rt_status_message(s));
+    k3rt_status_free(s);
+    return rc;
   }
-  auto call = [&](const std::string &name, k3rt::HostTensor &in,
-                  std::vector<k3rt::HostTensor> &out) -> bool {
-    std::vector<k3rt::HostTensor *> args{&in};
-    for (auto &s : state)
-      args.push_back(&s);
-    if (k3rt_status_t s = exe.run(name, args, out)) {
+  auto append = [&](const std::vector<int32_t> &ids, std::vector<float> &logits) {
+    if (k3rt_status_t s = session->append(ids.data(), ids.size(), logits)) {
       fail(k3rt_status_message(s));
       k3rt_status_free(s);
       return false;
     }
-    state.assign(std::make_move_iterator(out.begin() + 1),
-                 std::make_move_iterator(out.end()));
     return true;
   };
-
-  std::vector<k3rt::HostTensor> out;
+  const int64_t vocab = session->vocabSize();
+  std::vector<int32_t> prompt(o.tokens.begin(), o.tokens.end());
+  std::vector<float> logits;
   auto t0 = std::chrono::steady_clock::now();
-  if (!call("prefill", ids, out))
+  if (!append(prompt, logits))
     return 1;
   auto t1 = std::chrono::steady_clock::now();
-  const int64_t vocab = out[0].shape[1];
-  std::vector<float> dumped(out[0].f32(), out[0].f32() + t * vocab);
+  std::vector<float> dumped = logits;
   k3rt::Sampler sampler(o.sampling);
   std::vector<int32_t> generated;
-  const float *last = out[0].f32() + (t - 1) * vocab;
   int64_t decodeSteps = 0;
   for (long long n = 0; n < o.generate; ++n) {
+    const float *last = logits.data() + logits.size() - vocab;
     int32_t next = sampler.next(last, size_t(vocab));
     if (next < 0)
       return fail("every logit is NaN at generated token " + std::to_string(n));
     generated.push_back(next);
     if (n + 1 == o.generate)
       break;
-    k3rt::HostTensor one = k3rt::HostTensor::zeros(DType_I32, {1});
-    reinterpret_cast<int32_t *>(one.bytes.data())[0] = next;
-    if (!call("decode", one, out))
+    if (!append({next}, logits))
       return 1;
     ++decodeSteps;
-    last = out[0].f32();
-    dumped.insert(dumped.end(), last, last + vocab);
+    dumped.insert(dumped.end(), logits.begin(), logits.end());
   }
   auto t2 = std::chrono::steady_clock::now();
 
   for (size_t i = 0; i < generated.size(); ++i)
     std::printf("%s%d", i ? "," : "", generated[i]);
   std::printf("\n");
-  std::fprintf(stderr, "prefill: %lld tokens in %.3f s (%.1f tokens/s)\n",
-               (long long)t, seconds(t0, t1), t / std::max(seconds(t0, t1), 1e-9));
+  const double prefill = seconds(t0, t1), decode = seconds(t1, t2);
+  std::fprintf(stderr, "prefill: %zu tokens in %.3f s (%.1f tokens/s)\n",
+               prompt.size(), prefill, prompt.size() / std::max(prefill, 1e-9));
   if (decodeSteps)
     std::fprintf(stderr, "decode: %lld steps in %.3f s (%.1f tokens/s)\n",
-                 (long long)decodeSteps, seconds(t1, t2),
-                 decodeSteps / std::max(seconds(t1, t2), 1e-9));
+                 (long long)decodeSteps, decode,
+                 decodeSteps / std::max(decode, 1e-9));
   if (!o.dumpLogits.empty()) {
     std::string error;
     int64_t rows = int64_t(dumped.size()) / vocab;
@@ -441,5 +425,5 @@ int main(int argc, char **argv) {
   }
   if (!o.function.empty())
     return runFunction(*exe, *ep, o);
-  return generate(*exe, *ep, o);
+  return generate(*exe, o);
 }

@@ -61,6 +61,25 @@ void k3rt_bundle_release(k3rt_bundle_t *bundle);
 uint32_t k3rt_bundle_format_version(const k3rt_bundle_t *bundle);
 uint32_t k3rt_runtime_format_version(void);
 
+/*===--- Sessions: one request over a binary's CPU kernels -----------------===*/
+
+typedef struct k3rt_session_s k3rt_session_t;
+
+/* A fresh request on `bundle` (retained): zero KDA state, empty caches. The
+ * bundle needs CPU kernels for its `prefill` and `decode` entry points. Not
+ * thread-safe: one session per thread. */
+k3rt_status_t k3rt_session_create(k3rt_bundle_t *bundle,
+                                  k3rt_session_t **out_session);
+
+/* Appends `n` token ids (prefill when n > 1 or first, else one decode step)
+ * and writes the logits of the last one to `out_logits` (vocab floats).
+ * An id outside the vocabulary is K3RT_OUT_OF_RANGE. */
+k3rt_status_t k3rt_session_append(k3rt_session_t *session, const int32_t *ids,
+                                  size_t n, float *out_logits);
+
+size_t k3rt_session_vocab_size(const k3rt_session_t *session);
+void k3rt_session_release(k3rt_session_t *session);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

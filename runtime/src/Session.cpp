@@ -1,0 +1,114 @@
+//===- Session.cpp - One request's state over a compiled model ------------===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/Session.h"
+#include "runtime/src/Status.h"
+
+#include <cstring>
+
+using namespace k3::bundle;
+
+namespace k3rt {
+
+k3rt_status_t Session::create(CpuExecutable &exe, std::unique_ptr<Session> &out) {
+  const EntryPoint *prefill = exe.entry("prefill");
+  if (!prefill || !exe.entry("decode") || !prefill->inputs() ||
+      prefill->inputs()->size() == 0 || !prefill->outputs() ||
+      prefill->outputs()->size() == 0)
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      "the binary is not a model: it needs prefill and decode "
+                      "entry points");
+  std::unique_ptr<Session> s(new Session(exe));
+  for (size_t i = 1; i < prefill->inputs()->size(); ++i) {
+    const TensorInfo *info = prefill->inputs()->Get(i);
+    std::vector<int64_t> shape;
+    for (int64_t d : *info->shape())
+      shape.push_back(d < 0 ? 0 : d); // the dynamic extent: cached tokens
+    s->state.push_back(HostTensor::zeros(info->dtype(), shape));
+  }
+  const auto *logits = prefill->outputs()->Get(0)->shape();
+  s->vocab = logits->size() == 2 ? logits->Get(1) : 0;
+  out = std::move(s);
+  return nullptr;
+}
+
+k3rt_status_t Session::append(const int32_t *ids, size_t n,
+                              std::vector<float> &logits) {
+  if (n == 0)
+    return makeStatus(K3RT_INVALID_ARGUMENT, "no tokens to append");
+  for (size_t i = 0; i < n; ++i)
+    if (ids[i] < 0 || ids[i] >= vocab)
+      return makeStatus(K3RT_OUT_OF_RANGE,
+                        "token id " + std::to_string(ids[i]) + " at position " +
+                            std::to_string(i) + " is outside the vocabulary (" +
+                            std::to_string(vocab) + " ids)");
+  HostTensor in = HostTensor::zeros(DType_I32, {int64_t(n)});
+  std::memcpy(in.bytes.data(), ids, n * 4);
+  std::vector<HostTensor *> args{&in};
+  for (HostTensor &t : state)
+    args.push_back(&t);
+  std::vector<HostTensor> out;
+  if (k3rt_status_t s = exe.run(n == 1 && seen > 0 ? "decode" : "prefill", args, out))
+    return s;
+  logits.assign(out[0].f32(), out[0].f32() + out[0].numElements());
+  state.assign(std::make_move_iterator(out.begin() + 1),
+               std::make_move_iterator(out.end()));
+  seen += int64_t(n);
+  return nullptr;
+}
+
+} // namespace k3rt
+
+struct k3rt_session_s {
+  k3rt_bundle_t *bundle;
+  std::unique_ptr<k3rt::CpuExecutable> exe;
+  std::unique_ptr<k3rt::Session> session;
+};
+
+extern "C" {
+
+k3rt_status_t k3rt_session_create(k3rt_bundle_t *bundle,
+                                  k3rt_session_t **out_session) {
+  if (!bundle || !out_session)
+    return k3rt::makeStatus(K3RT_INVALID_ARGUMENT, "k3rt_session_create: null argument");
+  auto s = std::make_unique<k3rt_session_s>();
+  s->bundle = bundle;
+  if (k3rt_status_t st = k3rt::CpuExecutable::load(*bundle, s->exe))
+    return st;
+  if (k3rt_status_t st = k3rt::Session::create(*s->exe, s->session))
+    return st;
+  k3rt_bundle_retain(bundle);
+  *out_session = s.release();
+  return nullptr;
+}
+
+k3rt_status_t k3rt_session_append(k3rt_session_t *session, const int32_t *ids,
+                                  size_t n, float *out_logits) {
+  if (!session || (!ids && n) || !out_logits)
+    return k3rt::makeStatus(K3RT_INVALID_ARGUMENT, "k3rt_session_append: null argument");
+  std::vector<float> logits;
+  if (k3rt_status_t st = session->session->append(ids, n, logits))
+    return st;
+  size_t vocab = size_t(session->session->vocabSize());
+  std::memcpy(out_logits, logits.data() + logits.size() - vocab, vocab * 4);
+  return nullptr;
+}
+
+size_t k3rt_session_vocab_size(const k3rt_session_t *session) {
+  return session ? size_t(session->session->vocabSize()) : 0;
+}
+
+void k3rt_session_release(k3rt_session_t *session) {
+  if (!session)
+    return;
+  k3rt_bundle_t *bundle = session->bundle;
+  session->session.reset();
+  session->exe.reset();
+  delete session;
+  k3rt_bundle_release(bundle);
+}
+
+} // extern "C"

@@ -1,0 +1,39 @@
+//===- Session.h - One request's state over a compiled model ----*- C++ -*-===//
+//
+// Part of k3. Holds a request's KDA conv windows and recurrent state and its
+// MLA latent cache (the entry points' state tensors, threaded from one call
+// to the next) and appends tokens: the first call runs `prefill`, later ones
+// `prefill` for several tokens or `decode` for one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUNTIME_SRC_SESSION_H
+#define RUNTIME_SRC_SESSION_H
+
+#include "runtime/src/CpuExecutable.h"
+
+namespace k3rt {
+
+class Session {
+public:
+  /// A fresh request: zero conv windows and KDA state, empty MLA caches.
+  static k3rt_status_t create(CpuExecutable &exe, std::unique_ptr<Session> &out);
+
+  /// Runs `ids` after the tokens seen so far; `logits` receives [n, vocab].
+  /// Ids must be in the vocabulary (checked).
+  k3rt_status_t append(const int32_t *ids, size_t n, std::vector<float> &logits);
+
+  int64_t vocabSize() const { return vocab; }
+  int64_t tokens() const { return seen; }
+
+private:
+  explicit Session(CpuExecutable &exe) : exe(exe) {}
+  CpuExecutable &exe;
+  std::vector<HostTensor> state;
+  int64_t vocab = 0;
+  int64_t seen = 0;
+};
+
+} // namespace k3rt
+
+#endif // RUNTIME_SRC_SESSION_H
