@@ -157,7 +157,8 @@ tensorInfo(flatbuffers::FlatBufferBuilder &b, Type type, StringRef name) {
 
 bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
                            const std::map<std::string, std::vector<uint8_t>> &objects,
-                           const std::string &path, std::string &error) {
+                           const std::string &cpu, const std::string &path,
+                           std::string &error) {
   // An op-level module (no checkpoint) takes every tensor as an argument;
   // it gets an empty layer schedule (num_layers = 0).
   static const Config none;
@@ -267,7 +268,8 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
         steps.push_back(fb::CreateStepDirect(b, uint32_t(kernels.size()), &grid, &args));
         kernels.push_back(fb::CreateKernelDirect(
             b, fn.getName().str().c_str(), fb::Target_CPU, &object->second,
-            nullptr, nullptr, nullptr, 0, uint32_t(args.size())));
+            nullptr, nullptr, nullptr, 0, uint32_t(args.size()), -1, -1,
+            cpu.c_str()));
       }
       eps.push_back(fb::CreateEntryPointDirect(b, fn.getName().str().c_str(),
                                                &ins, &outs, &steps, 0));

@@ -28,6 +28,7 @@ namespace mlir::k3 {
 /// a checkpoint (an op-level module) there are no weights and no layers.
 bool writeBundle(ModuleOp module, const ::k3::model::Checkpoint *checkpoint,
                  const std::map<std::string, std::vector<uint8_t>> &objects,
+                 const std::string &cpu,
                  const std::string &path, std::string &error);
 
 } // namespace mlir::k3

@@ -15,7 +15,9 @@
 // softplus(-30) to 0. Strided memref copies call `memrefCopy`, which
 // lib/Target/Cpu links into each kernel object itself (the runtime loads
 // kernels without MLIR's runner library). Temporaries are freed by the
-// ownership-based deallocation pipeline.
+// ownership-based deallocation pipeline. bf16 conversions are expanded to
+// integer ops (round to nearest even): on a CPU without AVX512-BF16, LLVM
+// would otherwise call __truncsfbf2, which Debian 12's libgcc lacks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +38,7 @@ constexpr const char *kCpuStage =
     "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
     "convert-linalg-to-loops,convert-scf-to-cf,expand-strided-metadata,"
     "lower-affine,"
+    "arith-expand{include-bf16=true},"
     "convert-math-to-llvm{approximate-log1p=false},convert-math-to-libm,"
     "finalize-memref-to-llvm,"
     "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"

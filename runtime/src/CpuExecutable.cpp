@@ -85,6 +85,18 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
   for (const Kernel *k : *b.root->kernels()) {
     if (k->target() != Target_CPU)
       continue;
+    // Kernels built for x86-64-v3 use AVX2 and FMA: refuse them on a CPU
+    // without, rather than die of SIGILL mid-run.
+    std::string cpu = k->cpu() ? k->cpu()->str() : "";
+#if defined(__x86_64__)
+    if (cpu == "x86-64-v3" &&
+        !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+          __builtin_cpu_supports("bmi2")))
+      return makeStatus(K3RT_UNIMPLEMENTED,
+                        "kernels '" + k->name()->str() +
+                            "' need an x86-64-v3 CPU (AVX2, FMA, BMI2), which "
+                            "this machine is not");
+#endif
     // dlopen needs a file: an anonymous in-memory one, never on disk.
     int fd = memfd_create(k->name()->c_str(), MFD_CLOEXEC);
     if (fd < 0 ||
@@ -94,9 +106,12 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
       return makeStatus(K3RT_INTERNAL, "cannot stage kernel '" + k->name()->str() +
                                            "' in memory");
     }
+    // The fd stays open while the object is loaded: glibc matches loaded
+    // objects by path, and a reused /proc/self/fd/N would hand a second
+    // bundle the first one's code.
     std::string path = "/proc/self/fd/" + std::to_string(fd);
     void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    close(fd);
+    exe->fds.push_back(fd);
     if (!h) {
       const char *e = dlerror();
       return makeStatus(K3RT_DATA_LOSS, "kernels '" + k->name()->str() +
@@ -118,6 +133,8 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
 CpuExecutable::~CpuExecutable() {
   for (void *h : handles)
     dlclose(h);
+  for (int fd : fds)
+    close(fd);
 }
 
 const EntryPoint *CpuExecutable::entry(const std::string &name) const {

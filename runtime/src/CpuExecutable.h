@@ -51,6 +51,7 @@ private:
   CpuExecutable() = default;
   const k3rt_bundle_s *bundle = nullptr;
   std::vector<void *> handles;
+  std::vector<int> fds; ///< the memfds backing `handles`
   std::map<std::string, void (*)(void **)> entries;
 };
 

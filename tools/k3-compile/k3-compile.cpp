@@ -279,6 +279,7 @@ int main(int argc, char **argv) {
     return printModule(*module, error);
 
   std::map<std::string, std::vector<uint8_t>> objects;
+  std::string cpuLevel;
   if (compileTo != "bundle") {
     OwningOpRef<ModuleOp> lowered = module->clone();
     // Kernels export a C interface; the k3.* argument names stay in the
@@ -301,12 +302,13 @@ int main(int argc, char **argv) {
     if (compileTo == "cpu")
       return printModule(*lowered, error);
     std::vector<uint8_t> so;
-    if (!mlir::k3::emitHostSharedObject(*lowered, so, error))
+    if (!mlir::k3::emitHostSharedObject(*lowered, so, cpuLevel, error))
       return fail(firstError.empty() ? error : error + ": " + firstError);
     for (auto fn : module->getOps<func::FuncOp>())
       objects[fn.getName().str()] = so;
   }
-  if (!mlir::k3::writeBundle(*module, checkpoint.get(), objects, outputPath, error))
+  if (!mlir::k3::writeBundle(*module, checkpoint.get(), objects, cpuLevel,
+                             outputPath, error))
     return fail(error);
   return 0;
 }

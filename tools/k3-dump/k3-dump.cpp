@@ -139,7 +139,8 @@ json describe(const k3rt_bundle_s &b) {
                          {"block", list(k->block())},
                          {"shared_memory_bytes", k->shared_memory_bytes()},
                          {"registers", k->registers()},
-                         {"spill_bytes", k->spill_bytes()}});
+                         {"spill_bytes", k->spill_bytes()},
+                         {"cpu", k->cpu() ? k->cpu()->str() : ""}});
   j["kernels"] = kernels;
   json weights = json::array();
   if (r.weights())
@@ -213,10 +214,12 @@ void printText(const json &j, const std::string &path) {
   }
   std::printf("kernels: %zu\n", j["kernels"].size());
   for (const json &k : j["kernels"])
-    std::printf("  %s (%s): object %llu B, ptx %llu B, cubin %llu B, smem %u B, "
+    std::printf("  %s (%s%s%s): object %llu B, ptx %llu B, cubin %llu B, smem %u B, "
                 "regs %d, spills %d B\n",
                 k["name"].get<std::string>().c_str(),
                 k["target"].get<std::string>().c_str(),
+                k["cpu"].get<std::string>().empty() ? "" : ", ",
+                k["cpu"].get<std::string>().c_str(),
                 (unsigned long long)k["object_bytes"].get<uint64_t>(),
                 (unsigned long long)k["ptx_bytes"].get<uint64_t>(),
                 (unsigned long long)k["cubin_bytes"].get<uint64_t>(),

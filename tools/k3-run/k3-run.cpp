@@ -310,7 +310,11 @@ int generate(k3rt::CpuExecutable &exe, const Options &o) {
   if (!append(prompt, logits))
     return 1;
   auto t1 = std::chrono::steady_clock::now();
-  std::vector<float> dumped = logits;
+  // Kept only when asked for: a long generation would otherwise grow.
+  const bool keep = !o.dumpLogits.empty();
+  std::vector<float> dumped;
+  if (keep)
+    dumped = logits;
   k3rt::Sampler sampler(o.sampling);
   std::vector<int32_t> generated;
   int64_t decodeSteps = 0;
@@ -325,7 +329,8 @@ int generate(k3rt::CpuExecutable &exe, const Options &o) {
     if (!append({next}, logits))
       return 1;
     ++decodeSteps;
-    dumped.insert(dumped.end(), logits.begin(), logits.end());
+    if (keep)
+      dumped.insert(dumped.end(), logits.begin(), logits.end());
   }
   auto t2 = std::chrono::steady_clock::now();
 

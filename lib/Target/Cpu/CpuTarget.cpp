@@ -81,7 +81,7 @@ void memrefCopy(int64_t size, Unranked *src, Unranked *dst) {
 } // namespace
 
 bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
-                                    std::string &error) {
+                                    std::string &cpu, std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   DialectRegistry registry;
@@ -101,15 +101,21 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
     error = "no LLVM target for " + triple.str() + ": " + lookupError;
     return false;
   }
-  // The host's CPU and features: the object runs where it is compiled (the
-  // bundle records the target; a portable baseline is a later option).
-  llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
-  std::string features;
-  for (auto &f : hostFeatures)
-    features += (f.second ? "+" : "-") + f.first().str() + ",";
+  // A portable level rather than the build machine's exact CPU, so a
+  // binary runs on other machines: x86-64-v3 (AVX2, FMA; what the vectorised
+  // dot products want) when the host has it, else baseline x86-64. The
+  // runtime checks the level before loading.
+  cpu = "x86-64";
+  std::string cpuName = "x86-64";
+  if (triple.getArch() == llvm::Triple::x86_64) {
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    if (host.lookup("avx2") && host.lookup("fma") && host.lookup("bmi2"))
+      cpu = cpuName = "x86-64-v3";
+  } else {
+    cpu = cpuName = "generic";
+  }
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features, llvm::TargetOptions(),
-      llvm::Reloc::PIC_));
+      triple, cpuName, "", llvm::TargetOptions(), llvm::Reloc::PIC_));
   m->setDataLayout(tm->createDataLayout());
   m->setTargetTriple(triple);
 

@@ -17,9 +17,10 @@
 
 namespace mlir::k3 {
 
-/// Emits the host shared object of `module` into `so`.
+/// Emits the host shared object of `module` into `so`; `cpu` receives the
+/// instruction-set level it targets (see CpuTarget.cpp).
 bool emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
-                          std::string &error);
+                          std::string &cpu, std::string &error);
 
 } // namespace mlir::k3
 
