@@ -21,10 +21,6 @@ using namespace mlir::k3::lowering;
 
 namespace {
 
-Value index(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
 /// scores = sigmoid(x·Wᵀ); per token, k rounds of "the best biased score
 /// not taken yet" (strictly greater wins, so ties keep the lower id);
 /// weights from the unbiased scores, renormalised (+1e-20), scaled.
@@ -62,20 +58,20 @@ struct LowerRouter : OpRewritePattern<RouterOp> {
     Type idxElt = idxType.getElementType();
 
     auto perToken = scf::ForOp::create(
-        b, loc, index(b, loc, 0), tokens, index(b, loc, 1), ValueRange{idx0, w0},
+        b, loc, cstIndex(b, loc, 0), tokens, cstIndex(b, loc, 1), ValueRange{idx0, w0},
         [&](OpBuilder &b1, Location l1, Value t, ValueRange it1) {
           auto picks = scf::ForOp::create(
-              b1, l1, index(b1, l1, 0), index(b1, l1, k), index(b1, l1, 1), it1,
+              b1, l1, cstIndex(b1, l1, 0), cstIndex(b1, l1, k), cstIndex(b1, l1, 1), it1,
               [&](OpBuilder &b2, Location l2, Value j, ValueRange it2) {
                 Value fls = arith::ConstantIntOp::create(b2, l2, 0, 1);
                 auto search = scf::ForOp::create(
-                    b2, l2, index(b2, l2, 0), experts, index(b2, l2, 1),
-                    ValueRange{fls, index(b2, l2, 0), cst(b2, l2, 0.0)},
+                    b2, l2, cstIndex(b2, l2, 0), experts, cstIndex(b2, l2, 1),
+                    ValueRange{fls, cstIndex(b2, l2, 0), cst(b2, l2, 0.0)},
                     [&](OpBuilder &b3, Location l3, Value e, ValueRange best) {
                       Value v = tensor::ExtractOp::create(b3, l3, biased, ValueRange{t, e});
                       // Taken already: any of the first j picks equals e.
                       auto taken = scf::ForOp::create(
-                          b3, l3, index(b3, l3, 0), j, index(b3, l3, 1),
+                          b3, l3, cstIndex(b3, l3, 0), j, cstIndex(b3, l3, 1),
                           ValueRange{arith::ConstantIntOp::create(b3, l3, 0, 1)},
                           [&](OpBuilder &b4, Location l4, Value jj, ValueRange f) {
                             Value p = tensor::ExtractOp::create(b4, l4, it2[0], ValueRange{t, jj});
@@ -110,10 +106,10 @@ struct LowerRouter : OpRewritePattern<RouterOp> {
           for (int64_t j = 0; j < k; ++j)
             sum = arith::AddFOp::create(
                 b1, l1, sum,
-                tensor::ExtractOp::create(b1, l1, w, ValueRange{t, index(b1, l1, j)}));
+                tensor::ExtractOp::create(b1, l1, w, ValueRange{t, cstIndex(b1, l1, j)}));
           Value denom = arith::AddFOp::create(b1, l1, sum, cst(b1, l1, 1e-20));
           for (int64_t j = 0; j < k; ++j) {
-            Value pos[] = {t, index(b1, l1, j)};
+            Value pos[] = {t, cstIndex(b1, l1, j)};
             Value x = tensor::ExtractOp::create(b1, l1, w, pos);
             if (renorm)
               x = arith::DivFOp::create(b1, l1, x, denom);
@@ -172,11 +168,11 @@ struct LowerMoe : OpRewritePattern<MoeOp> {
     int64_t k = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(1);
     Value u0 = zeros(b, loc, sizesOf(b, loc, z));
     auto perToken = scf::ForOp::create(
-        b, loc, index(b, loc, 0), tokens, index(b, loc, 1), ValueRange{u0},
+        b, loc, cstIndex(b, loc, 0), tokens, cstIndex(b, loc, 1), ValueRange{u0},
         [&](OpBuilder &b1, Location l1, Value tok, ValueRange it1) {
           Value zt = rowOf(b1, l1, z, tok);
           auto perPick = scf::ForOp::create(
-              b1, l1, index(b1, l1, 0), index(b1, l1, k), index(b1, l1, 1), it1,
+              b1, l1, cstIndex(b1, l1, 0), cstIndex(b1, l1, k), cstIndex(b1, l1, 1), it1,
               [&](OpBuilder &b2, Location l2, Value j, ValueRange it2) {
                 Value e = arith::IndexCastOp::create(
                     b2, l2, b2.getIndexType(),

@@ -49,6 +49,10 @@ Value cst(OpBuilder &b, Location loc, double value) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(value)));
 }
 
+Value cstIndex(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
 Value sigmoid(OpBuilder &b, Location loc, Value x) {
   Value negExp = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
   return arith::DivFOp::create(
@@ -64,6 +68,13 @@ AffineMap project(MLIRContext *ctx, unsigned n, ArrayRef<unsigned> dims) {
   for (unsigned d : dims)
     exprs.push_back(getAffineDimExpr(d, ctx));
   return AffineMap::get(n, 0, exprs, ctx);
+}
+
+AffineMap leading(MLIRContext *ctx, unsigned n) {
+  SmallVector<unsigned> dims;
+  for (unsigned i = 0; i + 1 < n; ++i)
+    dims.push_back(i);
+  return project(ctx, n, dims);
 }
 
 SmallVector<Value>
@@ -146,16 +157,13 @@ Value reduceLast(OpBuilder &b, Location loc, ValueRange inputs,
   SmallVector<OpFoldResult> sizes = sizesOf(b, loc, inputs.front());
   sizes.pop_back();
   Value acc = zeros(b, loc, sizes);
-  SmallVector<unsigned> lead;
-  for (unsigned i = 0; i + 1 < r; ++i)
-    lead.push_back(i);
   SmallVector<AffineMap> maps;
   for (Value in : inputs) {
     unsigned ir = cast<RankedTensorType>(in.getType()).getRank();
     // Full-rank inputs follow the loops; rank-1 ones are per last dim.
     maps.push_back(ir == r ? identity(ctx, r) : project(ctx, r, {r - 1}));
   }
-  maps.push_back(project(ctx, r, lead));
+  maps.push_back(leading(ctx, r));
   SmallVector<utils::IteratorType> its(r, utils::IteratorType::parallel);
   its.back() = utils::IteratorType::reduction;
   return generic(b, loc, inputs, acc, maps, its,
@@ -165,6 +173,20 @@ Value reduceLast(OpBuilder &b, Location loc, ValueRange inputs,
                        arith::AddFOp::create(nb, nl, a.back(), t)};
                  })
       .front();
+}
+
+Value sumOfSquares(OpBuilder &b, Location loc, Value x) {
+  return reduceLast(b, loc, x, [](OpBuilder &nb, Location nl, ValueRange a) {
+    return Value(arith::MulFOp::create(nb, nl, a[0], a[0]));
+  });
+}
+
+Value withElementType(OpBuilder &b, Location loc, Value v, Type elt) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType() == elt)
+    return v;
+  return elementwise(b, loc, v, type.clone(elt),
+                     [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
 } // namespace mlir::k3::lowering

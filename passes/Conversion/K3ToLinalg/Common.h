@@ -32,13 +32,16 @@ inline Value f32(OpBuilder &b, Location loc, Value v) {
   return convertScalar(b, loc, v, b.getF32Type());
 }
 
-/// Scalar helpers on f32.
+/// Scalar helpers on f32, and index constants.
 Value cst(OpBuilder &b, Location loc, double value);
+Value cstIndex(OpBuilder &b, Location loc, int64_t value);
 Value sigmoid(OpBuilder &b, Location loc, Value x);
 
-/// Identity map of rank n, and the map keeping only `dims` of n loops.
+/// Identity map of rank n, the map keeping only `dims` of n loops, and the
+/// map keeping the first n − 1 (a row of statistics over the last dim).
 AffineMap identity(MLIRContext *ctx, unsigned n);
 AffineMap project(MLIRContext *ctx, unsigned n, ArrayRef<unsigned> dims);
+AffineMap leading(MLIRContext *ctx, unsigned n);
 
 /// A linalg.generic with `inputs`, `inits`, maps, iterators and a body that
 /// receives the block arguments converted to f32 (inputs then inits) and
@@ -62,6 +65,12 @@ Value contract(OpBuilder &b, Location loc, Value x, Value w);
 /// in f32: a tensor of the leading shape.
 Value reduceLast(OpBuilder &b, Location loc, ValueRange inputs,
                  std::function<Value(OpBuilder &, Location, ValueRange)> term);
+
+/// Σ_d x[..., d]² in f32 (reduceLast of the squares).
+Value sumOfSquares(OpBuilder &b, Location loc, Value x);
+
+/// `v` with its element type changed (elementwise conversion), or `v`.
+Value withElementType(OpBuilder &b, Location loc, Value v, Type elt);
 
 void populatePlumbingPatterns(RewritePatternSet &patterns);
 void populateChannelMixingPatterns(RewritePatternSet &patterns);

@@ -92,9 +92,7 @@ struct LowerAttnRes : OpRewritePattern<AttnResOp> {
     double eps = op.getEps().convertToDouble();
     SmallVector<Value> scores;
     for (Value v : op.getSources()) {
-      Value sumsq = reduceLast(b, loc, v, [](OpBuilder &nb, Location nl, ValueRange a) {
-        return Value(arith::MulFOp::create(nb, nl, a[0], a[0]));
-      });
+      Value sumsq = sumOfSquares(b, loc, v);
       Value dot = reduceLast(b, loc, {v, op.getNormWeight(), op.getQuery()},
                              [](OpBuilder &nb, Location nl, ValueRange a) {
                                return Value(arith::MulFOp::create(

@@ -63,10 +63,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     Location loc = op.getLoc();
     Value acc = contract(b, loc, op.getX(), op.getWeight());
     auto type = cast<RankedTensorType>(op.getY().getType());
-    if (type.getElementType() != b.getF32Type())
-      acc = elementwise(b, loc, acc, type,
-                        [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-    b.replaceOp(op, acc);
+    b.replaceOp(op, withElementType(b, loc, acc, type.getElementType()));
     return success();
   }
 };
@@ -88,15 +85,10 @@ struct LowerRmsNorm : OpRewritePattern<RmsNormOp> {
     auto type = cast<RankedTensorType>(op.getY().getType());
     unsigned r = type.getRank();
     double eps = op.getEps().convertToDouble();
-    Value sumsq = reduceLast(b, loc, x, [](OpBuilder &nb, Location nl, ValueRange a) {
-      return Value(arith::MulFOp::create(nb, nl, a[0], a[0]));
-    });
+    Value sumsq = sumOfSquares(b, loc, x);
     MLIRContext *ctx = b.getContext();
-    SmallVector<unsigned> lead;
-    for (unsigned i = 0; i + 1 < r; ++i)
-      lead.push_back(i);
     SmallVector<Value> ins{x, sumsq, op.getWeight()};
-    SmallVector<AffineMap> maps{identity(ctx, r), project(ctx, r, lead),
+    SmallVector<AffineMap> maps{identity(ctx, r), leading(ctx, r),
                                 project(ctx, r, {r - 1})};
     if (op.getGate()) {
       ins.push_back(op.getGate());
@@ -133,16 +125,11 @@ struct LowerL2Norm : OpRewritePattern<L2NormOp> {
     auto type = cast<RankedTensorType>(x.getType());
     unsigned r = type.getRank();
     double eps = op.getEps().convertToDouble();
-    Value sumsq = reduceLast(b, loc, x, [](OpBuilder &nb, Location nl, ValueRange a) {
-      return Value(arith::MulFOp::create(nb, nl, a[0], a[0]));
-    });
+    Value sumsq = sumOfSquares(b, loc, x);
     MLIRContext *ctx = b.getContext();
-    SmallVector<unsigned> lead;
-    for (unsigned i = 0; i + 1 < r; ++i)
-      lead.push_back(i);
     Value init = empty(b, loc, sizesOf(b, loc, x), type.getElementType());
     Value y = generic(b, loc, {x, sumsq}, init,
-                      {identity(ctx, r), project(ctx, r, lead), identity(ctx, r)},
+                      {identity(ctx, r), leading(ctx, r), identity(ctx, r)},
                       SmallVector<utils::IteratorType>(r, utils::IteratorType::parallel),
                       [&](OpBuilder &nb, Location nl, ValueRange a) {
                         Value inv = math::RsqrtOp::create(

@@ -22,19 +22,6 @@ using namespace mlir::k3::lowering;
 
 namespace {
 
-Value index(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
-/// `v` with its element type changed (elementwise conversion).
-Value withElementType(OpBuilder &b, Location loc, Value v, Type elt) {
-  auto type = cast<RankedTensorType>(v.getType());
-  if (type.getElementType() == elt)
-    return v;
-  return elementwise(b, loc, v, type.clone(elt),
-                     [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-}
-
 /// Rows of `a` then rows of `b` (same width and element type), as
 /// insert_slices into one tensor.
 Value concatRows(OpBuilder &b, Location loc, Value top, Value bottom) {
@@ -138,7 +125,7 @@ struct LowerKda : OpRewritePattern<KdaOp> {
     AffineMap hjMap = project(ctx, 3, {0, 2});
 
     auto loop = scf::ForOp::create(
-        b, loc, index(b, loc, 0), tokens, index(b, loc, 1),
+        b, loc, cstIndex(b, loc, 0), tokens, cstIndex(b, loc, 1),
         ValueRange{op.getInitialState(), out},
         [&](OpBuilder &nb, Location nl, Value t, ValueRange iter) {
           Value q = row(nb, nl, op.getQ(), t), k = row(nb, nl, op.getK(), t),
