@@ -26,10 +26,21 @@ namespace mlir::k3 {
 /// Registers the named pipelines (`k3-cpu-to-llvm`).
 void registerK3Pipelines();
 
+/// What the CPU path's `k3` stage does: decode MXFP4 weights to bf16, and
+/// rewrite multi-token KDA into chunks of `kdaChunk` tokens (sub-chunks of
+/// `kdaSubChunk`) or keep its token recurrence.
+struct CpuK3Options {
+  bool dequantize = true;
+  bool kdaChunked = true;
+  int64_t kdaChunk = 64;
+  int64_t kdaSubChunk = 16;
+};
+
 /// The CPU path's stages (passes/Pipelines/CpuPipeline.cpp), one per phase:
-/// `k3` (decompose, dequantize MXFP4 when asked, outline weights), `tiles`
-/// (linalg on tensors) and `cpu` (bufferized, LLVM dialect).
-void buildCpuK3Stage(OpPassManager &pm, bool dequantize);
+/// `k3` (decompose, chunk KDA, dequantize MXFP4 when asked, outline
+/// weights), `tiles` (linalg on tensors) and `cpu` (bufferized, LLVM
+/// dialect).
+void buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options);
 void buildCpuTilesStage(OpPassManager &pm);
 void buildCpuLlvmStage(OpPassManager &pm);
 

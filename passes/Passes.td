@@ -68,6 +68,39 @@ def K3DequantizeWeightsPass : Pass<"k3-dequantize-weights", "::mlir::ModuleOp"> 
   }];
 }
 
+def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {
+  let summary = "Rewrite the KDA token recurrence into its chunked form";
+  let description = [{
+    Every `k3.kda` whose token count is not statically 1 becomes
+    `k3.kda_chunked` (KDA.md §6): chunks of `chunk-size` tokens, split into
+    sub-chunks of `sub-chunk` tokens. Single-token ops (decode) keep the
+    recurrent step.
+
+    The tile form is chosen from the op that produces the decay `g`:
+    `factored` (matmul-shaped diagonal blocks, `e^{±G}` factors) only when
+    `g` comes from `k3.kda_gate lower_bound` with `sub-chunk · |lb| ≤ 80`,
+    so that every factor stays below `e^80` (fp32 and bf16 hold `e^88.7`;
+    K3's `lb = −5` over 16 tokens is exactly −80). Otherwise (a softplus
+    gate, a bound too low for the sub-chunk, a decay from any other op) it
+    uses the `safe` form and emits a remark on the op saying why.
+
+    ```mlir
+    %o, %s = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25 : ...
+    // becomes
+    %o, %s, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0)
+        scale = 0.25 chunk = 64 sub_chunk = 16 factored : ...
+    ```
+  }];
+  let options = [
+    Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"64",
+           "tokens per chunk (the sequential step over the state)">,
+    Option<"subChunk", "sub-chunk", "int64_t", /*default=*/"16",
+           "tokens per sub-chunk (the tile of the intra-chunk products); "
+           "must divide chunk-size">,
+  ];
+  let dependentDialects = ["::mlir::k3::K3Dialect"];
+}
+
 def K3OutlineWeightsPass : Pass<"k3-outline-weights", "::mlir::ModuleOp"> {
   let summary = "Turn k3.weight ops into function arguments";
   let description = [{

@@ -23,4 +23,20 @@ def K3_KdaGateFormAttr : I32EnumAttr<"KdaGateForm",
   }];
 }
 
+def K3_KdaTileForm_Factored : I32EnumAttrCase<"factored", 0>;
+def K3_KdaTileForm_Safe : I32EnumAttrCase<"safe", 1>;
+
+def K3_KdaTileFormAttr : I32EnumAttr<"KdaTileForm",
+    "how chunked KDA forms its intra-sub-chunk decay products",
+    [K3_KdaTileForm_Factored, K3_KdaTileForm_Safe]> {
+  let cppNamespace = "::mlir::k3";
+  let description = [{
+    `factored`: the diagonal sub-chunk blocks use `(X ⊙ e^{G−Gref}) ·
+    (K ⊙ e^{Gref−G})ᵀ` (matmul-shaped; the right factor grows up to
+    `e^{(B−1)·|lb|}`), valid only when the gate is proven bounded (KDA.md
+    §6.3). `safe`: the diagonal blocks use exact pairwise exponents
+    `e^{G_r−G_s}`, never above 1, for any gate.
+  }];
+}
+
 #endif // K3_ENUMS_TD

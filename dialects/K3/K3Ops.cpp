@@ -363,10 +363,10 @@ LogicalResult KdaGateOp::verify() {
   return c.sameShape({{x, "x"}, {getG(), "g"}});
 }
 
-LogicalResult KdaOp::verify() {
-  Value q = getQ(), k = getK(), v = getV(), g = getG(), beta = getBeta(),
-        s0 = getInitialState(), out = getOut();
-  Checker c(*this);
+/// The operand and result rules shared by k3.kda and k3.kda_chunked.
+template <typename OpTy> Checker &verifyKdaShapes(Checker &c, OpTy op) {
+  Value q = op.getQ(), k = op.getK(), v = op.getV(), g = op.getG(),
+        beta = op.getBeta(), s0 = op.getInitialState(), out = op.getOut();
   c.rank(q, "q", {"T", "H", "K"})
       .rank(k, "k", {"T", "H", "K"})
       .rank(v, "v", {"T", "HV", "V"})
@@ -375,7 +375,7 @@ LogicalResult KdaOp::verify() {
       .rank(s0, "initial_state", {"HV", "K", "V"})
       .rank(out, "out", {"T", "HV", "V"});
   if (!c.ok())
-    return failure();
+    return c;
   c.agree({{q, "q", 0}, {k, "k", 0}, {v, "v", 0}, {g, "g", 0},
            {beta, "beta", 0}, {out, "out", 0}});
   int64_t h = c.agree({{q, "q", 1}, {k, "k", 1}});
@@ -391,8 +391,36 @@ LogicalResult KdaOp::verify() {
                  d << "value heads " << hv
                    << " are not a multiple of the q/k heads " << h;
                })
-      .sameShape({{s0, "initial_state"}, {getFinalState(), "final_state"}})
-      .positive(getScale().convertToFloat(), "scale");
+      .sameShape({{s0, "initial_state"}, {op.getFinalState(), "final_state"}})
+      .positive(op.getScale().convertToFloat(), "scale");
+}
+
+LogicalResult KdaOp::verify() {
+  Checker c(*this);
+  return verifyKdaShapes(c, *this);
+}
+
+LogicalResult KdaChunkedOp::verify() {
+  Checker c(*this);
+  if (!verifyKdaShapes(c, *this).ok())
+    return failure();
+  int64_t chunk = getChunk(), sub = getSubChunk();
+  Value s0 = getInitialState(), states = getBoundaryStates();
+  c.rank(states, "boundary_states", {"ceil(T/chunk)", "HV", "K", "V"});
+  if (!c.ok())
+    return failure();
+  for (int64_t i = 0; i < 3; ++i)
+    c.dim(states, "boundary_states", i + 1, extent(s0, i), "initial_state");
+  int64_t t = extent(getQ(), 0);
+  if (isStatic(t) && chunk > 0)
+    c.dim(states, "boundary_states", 0, (t + chunk - 1) / chunk,
+          "T = " + Twine(t) + " in chunks of " + Twine(chunk));
+  return c
+      .require(chunk > 0 && sub > 0 && chunk % sub == 0,
+               [&](InFlightDiagnostic &d) {
+                 d << "chunk " << chunk << " must be a positive multiple of sub_chunk "
+                   << sub;
+               });
 }
 
 LogicalResult MlaOp::verify() {

@@ -279,6 +279,53 @@ def K3_KdaOp : K3_Op<"kda", [Pure]> {
   let hasVerifier = 1;
 }
 
+def K3_KdaChunkedOp : K3_Op<"kda_chunked", [Pure]> {
+  let summary = "KDA in chunked form (KDA.md §6), the output of k3-kda-chunkwise";
+  let description = [{
+    The same operands and results as `k3.kda` (K-major state `[HV, K, V]`),
+    computed chunk by chunk: tokens are split into chunks of `chunk` tokens
+    (the last one may be short) and each chunk into sub-chunks of
+    `sub_chunk` tokens. Per chunk, with `G` the inclusive cumulative
+    log-decay inside the chunk:
+
+    - intra-chunk matrices `L` (strictly lower, `β_r Σ_d k_r k_s e^{G_r−G_s}`)
+      and `Aqk` (lower, `scale Σ_d q_r k_s e^{G_r−G_s}`), formed per pair of
+      sub-chunks against the reference point `Gref = G[first row of r's
+      sub-chunk]`; off-diagonal blocks are products of two factors ≤ 1,
+      diagonal blocks follow `form` (`factored` or `safe`);
+    - `W = (I+L)⁻¹ diag(β)(K ⊙ e^G)`, `U = (I+L)⁻¹ diag(β) V` by forward
+      substitution (the UT transform);
+    - `Δ = U − W S`, `O = scale (Q ⊙ e^G) S + Aqk Δ`,
+      `S ← Diag(e^{G_last}) S + (K ⊙ e^{G_last − G})ᵀ Δ`.
+
+    `boundary_states[n]` is the state after tokens `[0, min((n+1)·chunk, T))`
+    (the last entry equals `final_state`); a lowering materialises it only
+    when it is used.
+
+    Example:
+    ```mlir
+    %o, %s1, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0)
+        scale = 0.25 chunk = 64 sub_chunk = 16 factored
+        : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>,
+           tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x16xf32>)
+        -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>, tensor<?x4x16x16xf32>)
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$q, K3_FloatTensor:$k,
+                   K3_FloatTensor:$v, K3_F32Tensor:$g, K3_FloatTensor:$beta,
+                   K3_F32Tensor:$initial_state, F32Attr:$scale,
+                   I64Attr:$chunk, I64Attr:$sub_chunk,
+                   K3_KdaTileFormAttr:$form);
+  let results = (outs K3_FloatTensor:$out, K3_F32Tensor:$final_state,
+                 K3_F32Tensor:$boundary_states);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $g `,` $beta `,` `state` `(` $initial_state `)`
+    `scale` `=` $scale `chunk` `=` $chunk `sub_chunk` `=` $sub_chunk $form
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def K3_MlaOp : K3_Op<"mla", [Pure]> {
   let summary = "Multi-head latent attention, expanded form, with its cache";
   let description = [{

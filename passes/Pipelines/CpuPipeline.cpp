@@ -3,7 +3,8 @@
 // Part of k3. The CPU path as three stages, one per named phase of
 // DESIGN.md §2, and the named pipeline `k3-cpu-to-llvm` running all three:
 //
-//   k3:    k3-decompose-mlp, k3-dequantize-weights, k3-outline-weights
+//   k3:    k3-decompose-mlp, k3-kda-chunkwise, k3-dequantize-weights,
+//          k3-outline-weights
 //   tiles: convert-k3-to-linalg, convert-elementwise-to-linalg, canonicalize
 //          (linalg on tensors: what each tile computes, target independent)
 //   cpu:   one-shot bufferization → loops → LLVM dialect
@@ -52,9 +53,12 @@ void add(mlir::OpPassManager &pm, const char *pipeline) {
 
 } // namespace
 
-void mlir::k3::buildCpuK3Stage(OpPassManager &pm, bool dequantize) {
+void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
   pm.addPass(createK3DecomposeMlpPass());
-  if (dequantize)
+  if (options.kdaChunked)
+    pm.addPass(createK3KdaChunkwisePass(
+        K3KdaChunkwisePassOptions{options.kdaChunk, options.kdaSubChunk}));
+  if (options.dequantize)
     pm.addPass(createK3DequantizeWeightsPass());
   pm.addPass(createK3OutlineWeightsPass());
 }
@@ -69,7 +73,7 @@ void mlir::k3::registerK3Pipelines() {
       "Lower k3 ops through linalg and bufferization to the LLVM dialect for "
       "the host CPU (the k3, tiles and cpu stages)",
       [](OpPassManager &pm) {
-        buildCpuK3Stage(pm, /*dequantize=*/true);
+        buildCpuK3Stage(pm, CpuK3Options{});
         buildCpuTilesStage(pm);
         buildCpuLlvmStage(pm);
       });

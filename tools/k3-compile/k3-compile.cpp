@@ -77,6 +77,19 @@ static cl::opt<std::string>
              cl::desc("Element type of the MLA latent cache: bf16 (default) "
                       "or f32"),
              cl::init("bf16"), cl::cat(k3Category));
+static cl::opt<std::string>
+    kdaForm("kda-form",
+            cl::desc("Prefill KDA as: chunked (default; k3-kda-chunkwise) or "
+                     "recurrent (the token recurrence)"),
+            cl::init("chunked"), cl::cat(k3Category));
+static cl::opt<int64_t> kdaChunk("kda-chunk",
+                                 cl::desc("Tokens per KDA chunk (default 64)"),
+                                 cl::init(64), cl::cat(k3Category));
+static cl::opt<int64_t>
+    kdaSubChunk("kda-sub-chunk",
+                cl::desc("Tokens per KDA sub-chunk; divides --kda-chunk "
+                         "(default 16)"),
+                cl::init(16), cl::cat(k3Category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Synthetic weights seed"),
                               cl::init(0), cl::cat(k3Category));
 static cl::opt<std::string> syntheticExperts(
@@ -196,6 +209,12 @@ int main(int argc, char **argv) {
     return fail("--compile-to=bundle needs a checkpoint directory");
   if (mlaCache != "bf16" && mlaCache != "f32")
     return fail("--mla-cache-dtype=" + mlaCache + ": expected bf16 or f32");
+  if (kdaForm != "chunked" && kdaForm != "recurrent")
+    return fail("--kda-form=" + kdaForm + ": expected chunked or recurrent");
+  if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0)
+    return fail("--kda-chunk=" + Twine(kdaChunk.getValue()) +
+                " must be a positive multiple of --kda-sub-chunk=" +
+                Twine(kdaSubChunk.getValue()));
 
   DialectRegistry registry;
   mlir::k3::registerK3Dialects(registry);
@@ -270,7 +289,12 @@ int main(int argc, char **argv) {
   // read them); the CPU kernels take MXFP4 weights as bf16 decoded into the
   // bundle.
   if (!stage(*module, [&](OpPassManager &pm) {
-        mlir::k3::buildCpuK3Stage(pm, /*dequantize=*/compileTo != "bundle");
+        mlir::k3::CpuK3Options options;
+        options.dequantize = compileTo != "bundle";
+        options.kdaChunked = kdaForm == "chunked";
+        options.kdaChunk = kdaChunk;
+        options.kdaSubChunk = kdaSubChunk;
+        mlir::k3::buildCpuK3Stage(pm, options);
       }))
     return fail(firstError);
   if (!dump(*module, "k3"))

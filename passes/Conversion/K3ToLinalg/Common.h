@@ -76,6 +76,7 @@ void populatePlumbingPatterns(RewritePatternSet &patterns);
 void populateChannelMixingPatterns(RewritePatternSet &patterns);
 void populateMixingPatterns(RewritePatternSet &patterns);
 void populateTokenMixingPatterns(RewritePatternSet &patterns);
+void populateKdaChunkedPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::k3::lowering
 

@@ -30,6 +30,7 @@ struct ConvertK3ToLinalgPass
     k3::lowering::populateChannelMixingPatterns(patterns);
     k3::lowering::populateMixingPatterns(patterns);
     k3::lowering::populateTokenMixingPatterns(patterns);
+    k3::lowering::populateKdaChunkedPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -1,0 +1,396 @@
+//===- KdaChunkedPattern.cpp - k3.kda_chunked to linalg on tensors --------===//
+//
+// Part of k3. The chunked KDA of KDA.md §6.1 as an scf.for over chunks that
+// carries the f32 state. Each chunk is copied into zero-padded f32 tiles of
+// `chunk` rows (padding with g = k = v = β = q = 0 leaves the real rows'
+// outputs and the state unchanged, §6.6), then:
+//
+//   G      cumulative log-decay (a loop over the chunk's rows)
+//   L, Aqk per pair of sub-chunks against Gref = G[first row of r's
+//          sub-chunk]: factors e^{G_r−Gref} ≤ 1 and e^{Gref−G_s}, the latter
+//          ≤ 1 off the diagonal and ≤ e^{(B−1)|lb|} on it (factored form);
+//          the safe form takes the diagonal blocks from exact e^{G_r−G_s}
+//   W, U   (I+L)⁻¹ diag(β)(K⊙e^G), (I+L)⁻¹ diag(β)V by forward substitution
+//   Δ = U − W S;  O = (scale Q⊙e^G) S + Aqk Δ;
+//   S ← Diag(e^{G_last}) S + (K⊙e^{G_last−G})ᵀ Δ
+//
+// Every mask is a select applied to each term before it is summed: a
+// masked-out factor may be +inf, and inf · 0 would be NaN (§6.5).
+//
+// The contractions of the sequential part iterate (head, reduction, row,
+// column) with the column innermost: each state row is loaded once per
+// chunk and the innermost loop is a contiguous multiply-add over V that
+// LLVM vectorises.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/K3/K3Ops.h"
+#include "passes/Conversion/K3ToLinalg/Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::k3;
+using namespace mlir::k3::lowering;
+
+namespace {
+
+using IT = utils::IteratorType;
+constexpr auto kFm = arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+
+Value mul(OpBuilder &b, Location l, Value x, Value y) {
+  return arith::MulFOp::create(b, l, x, y, kFm);
+}
+Value add(OpBuilder &b, Location l, Value x, Value y) {
+  return arith::AddFOp::create(b, l, x, y, kFm);
+}
+Value sub(OpBuilder &b, Location l, Value x, Value y) {
+  return arith::SubFOp::create(b, l, x, y, kFm);
+}
+Value exp(OpBuilder &b, Location l, Value x) { return math::ExpOp::create(b, l, x); }
+Value loopIndex(OpBuilder &b, Location l, int64_t dim) {
+  return linalg::IndexOp::create(b, l, dim);
+}
+/// `mask ? term : 0`: the select keeps a masked inf or NaN out of the sum.
+Value keep(OpBuilder &b, Location l, Value mask, Value term) {
+  return arith::SelectOp::create(b, l, mask, term, cst(b, l, 0.0));
+}
+Value cmp(OpBuilder &b, Location l, arith::CmpIPredicate p, Value x, Value y) {
+  return arith::CmpIOp::create(b, l, p, x, y);
+}
+
+SmallVector<OpFoldResult> attrs(OpBuilder &b, ArrayRef<int64_t> values) {
+  SmallVector<OpFoldResult> r;
+  for (int64_t v : values)
+    r.push_back(b.getIndexAttr(v));
+  return r;
+}
+
+/// Row `r` of a [R, ...] tensor, rank-reduced to its trailing shape.
+Value row(OpBuilder &b, Location loc, Value src, OpFoldResult r) {
+  auto type = cast<RankedTensorType>(src.getType());
+  ArrayRef<int64_t> trailing = type.getShape().drop_front();
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes{b.getIndexAttr(1)};
+  offsets[0] = r;
+  llvm::append_range(sizes, attrs(b, trailing));
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get(trailing, type.getElementType()), src, offsets, sizes,
+      attrs(b, SmallVector<int64_t>(type.getRank(), 1)));
+}
+
+/// `slice` written into row `r` of `dst` (its leading unit dim restored).
+Value setRow(OpBuilder &b, Location loc, Value slice, Value dst, OpFoldResult r) {
+  auto type = cast<RankedTensorType>(dst.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes{b.getIndexAttr(1)};
+  offsets[0] = r;
+  llvm::append_range(sizes, attrs(b, type.getShape().drop_front()));
+  return tensor::InsertSliceOp::create(b, loc, slice, dst, offsets, sizes,
+                                       attrs(b, SmallVector<int64_t>(type.getRank(), 1)));
+}
+
+/// Rows [start, start + len) of `src` as an f32 tile of `rows` rows, zero
+/// past `len`.
+Value paddedRows(OpBuilder &b, Location loc, Value src, Value start, Value len, int64_t rows) {
+  auto type = cast<RankedTensorType>(src.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes{len};
+  offsets[0] = start;
+  llvm::append_range(sizes, attrs(b, type.getShape().drop_front()));
+  SmallVector<OpFoldResult> ones = attrs(b, SmallVector<int64_t>(rank, 1));
+  Value slice = tensor::ExtractSliceOp::create(b, loc, src, offsets, sizes, ones);
+  slice = withElementType(b, loc, slice, b.getF32Type());
+  SmallVector<int64_t> shape{rows};
+  llvm::append_range(shape, type.getShape().drop_front());
+  Value tile = zeros(b, loc, attrs(b, shape));
+  offsets[0] = b.getIndexAttr(0);
+  return tensor::InsertSliceOp::create(b, loc, slice, tile, offsets, sizes, ones);
+}
+
+AffineMap map(MLIRContext *ctx, unsigned dims, ArrayRef<AffineExpr> results) {
+  return AffineMap::get(dims, 0, results, ctx);
+}
+
+struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(KdaChunkedOp op, PatternRewriter &b) const override {
+    auto qType = cast<RankedTensorType>(op.getQ().getType());
+    auto vType = cast<RankedTensorType>(op.getV().getType());
+    const int64_t h = qType.getDimSize(1), dk = qType.getDimSize(2), hv = vType.getDimSize(1),
+                  dv = vType.getDimSize(2), c = op.getChunk(), bs = op.getSubChunk();
+    for (int64_t d : {h, dk, hv, dv})
+      if (ShapedType::isDynamic(d))
+        return b.notifyMatchFailure(op, "heads and head dims must be static");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    const int64_t group = hv / h, numSub = c / bs;
+    const bool factored = op.getForm() == KdaTileForm::factored;
+    const double scale = op.getScale().convertToDouble();
+    Type f32 = b.getF32Type();
+    auto outType = cast<RankedTensorType>(op.getOut().getType());
+    const bool wantStates = !op.getBoundaryStates().use_empty();
+
+    Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
+    Value cC = cstIndex(b, loc, c);
+    Value chunks = arith::DivUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, tokens, cstIndex(b, loc, c - 1)), cC);
+    Value out = empty(b, loc, sizesOf(b, loc, op.getV()), outType.getElementType());
+    SmallVector<OpFoldResult> statesSizes{chunks};
+    llvm::append_range(statesSizes, attrs(b, {hv, dk, dv}));
+    Value states = empty(b, loc, statesSizes, f32);
+
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+    // Per-row tiles are [C, HV, ·] over loops (row, head, channel); q/k
+    // tiles are [C, H, K], read at head / group (GVA).
+    AffineMap rows3 = identity(ctx, 3), keys3 = map(ctx, 3, {d0, d1.floorDiv(group), d2}),
+              beta3 = map(ctx, 3, {d0, d1}), ref3 = map(ctx, 3, {d0.floorDiv(bs), d1, d2}),
+              head3 = map(ctx, 3, {d1, d2});
+    SmallVector<IT> par3(3, IT::parallel);
+
+    SmallVector<Value> inits{op.getInitialState(), out};
+    if (wantStates)
+      inits.push_back(states);
+    auto loop = scf::ForOp::create(
+        b, loc, cstIndex(b, loc, 0), chunks, cstIndex(b, loc, 1), inits,
+        [&](OpBuilder &bodyBuilder, Location l, Value n, ValueRange iter) {
+          OpBuilder &ib = bodyBuilder;
+          Value start = arith::MulIOp::create(ib, l, n, cC);
+          Value len = arith::MinUIOp::create(
+              ib, l, cC, arith::SubIOp::create(ib, l, tokens, start));
+          Value q = paddedRows(ib, l, op.getQ(), start, len, c),
+                k = paddedRows(ib, l, op.getK(), start, len, c),
+                v = paddedRows(ib, l, op.getV(), start, len, c),
+                g = paddedRows(ib, l, op.getG(), start, len, c),
+                beta = paddedRows(ib, l, op.getBeta(), start, len, c);
+
+          // G: inclusive cumulative sum over the chunk's rows.
+          auto cum = scf::ForOp::create(
+              ib, l, cstIndex(ib, l, 1), cC, cstIndex(ib, l, 1), ValueRange{g},
+              [&](OpBuilder &cb, Location cl, Value r, ValueRange it) {
+                Value prev = row(cb, cl, it[0],
+                                 Value(arith::SubIOp::create(cb, cl, r, cstIndex(cb, cl, 1))));
+                Value sum = generic(cb, cl, prev, row(cb, cl, it[0], r),
+                                    {identity(ctx, 2), identity(ctx, 2)},
+                                    {IT::parallel, IT::parallel},
+                                    [](OpBuilder &bb, Location bl, ValueRange a) {
+                                      return SmallVector<Value>{add(bb, bl, a[0], a[1])};
+                                    })
+                                .front();
+                scf::YieldOp::create(cb, cl, setRow(cb, cl, sum, it[0], r));
+              });
+          Value G = cum.getResult(0);
+          Value gLast = row(ib, l, G, ib.getIndexAttr(c - 1));
+          // The reference rows: G at the first row of every sub-chunk.
+          Value gRef = tensor::ExtractSliceOp::create(
+              ib, l, RankedTensorType::get({numSub, hv, dk}, f32), G, attrs(ib, {0, 0, 0}),
+              attrs(ib, {numSub, hv, dk}), attrs(ib, {bs, 1, 1}));
+
+          // Row-wise factors over (row, head, channel): Qg = scale·q⊙e^G,
+          // Kb = β·k⊙e^G, Kd = k⊙e^{G_last−G}, and the sub-chunk-relative
+          // left factors Ql = scale·q⊙e^{G−Gref}, Kl = β·k⊙e^{G−Gref}.
+          SmallVector<OpFoldResult> rowK = attrs(ib, {c, hv, dk});
+          SmallVector<Value> f = generic(
+              ib, l, {q, k, beta, G, gRef, gLast},
+              {zeros(ib, l, rowK), zeros(ib, l, rowK), zeros(ib, l, rowK), zeros(ib, l, rowK),
+               zeros(ib, l, rowK)},
+              {keys3, keys3, beta3, rows3, ref3, head3, rows3, rows3, rows3, rows3, rows3}, par3,
+              [&](OpBuilder &bb, Location bl, ValueRange a) {
+                Value sq = mul(bb, bl, a[0], cst(bb, bl, scale)), bk = mul(bb, bl, a[2], a[1]);
+                Value eG = exp(bb, bl, a[3]), eRel = exp(bb, bl, sub(bb, bl, a[3], a[4]));
+                Value eTail = exp(bb, bl, sub(bb, bl, a[5], a[3]));
+                return SmallVector<Value>{mul(bb, bl, sq, eG), mul(bb, bl, bk, eG),
+                                          mul(bb, bl, a[1], eTail), mul(bb, bl, sq, eRel),
+                                          mul(bb, bl, bk, eRel)};
+              });
+          Value qg = f[0], kb = f[1], kd = f[2], ql = f[3], kl = f[4];
+          Value vb = generic(ib, l, {v, beta}, zeros(ib, l, attrs(ib, {c, hv, dv})),
+                             {rows3, beta3, rows3}, par3,
+                             [](OpBuilder &bb, Location bl, ValueRange a) {
+                               return SmallVector<Value>{mul(bb, bl, a[0], a[1])};
+                             })
+                         .front();
+
+          // Right factors Kr[a, s] = k_s ⊙ e^{Gref_a − G_s}, kept for the
+          // rows s before sub-chunk a (exponent ≤ 0) and, in the factored
+          // form, those of sub-chunk a itself (exponent ≤ (B−1)|lb|). Later
+          // rows could overflow and are selected away.
+          const int64_t limitShift = factored ? 1 : 0;
+          Value kr = generic(
+                         ib, l, {k, gRef, G}, zeros(ib, l, attrs(ib, {numSub, c, hv, dk})),
+                         {map(ctx, 4, {d1, d2.floorDiv(group), d3}), map(ctx, 4, {d0, d2, d3}),
+                          map(ctx, 4, {d1, d2, d3}), identity(ctx, 4)},
+                         SmallVector<IT>(4, IT::parallel),
+                         [&](OpBuilder &bb, Location bl, ValueRange a) {
+                           Value limit = arith::MulIOp::create(
+                               bb, bl,
+                               arith::AddIOp::create(bb, bl, loopIndex(bb, bl, 0),
+                                                     cstIndex(bb, bl, limitShift)),
+                               cstIndex(bb, bl, bs));
+                           Value inside = cmp(bb, bl, arith::CmpIPredicate::ult,
+                                              loopIndex(bb, bl, 1), limit);
+                           Value term = mul(bb, bl, a[0], exp(bb, bl, sub(bb, bl, a[1], a[2])));
+                           return SmallVector<Value>{keep(bb, bl, inside, term)};
+                         })
+                         .front();
+
+          // L[h, r, s] (s < r) and Aqk[h, r, s] (s ≤ r) over loops
+          // (head, r, s, channel).
+          SmallVector<OpFoldResult> hcc = attrs(ib, {hv, c, c});
+          AffineMap left4 = map(ctx, 4, {d1, d0, d3}),
+                    right4 = map(ctx, 4, {d1.floorDiv(bs), d2, d0, d3}),
+                    pair4 = map(ctx, 4, {d0, d1, d2});
+          SmallVector<IT> red4{IT::parallel, IT::parallel, IT::parallel, IT::reduction};
+          SmallVector<Value> la = generic(
+              ib, l, {kl, ql, kr}, {zeros(ib, l, hcc), zeros(ib, l, hcc)},
+              {left4, left4, right4, pair4, pair4}, red4,
+              [&](OpBuilder &bb, Location bl, ValueRange a) {
+                Value r = loopIndex(bb, bl, 1), s = loopIndex(bb, bl, 2);
+                Value below = cmp(bb, bl, arith::CmpIPredicate::ult, s, r),
+                      onOrBelow = cmp(bb, bl, arith::CmpIPredicate::ule, s, r);
+                return SmallVector<Value>{
+                    add(bb, bl, a[3], keep(bb, bl, below, mul(bb, bl, a[0], a[2]))),
+                    add(bb, bl, a[4], keep(bb, bl, onOrBelow, mul(bb, bl, a[1], a[2])))};
+              });
+          Value L = la[0], A = la[1];
+          if (!factored) {
+            // Diagonal blocks from exact pairwise exponents, loops (head, r,
+            // j, channel) with s = B·⌊r/B⌋ + j; e^{G_r−G_s} ≤ 1 wherever kept.
+            AffineExpr sExpr = d1.floorDiv(bs) * bs + d2;
+            SmallVector<OpFoldResult> hcb = attrs(ib, {hv, c, bs});
+            AffineMap blk = map(ctx, 4, {d0, d1, d2});
+            SmallVector<Value> diag = generic(
+                ib, l, {k, q, k, G, G, beta}, {zeros(ib, l, hcb), zeros(ib, l, hcb)},
+                {map(ctx, 4, {d1, d0.floorDiv(group), d3}), map(ctx, 4, {d1, d0.floorDiv(group), d3}),
+                 map(ctx, 4, {sExpr, d0.floorDiv(group), d3}), map(ctx, 4, {d1, d0, d3}),
+                 map(ctx, 4, {sExpr, d0, d3}), map(ctx, 4, {d1, d0}), blk, blk},
+                red4, [&](OpBuilder &bb, Location bl, ValueRange a) {
+                  Value r = loopIndex(bb, bl, 1), j = loopIndex(bb, bl, 2);
+                  Value rIn = arith::RemUIOp::create(bb, bl, r, cstIndex(bb, bl, bs));
+                  Value below = cmp(bb, bl, arith::CmpIPredicate::ult, j, rIn),
+                        onOrBelow = cmp(bb, bl, arith::CmpIPredicate::ule, j, rIn);
+                  Value e = exp(bb, bl, sub(bb, bl, a[3], a[4]));
+                  Value kk = mul(bb, bl, mul(bb, bl, a[5], a[0]), mul(bb, bl, a[2], e));
+                  Value qk = mul(bb, bl, mul(bb, bl, cst(bb, bl, scale), a[1]),
+                                 mul(bb, bl, a[2], e));
+                  return SmallVector<Value>{add(bb, bl, a[6], keep(bb, bl, below, kk)),
+                                            add(bb, bl, a[7], keep(bb, bl, onOrBelow, qk))};
+                });
+            // Scatter them into the (so far off-diagonal) L and Aqk.
+            AffineMap blk3 = map(ctx, 3, {d0, d1, d2 % bs});
+            SmallVector<Value> merged = generic(
+                ib, l, {diag[0], diag[1]}, {L, A}, {blk3, blk3, rows3, rows3}, par3,
+                [&](OpBuilder &bb, Location bl, ValueRange a) {
+                  Value same = cmp(bb, bl, arith::CmpIPredicate::eq,
+                                   arith::DivUIOp::create(bb, bl, loopIndex(bb, bl, 1),
+                                                          cstIndex(bb, bl, bs)),
+                                   arith::DivUIOp::create(bb, bl, loopIndex(bb, bl, 2),
+                                                          cstIndex(bb, bl, bs)));
+                  return SmallVector<Value>{add(bb, bl, a[2], keep(bb, bl, same, a[0])),
+                                            add(bb, bl, a[3], keep(bb, bl, same, a[1]))};
+                });
+            L = merged[0];
+            A = merged[1];
+          }
+
+          // W and U by forward substitution: row r minus Σ_{s<r} L[r, s]·row s.
+          auto solve = scf::ForOp::create(
+              ib, l, cstIndex(ib, l, 1), cC, cstIndex(ib, l, 1), ValueRange{kb, vb},
+              [&](OpBuilder &sb, Location sl, Value r, ValueRange it) {
+                Value lRow = tensor::ExtractSliceOp::create(
+                    sb, sl, RankedTensorType::get({hv, ShapedType::kDynamic}, f32), L,
+                    SmallVector<OpFoldResult>{sb.getIndexAttr(0), r, sb.getIndexAttr(0)},
+                    SmallVector<OpFoldResult>{sb.getIndexAttr(hv), sb.getIndexAttr(1), r},
+                    attrs(sb, {1, 1, 1}));
+                SmallVector<Value> next;
+                for (Value x : it) {
+                  int64_t width = cast<RankedTensorType>(x.getType()).getDimSize(2);
+                  Value earlier = tensor::ExtractSliceOp::create(
+                      sb, sl, x, attrs(sb, {0, 0, 0}),
+                      SmallVector<OpFoldResult>{r, sb.getIndexAttr(hv), sb.getIndexAttr(width)},
+                      attrs(sb, {1, 1, 1}));
+                  // Loops (head, s, column): the column is innermost.
+                  Value solved =
+                      generic(sb, sl, {lRow, earlier}, row(sb, sl, x, r),
+                              {map(ctx, 3, {d0, d1}), map(ctx, 3, {d1, d0, d2}),
+                               map(ctx, 3, {d0, d2})},
+                              {IT::parallel, IT::reduction, IT::parallel},
+                              [](OpBuilder &bb, Location bl, ValueRange a) {
+                                return SmallVector<Value>{
+                                    sub(bb, bl, a[2], mul(bb, bl, a[0], a[1]))};
+                              })
+                          .front();
+                  next.push_back(setRow(sb, sl, solved, x, r));
+                }
+                scf::YieldOp::create(sb, sl, next);
+              });
+          Value W = solve.getResult(0), U = solve.getResult(1);
+
+          // The sequential part against the incoming state S [HV, K, V].
+          // Loops (head, reduction, row, column) unless noted.
+          Value S = iter[0];
+          SmallVector<IT> seq{IT::parallel, IT::reduction, IT::parallel, IT::parallel};
+          AffineMap rowRed = map(ctx, 4, {d2, d0, d1}), state4 = map(ctx, 4, {d0, d1, d3}),
+                    rowOut = map(ctx, 4, {d2, d0, d3});
+          // Δ = U − W S.
+          Value delta = generic(ib, l, {W, S}, U, {rowRed, state4, rowOut}, seq,
+                                [](OpBuilder &bb, Location bl, ValueRange a) {
+                                  return SmallVector<Value>{
+                                      sub(bb, bl, a[2], mul(bb, bl, a[0], a[1]))};
+                                })
+                            .front();
+          auto fma = [](OpBuilder &bb, Location bl, ValueRange a) {
+            return SmallVector<Value>{add(bb, bl, a[2], mul(bb, bl, a[0], a[1]))};
+          };
+          // O = (scale Q⊙e^G) S + Aqk Δ; the second term over loops
+          // (head, s, r, column).
+          Value o = generic(ib, l, {qg, S}, zeros(ib, l, attrs(ib, {c, hv, dv})),
+                            {rowRed, state4, rowOut}, seq, fma)
+                        .front();
+          o = generic(ib, l, {A, delta}, o,
+                      {map(ctx, 4, {d0, d2, d1}), map(ctx, 4, {d1, d0, d3}), rowOut}, seq, fma)
+                  .front();
+          // S ← Diag(e^{G_last}) S + (K⊙e^{G_last−G})ᵀ Δ, updated in place;
+          // loops (head, i, row, column) with the row reduced.
+          Value decayed = generic(ib, l, gLast, S, {map(ctx, 3, {d0, d1}), rows3}, par3,
+                                  [](OpBuilder &bb, Location bl, ValueRange a) {
+                                    return SmallVector<Value>{
+                                        mul(bb, bl, a[1], exp(bb, bl, a[0]))};
+                                  })
+                              .front();
+          Value next = generic(ib, l, {kd, delta}, decayed,
+                               {map(ctx, 4, {d2, d0, d1}), map(ctx, 4, {d2, d0, d3}),
+                                map(ctx, 4, {d0, d1, d3})},
+                               {IT::parallel, IT::parallel, IT::reduction, IT::parallel}, fma)
+                           .front();
+
+          // The real rows of O into the output; the state into its slot.
+          Value real = tensor::ExtractSliceOp::create(
+              ib, l, o, attrs(ib, {0, 0, 0}),
+              SmallVector<OpFoldResult>{len, ib.getIndexAttr(hv), ib.getIndexAttr(dv)},
+              attrs(ib, {1, 1, 1}));
+          real = withElementType(ib, l, real, outType.getElementType());
+          SmallVector<Value> yields{next};
+          yields.push_back(tensor::InsertSliceOp::create(
+              ib, l, real, iter[1],
+              SmallVector<OpFoldResult>{start, ib.getIndexAttr(0), ib.getIndexAttr(0)},
+              SmallVector<OpFoldResult>{len, ib.getIndexAttr(hv), ib.getIndexAttr(dv)},
+              attrs(ib, {1, 1, 1})));
+          if (wantStates)
+            yields.push_back(setRow(ib, l, next, iter[2], n));
+          scf::YieldOp::create(ib, l, yields);
+        });
+    Value finalStates = wantStates ? loop.getResult(2) : states;
+    b.replaceOp(op, {loop.getResult(1), loop.getResult(0), finalStates});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::k3::lowering::populateKdaChunkedPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerKdaChunked>(patterns.getContext());
+}
