@@ -29,6 +29,22 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
   ];
 }
 
+def K3ApproximateExpPass : Pass<"k3-approximate-exp"> {
+  let summary = "Replace f32 math.exp by MLIR's polynomial approximation";
+  let description = [{
+    Rewrites `math.exp` on f32 scalars and vectors with the upstream
+    polynomial approximation (range reduction by ln 2, a polynomial, and an
+    exponent insert; a few ulp, exact handling of overflow to +inf and of
+    underflow to 0). Unlike a libm `expf` call, the result is plain
+    arithmetic that the vectorisers (MLIR's and LLVM's) turn into SIMD code;
+    the chunked KDA takes several exponentials per state element.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def K3DecomposeMlpPass : Pass<"k3-decompose-mlp"> {
   let summary = "Split k3.mlp into linear, situ_glu and linear ops";
   let description = [{
@@ -117,6 +133,27 @@ def K3OutlineWeightsPass : Pass<"k3-outline-weights", "::mlir::ModuleOp"> {
     func.func @f(%x: tensor<?x4xf32>, %w: tensor<8x4xbf16> {k3.weight = "w"}) -> ...
     ```
   }];
+}
+
+def K3TileContractionsPass : Pass<"k3-tile-contractions"> {
+  let summary = "Tile and vectorise the linalg.generics marked with k3.tile";
+  let description = [{
+    The CPU tiles of the contractions a lowering marks with
+    `k3.tile = array<i64: ...>` (one tile size per loop; 0 keeps a loop
+    whole): each marked `linalg.generic` is tiled with `scf.for` loops,
+    its reduction loops innermost, and each tile is vectorised. The
+    accumulator tile of the innermost reduction loop is then hoisted into
+    the loop's iteration arguments, so a tile of, say, 4 × 16 outputs stays
+    in vector registers for the whole reduction, and the contraction is
+    lowered to outer products (broadcast-and-FMA rows). This is what lets
+    LLVM emit register-blocked FMA loops instead of one load and store per
+    multiply-add. Sizes must divide the static loop extents; ops that do not
+    qualify are left as they are (and run as plain loops).
+  }];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
 }
 
 #endif // K3_PASSES_TD

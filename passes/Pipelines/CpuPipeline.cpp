@@ -30,19 +30,22 @@
 namespace {
 
 constexpr const char *kTilesStage =
-    "convert-k3-to-linalg,convert-elementwise-to-linalg,canonicalize";
+    "convert-k3-to-linalg,k3-tile-contractions,convert-elementwise-to-linalg,"
+    "canonicalize";
 
 constexpr const char *kCpuStage =
+    "k3-approximate-exp,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
-    "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-    "convert-linalg-to-loops,convert-scf-to-cf,expand-strided-metadata,"
+    "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,convert-bufferization-to-memref,"
+    "convert-vector-to-scf{full-unroll=true},convert-linalg-to-loops,"
+    "convert-scf-to-cf,expand-strided-metadata,"
     "lower-affine,"
     "arith-expand{include-bf16=true},"
     "convert-math-to-llvm{approximate-log1p=false},convert-math-to-libm,"
-    "finalize-memref-to-llvm,"
-    "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
+    "convert-vector-to-llvm,finalize-memref-to-llvm,"
+    "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,convert-ub-to-llvm,"
     "reconcile-unrealized-casts";
 
 /// The pipeline texts name registered passes only: parsing cannot fail

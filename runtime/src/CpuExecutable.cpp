@@ -145,6 +145,43 @@ const EntryPoint *CpuExecutable::entry(const std::string &name) const {
   return nullptr;
 }
 
+/// Copies a strided array (`strides` in elements) into dense row-major
+/// `out`: one memcpy per innermost row when that row is contiguous, the
+/// outer indices advanced as an odometer.
+static void copyStrided(const uint8_t *src, const std::vector<int64_t> &shape,
+                        const int64_t *strides, int64_t eb, uint8_t *out) {
+  size_t r = shape.size();
+  for (int64_t s : shape)
+    if (s == 0)
+      return;
+  if (r == 0) {
+    std::memcpy(out, src, eb);
+    return;
+  }
+  int64_t inner = shape[r - 1], innerStride = strides[r - 1];
+  std::vector<int64_t> idx(r, 0);
+  int64_t off = 0;
+  for (;;) {
+    if (innerStride == 1) {
+      std::memcpy(out, src + off * eb, inner * eb);
+      out += inner * eb;
+    } else {
+      for (int64_t e = 0; e < inner; ++e, out += eb)
+        std::memcpy(out, src + (off + e * innerStride) * eb, eb);
+    }
+    size_t k = r - 1;
+    for (; k-- > 0;) {
+      off += strides[k];
+      if (++idx[k] < shape[k])
+        break;
+      off -= strides[k] * shape[k];
+      idx[k] = 0;
+    }
+    if (k == size_t(-1))
+      return;
+  }
+}
+
 k3rt_status_t CpuExecutable::run(const std::string &name,
                                  std::vector<HostTensor *> inputs,
                                  std::vector<HostTensor> &outputs) {
@@ -222,14 +259,7 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     int64_t eb = elementBytes(t.dtype), n = t.numElements();
     t.bytes.resize(n * eb);
     auto *base = reinterpret_cast<const uint8_t *>(uintptr_t(d[1]));
-    for (int64_t e = 0; e < n; ++e) {
-      int64_t rem = e, off = d[2];
-      for (size_t k = r; k-- > 0;) {
-        off += (rem % t.shape[k]) * d[3 + r + k];
-        rem /= t.shape[k];
-      }
-      std::memcpy(&t.bytes[e * eb], base + off * eb, eb);
-    }
+    copyStrided(base + d[2] * eb, t.shape, d + 3 + r, eb, t.bytes.data());
     outputs.push_back(std::move(t));
   }
   at = 0;

@@ -4,6 +4,7 @@
 // ratios (DESIGN.md §7).
 //
 //   k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] [--decode=N]
+//   k3-bench kda [--tokens=4096 --heads=4 --dk=128 --dv=128 ...] (KdaBench.cpp)
 //
 // `cpu`: prefill and decode tokens/s of the compiled CPU binary (through the
 // runtime) against the plain C++ reference forward (fp32) on the same
@@ -36,10 +37,14 @@ int fail(const std::string &m) {
 
 } // namespace
 
+int runKdaBench(int argc, char **argv);
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && std::string(argv[1]) == "kda")
+    return runKdaBench(argc, argv);
   if (argc < 4 || std::string(argv[1]) != "cpu")
     return fail("usage: k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] "
-                "[--decode=N]");
+                "[--decode=N] | k3-bench kda [flags]");
   std::string dir = argv[2], path = argv[3];
   int prompt = 32, decode = 8;
   for (int i = 4; i < argc; ++i) {

@@ -109,6 +109,22 @@ Value paddedRows(OpBuilder &b, Location loc, Value src, Value start, Value len, 
   return tensor::InsertSliceOp::create(b, loc, slice, tile, offsets, sizes, ones);
 }
 
+/// The largest power of two up to `preferred` that divides `extent`.
+int64_t fit(int64_t extent, int64_t preferred) {
+  int64_t t = preferred;
+  while (t > 1 && extent % t != 0)
+    t /= 2;
+  return t;
+}
+
+/// Marks the generic producing `v` for k3-tile-contractions: register tiles
+/// of `sizes` (one per loop), reductions innermost.
+Value tiled(Value v, ArrayRef<int64_t> sizes) {
+  Operation *op = v.getDefiningOp();
+  op->setAttr("k3.tile", DenseI64ArrayAttr::get(op->getContext(), sizes));
+  return v;
+}
+
 AffineMap map(MLIRContext *ctx, unsigned dims, ArrayRef<AffineExpr> results) {
   return AffineMap::get(dims, 0, results, ctx);
 }
@@ -167,48 +183,57 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
                 g = paddedRows(ib, l, op.getG(), start, len, c),
                 beta = paddedRows(ib, l, op.getBeta(), start, len, c);
 
-          // G: inclusive cumulative sum over the chunk's rows.
+          // G: inclusive cumulative sum over the chunk's rows, as a running
+          // [HV, K] row carried by the loop and stored into G row by row
+          // (reading G's previous row while writing G would make
+          // bufferization copy it every step).
+          SmallVector<OpFoldResult> hk = attrs(ib, {hv, dk});
           auto cum = scf::ForOp::create(
-              ib, l, cstIndex(ib, l, 1), cC, cstIndex(ib, l, 1), ValueRange{g},
+              ib, l, cstIndex(ib, l, 0), cC, cstIndex(ib, l, 1),
+              ValueRange{zeros(ib, l, hk), zeros(ib, l, attrs(ib, {c, hv, dk}))},
               [&](OpBuilder &cb, Location cl, Value r, ValueRange it) {
-                Value prev = row(cb, cl, it[0],
-                                 Value(arith::SubIOp::create(cb, cl, r, cstIndex(cb, cl, 1))));
-                Value sum = generic(cb, cl, prev, row(cb, cl, it[0], r),
+                Value sum = generic(cb, cl, row(cb, cl, g, r), it[0],
                                     {identity(ctx, 2), identity(ctx, 2)},
                                     {IT::parallel, IT::parallel},
                                     [](OpBuilder &bb, Location bl, ValueRange a) {
                                       return SmallVector<Value>{add(bb, bl, a[0], a[1])};
                                     })
                                 .front();
-                scf::YieldOp::create(cb, cl, setRow(cb, cl, sum, it[0], r));
+                scf::YieldOp::create(cb, cl, ValueRange{sum, setRow(cb, cl, sum, it[1], r)});
               });
-          Value G = cum.getResult(0);
+          Value G = cum.getResult(1);
           Value gLast = row(ib, l, G, ib.getIndexAttr(c - 1));
           // The reference rows: G at the first row of every sub-chunk.
           Value gRef = tensor::ExtractSliceOp::create(
               ib, l, RankedTensorType::get({numSub, hv, dk}, f32), G, attrs(ib, {0, 0, 0}),
               attrs(ib, {numSub, hv, dk}), attrs(ib, {bs, 1, 1}));
 
-          // Row-wise factors over (row, head, channel): Qg = scale·q⊙e^G,
-          // Kb = β·k⊙e^G, Kd = k⊙e^{G_last−G}, and the sub-chunk-relative
+          // Row-wise factors over loops (row, head, channel), stored
+          // head-major [HV, C, ·] so that every tile below is a contiguous
+          // [rows, columns] block of one head: Qg = scale·q⊙e^G,
+          // Kn = −β·k⊙e^G (negated: the solve then yields −W and Δ is an
+          // accumulation), Kd = k⊙e^{G_last−G}, and the sub-chunk-relative
           // left factors Ql = scale·q⊙e^{G−Gref}, Kl = β·k⊙e^{G−Gref}.
-          SmallVector<OpFoldResult> rowK = attrs(ib, {c, hv, dk});
+          SmallVector<OpFoldResult> hck = attrs(ib, {hv, c, dk}), hcv = attrs(ib, {hv, c, dv});
+          AffineMap headMajor3 = map(ctx, 3, {d1, d0, d2});
           SmallVector<Value> f = generic(
               ib, l, {q, k, beta, G, gRef, gLast},
-              {zeros(ib, l, rowK), zeros(ib, l, rowK), zeros(ib, l, rowK), zeros(ib, l, rowK),
-               zeros(ib, l, rowK)},
-              {keys3, keys3, beta3, rows3, ref3, head3, rows3, rows3, rows3, rows3, rows3}, par3,
-              [&](OpBuilder &bb, Location bl, ValueRange a) {
+              {empty(ib, l, hck, f32), empty(ib, l, hck, f32), empty(ib, l, hck, f32),
+               empty(ib, l, hck, f32), empty(ib, l, hck, f32)},
+              {keys3, keys3, beta3, rows3, ref3, head3, headMajor3, headMajor3, headMajor3,
+               headMajor3, headMajor3},
+              par3, [&](OpBuilder &bb, Location bl, ValueRange a) {
                 Value sq = mul(bb, bl, a[0], cst(bb, bl, scale)), bk = mul(bb, bl, a[2], a[1]);
                 Value eG = exp(bb, bl, a[3]), eRel = exp(bb, bl, sub(bb, bl, a[3], a[4]));
                 Value eTail = exp(bb, bl, sub(bb, bl, a[5], a[3]));
-                return SmallVector<Value>{mul(bb, bl, sq, eG), mul(bb, bl, bk, eG),
+                Value negBk = arith::NegFOp::create(bb, bl, bk);
+                return SmallVector<Value>{mul(bb, bl, sq, eG), mul(bb, bl, negBk, eG),
                                           mul(bb, bl, a[1], eTail), mul(bb, bl, sq, eRel),
                                           mul(bb, bl, bk, eRel)};
               });
-          Value qg = f[0], kb = f[1], kd = f[2], ql = f[3], kl = f[4];
-          Value vb = generic(ib, l, {v, beta}, zeros(ib, l, attrs(ib, {c, hv, dv})),
-                             {rows3, beta3, rows3}, par3,
+          Value qg = f[0], kn = f[1], kd = f[2], ql = f[3], kl = f[4];
+          Value vb = generic(ib, l, {v, beta}, empty(ib, l, hcv, f32),
+                             {rows3, beta3, headMajor3}, par3,
                              [](OpBuilder &bb, Location bl, ValueRange a) {
                                return SmallVector<Value>{mul(bb, bl, a[0], a[1])};
                              })
@@ -220,7 +245,7 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
           // rows could overflow and are selected away.
           const int64_t limitShift = factored ? 1 : 0;
           Value kr = generic(
-                         ib, l, {k, gRef, G}, zeros(ib, l, attrs(ib, {numSub, c, hv, dk})),
+                         ib, l, {k, gRef, G}, empty(ib, l, attrs(ib, {numSub, c, hv, dk}), f32),
                          {map(ctx, 4, {d1, d2.floorDiv(group), d3}), map(ctx, 4, {d0, d2, d3}),
                           map(ctx, 4, {d1, d2, d3}), identity(ctx, 4)},
                          SmallVector<IT>(4, IT::parallel),
@@ -238,27 +263,38 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
                          .front();
 
           // L[h, r, s] (s < r) and Aqk[h, r, s] (s ≤ r) over loops
-          // (head, r, s, channel).
+          // (head, r, s, channel). The products are finite (left factors
+          // ≤ 1, right factors bounded or zeroed), so the reductions stay
+          // unmasked (and vectorise); the triangle is selected afterwards.
           SmallVector<OpFoldResult> hcc = attrs(ib, {hv, c, c});
-          AffineMap left4 = map(ctx, 4, {d1, d0, d3}),
+          AffineMap left4 = map(ctx, 4, {d0, d1, d3}),
                     right4 = map(ctx, 4, {d1.floorDiv(bs), d2, d0, d3}),
                     pair4 = map(ctx, 4, {d0, d1, d2});
           SmallVector<IT> red4{IT::parallel, IT::parallel, IT::parallel, IT::reduction};
+          auto dot = [](OpBuilder &bb, Location bl, ValueRange a) {
+            return SmallVector<Value>{add(bb, bl, a[2], mul(bb, bl, a[0], a[1]))};
+          };
+          Value lRaw = generic(ib, l, {kl, kr}, zeros(ib, l, hcc), {left4, right4, pair4}, red4,
+                               dot)
+                           .front();
+          Value aRaw = generic(ib, l, {ql, kr}, zeros(ib, l, hcc), {left4, right4, pair4}, red4,
+                               dot)
+                           .front();
           SmallVector<Value> la = generic(
-              ib, l, {kl, ql, kr}, {zeros(ib, l, hcc), zeros(ib, l, hcc)},
-              {left4, left4, right4, pair4, pair4}, red4,
+              ib, l, {lRaw, aRaw}, {empty(ib, l, hcc, f32), empty(ib, l, hcc, f32)},
+              {rows3, rows3, rows3, rows3}, par3,
               [&](OpBuilder &bb, Location bl, ValueRange a) {
                 Value r = loopIndex(bb, bl, 1), s = loopIndex(bb, bl, 2);
                 Value below = cmp(bb, bl, arith::CmpIPredicate::ult, s, r),
                       onOrBelow = cmp(bb, bl, arith::CmpIPredicate::ule, s, r);
-                return SmallVector<Value>{
-                    add(bb, bl, a[3], keep(bb, bl, below, mul(bb, bl, a[0], a[2]))),
-                    add(bb, bl, a[4], keep(bb, bl, onOrBelow, mul(bb, bl, a[1], a[2])))};
+                return SmallVector<Value>{keep(bb, bl, below, a[0]),
+                                          keep(bb, bl, onOrBelow, a[1])};
               });
           Value L = la[0], A = la[1];
           if (!factored) {
             // Diagonal blocks from exact pairwise exponents, loops (head, r,
-            // j, channel) with s = B·⌊r/B⌋ + j; e^{G_r−G_s} ≤ 1 wherever kept.
+            // j, channel) with s = B·⌊r/B⌋ + j; e^{G_r−G_s} ≤ 1 wherever kept,
+            // and each term is selected before it is summed.
             AffineExpr sExpr = d1.floorDiv(bs) * bs + d2;
             SmallVector<OpFoldResult> hcb = attrs(ib, {hv, c, bs});
             AffineMap blk = map(ctx, 4, {d0, d1, d2});
@@ -296,63 +332,78 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
             A = merged[1];
           }
 
-          // W and U by forward substitution: row r minus Σ_{s<r} L[r, s]·row s.
+          // −W and U by forward substitution, column by column: once row s
+          // is final, rows r > s lose L[r, s]·row s. Row s is copied into a
+          // fresh tensor first so that the in-place update of the later rows
+          // does not make bufferization copy them.
           auto solve = scf::ForOp::create(
-              ib, l, cstIndex(ib, l, 1), cC, cstIndex(ib, l, 1), ValueRange{kb, vb},
-              [&](OpBuilder &sb, Location sl, Value r, ValueRange it) {
-                Value lRow = tensor::ExtractSliceOp::create(
+              ib, l, cstIndex(ib, l, 0), cstIndex(ib, l, c - 1), cstIndex(ib, l, 1),
+              ValueRange{kn, vb},
+              [&](OpBuilder &sb, Location sl, Value s, ValueRange it) {
+                Value below = arith::AddIOp::create(sb, sl, s, cstIndex(sb, sl, 1));
+                Value rest = arith::SubIOp::create(sb, sl, cC, below);
+                Value lCol = tensor::ExtractSliceOp::create(
                     sb, sl, RankedTensorType::get({hv, ShapedType::kDynamic}, f32), L,
-                    SmallVector<OpFoldResult>{sb.getIndexAttr(0), r, sb.getIndexAttr(0)},
-                    SmallVector<OpFoldResult>{sb.getIndexAttr(hv), sb.getIndexAttr(1), r},
+                    SmallVector<OpFoldResult>{sb.getIndexAttr(0), below, s},
+                    SmallVector<OpFoldResult>{sb.getIndexAttr(hv), rest, sb.getIndexAttr(1)},
                     attrs(sb, {1, 1, 1}));
                 SmallVector<Value> next;
                 for (Value x : it) {
                   int64_t width = cast<RankedTensorType>(x.getType()).getDimSize(2);
-                  Value earlier = tensor::ExtractSliceOp::create(
-                      sb, sl, x, attrs(sb, {0, 0, 0}),
-                      SmallVector<OpFoldResult>{r, sb.getIndexAttr(hv), sb.getIndexAttr(width)},
-                      attrs(sb, {1, 1, 1}));
-                  // Loops (head, s, column): the column is innermost.
-                  Value solved =
-                      generic(sb, sl, {lRow, earlier}, row(sb, sl, x, r),
-                              {map(ctx, 3, {d0, d1}), map(ctx, 3, {d1, d0, d2}),
-                               map(ctx, 3, {d0, d2})},
-                              {IT::parallel, IT::reduction, IT::parallel},
+                  Value rowS = tensor::ExtractSliceOp::create(
+                      sb, sl, RankedTensorType::get({hv, width}, f32), x,
+                      SmallVector<OpFoldResult>{sb.getIndexAttr(0), s, sb.getIndexAttr(0)},
+                      attrs(sb, {hv, 1, width}), attrs(sb, {1, 1, 1}));
+                  Value done = elementwise(sb, sl, rowS, RankedTensorType::get({hv, width}, f32),
+                                           [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+                  SmallVector<OpFoldResult> offsets{sb.getIndexAttr(0), below, sb.getIndexAttr(0)},
+                      sizes{sb.getIndexAttr(hv), rest, sb.getIndexAttr(width)};
+                  Value later = tensor::ExtractSliceOp::create(sb, sl, x, offsets, sizes,
+                                                               attrs(sb, {1, 1, 1}));
+                  // Loops (head, r, column): the column is innermost.
+                  Value updated =
+                      generic(sb, sl, {lCol, done}, later,
+                              {map(ctx, 3, {d0, d1}), map(ctx, 3, {d0, d2}), rows3}, par3,
                               [](OpBuilder &bb, Location bl, ValueRange a) {
                                 return SmallVector<Value>{
                                     sub(bb, bl, a[2], mul(bb, bl, a[0], a[1]))};
                               })
                           .front();
-                  next.push_back(setRow(sb, sl, solved, x, r));
+                  next.push_back(tensor::InsertSliceOp::create(sb, sl, updated, x, offsets, sizes,
+                                                               attrs(sb, {1, 1, 1})));
                 }
                 scf::YieldOp::create(sb, sl, next);
               });
-          Value W = solve.getResult(0), U = solve.getResult(1);
+          Value negW = solve.getResult(0), U = solve.getResult(1);
 
-          // The sequential part against the incoming state S [HV, K, V].
-          // Loops (head, reduction, row, column) unless noted.
+          // The sequential part against the incoming state S [HV, K, V],
+          // over loops (head, reduction, row, column) unless noted, each in
+          // register tiles of 4 rows × 16 columns with the reduction
+          // innermost (k3-tile-contractions).
           Value S = iter[0];
+          const int64_t rt = fit(c, 4), ct = fit(dv, 16), kt = fit(dk, 4);
+          SmallVector<int64_t> seqTile{1, 1, rt, ct};
           SmallVector<IT> seq{IT::parallel, IT::reduction, IT::parallel, IT::parallel};
-          AffineMap rowRed = map(ctx, 4, {d2, d0, d1}), state4 = map(ctx, 4, {d0, d1, d3}),
-                    rowOut = map(ctx, 4, {d2, d0, d3});
-          // Δ = U − W S.
-          Value delta = generic(ib, l, {W, S}, U, {rowRed, state4, rowOut}, seq,
-                                [](OpBuilder &bb, Location bl, ValueRange a) {
-                                  return SmallVector<Value>{
-                                      sub(bb, bl, a[2], mul(bb, bl, a[0], a[1]))};
-                                })
-                            .front();
+          AffineMap rowRed = map(ctx, 4, {d0, d2, d1}), state4 = map(ctx, 4, {d0, d1, d3}),
+                    rowOut = map(ctx, 4, {d0, d2, d3});
           auto fma = [](OpBuilder &bb, Location bl, ValueRange a) {
             return SmallVector<Value>{add(bb, bl, a[2], mul(bb, bl, a[0], a[1]))};
           };
+          // Δ = U + (−W) S.
+          Value delta =
+              tiled(generic(ib, l, {negW, S}, U, {rowRed, state4, rowOut}, seq, fma).front(),
+                    seqTile);
           // O = (scale Q⊙e^G) S + Aqk Δ; the second term over loops
           // (head, s, r, column).
-          Value o = generic(ib, l, {qg, S}, zeros(ib, l, attrs(ib, {c, hv, dv})),
-                            {rowRed, state4, rowOut}, seq, fma)
-                        .front();
-          o = generic(ib, l, {A, delta}, o,
-                      {map(ctx, 4, {d0, d2, d1}), map(ctx, 4, {d1, d0, d3}), rowOut}, seq, fma)
-                  .front();
+          Value o = tiled(generic(ib, l, {qg, S}, zeros(ib, l, hcv), {rowRed, state4, rowOut},
+                                  seq, fma)
+                              .front(),
+                          seqTile);
+          o = tiled(generic(ib, l, {A, delta}, o,
+                            {map(ctx, 4, {d0, d2, d1}), map(ctx, 4, {d0, d1, d3}), rowOut}, seq,
+                            fma)
+                        .front(),
+                    seqTile);
           // S ← Diag(e^{G_last}) S + (K⊙e^{G_last−G})ᵀ Δ, updated in place;
           // loops (head, i, row, column) with the row reduced.
           Value decayed = generic(ib, l, gLast, S, {map(ctx, 3, {d0, d1}), rows3}, par3,
@@ -361,11 +412,18 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
                                         mul(bb, bl, a[1], exp(bb, bl, a[0]))};
                                   })
                               .front();
-          Value next = generic(ib, l, {kd, delta}, decayed,
-                               {map(ctx, 4, {d2, d0, d1}), map(ctx, 4, {d2, d0, d3}),
-                                map(ctx, 4, {d0, d1, d3})},
-                               {IT::parallel, IT::parallel, IT::reduction, IT::parallel}, fma)
-                           .front();
+          Value next = tiled(generic(ib, l, {kd, delta}, decayed,
+                                     {map(ctx, 4, {d0, d2, d1}), map(ctx, 4, {d0, d2, d3}),
+                                      map(ctx, 4, {d0, d1, d3})},
+                                     {IT::parallel, IT::parallel, IT::reduction, IT::parallel},
+                                     fma)
+                                 .front(),
+                             {1, kt, 1, ct});
+          // O back to token-major rows.
+          o = generic(ib, l, o, empty(ib, l, attrs(ib, {c, hv, dv}), f32),
+                      {headMajor3, rows3}, par3,
+                      [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; })
+                  .front();
 
           // The real rows of O into the output; the state into its slot.
           Value real = tensor::ExtractSliceOp::create(

@@ -1,0 +1,228 @@
+//===- KdaBench.cpp - k3-bench kda: chunked vs recurrent KDA on CPU --------===//
+//
+// Part of k3. `k3-bench kda` writes an op-level KDA layer core (L2 norms,
+// the K3 lower-bounded gate, β, the recurrence) for the requested shape,
+// compiles it twice with the k3-compile next to this program (--kda-form=
+// recurrent and chunked), runs both through the runtime on the same seeded
+// inputs, alternating, and prints the best time of each, their ratio and
+// the relative RMSE between the two outputs. `--binaries=R.k3b,C.k3b` runs
+// prebuilt binaries instead (a machine without the compiler).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/CpuExecutable.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <spawn.h>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern char **environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int fail(const std::string &m) {
+  std::fprintf(stderr, "k3-bench: error: %s\n", m.c_str());
+  return 1;
+}
+
+/// The module: f(q, k, v, graw, a_log, dt_bias, braw, s0) → (o, s1).
+std::string moduleText(int64_t h, int64_t dk, int64_t dv) {
+  auto t = [](std::initializer_list<int64_t> dims, bool dynamic) {
+    std::string s = "tensor<";
+    if (dynamic)
+      s += "?x";
+    for (int64_t d : dims)
+      s += std::to_string(d) + "x";
+    return s + "f32>";
+  };
+  std::string qk = t({h, dk}, true), v = t({h, dv}, true), g = t({h, dk}, true),
+              a = t({h}, false), dt = t({h, dk}, false), b = t({h}, true),
+              s = t({h, dk, dv}, false);
+  char scale[32];
+  std::snprintf(scale, sizeof scale, "%.9g", 1.0 / std::sqrt(double(dk)));
+  return "func.func @kda(%q: " + qk + ", %k: " + qk + ", %v: " + v + ", %graw: " + g +
+         ", %alog: " + a + ", %dt: " + dt + ", %braw: " + b + ", %s0: " + s + ") -> (" + v +
+         ", " + s + ") {\n" + "  %qn = k3.l2_norm %q {eps = 1.0e-06 : f32} : " + qk + "\n" +
+         "  %kn = k3.l2_norm %k {eps = 1.0e-06 : f32} : " + qk + "\n" +
+         "  %g = k3.kda_gate lower_bound lb = -5.0 %graw, %alog, %dt : (" + g + ", " + a + ", " +
+         dt + ") -> " + g + "\n" + "  %beta = k3.sigmoid %braw : " + b + "\n" +
+         "  %o, %s1 = k3.kda %qn, %kn, %v, %g, %beta, state(%s0) scale = " + scale + " : (" +
+         qk + ", " + qk + ", " + v + ", " + g + ", " + b + ", " + s + ") -> (" + v + ", " + s +
+         ")\n" + "  return %o, %s1 : " + v + ", " + s + "\n}\n";
+}
+
+/// Runs `argv` and waits; true on exit status 0.
+bool spawn(const std::vector<std::string> &args) {
+  std::vector<char *> argv;
+  for (const std::string &a : args)
+    argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0)
+    return false;
+  int status = 0;
+  return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/// The directory of this executable.
+std::string selfDir() {
+  std::vector<char> buf(4096);
+  ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  std::string path(buf.data(), n > 0 ? size_t(n) : 0);
+  return path.substr(0, path.rfind('/'));
+}
+
+k3rt::HostTensor randomTensor(std::vector<int64_t> shape, std::mt19937_64 &rng, double lo,
+                              double hi) {
+  k3rt::HostTensor t = k3rt::HostTensor::zeros(k3::bundle::DType_F32, std::move(shape));
+  float *p = reinterpret_cast<float *>(t.bytes.data());
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    p[i] = float(lo + (hi - lo) * double(rng() >> 11) * 0x1.0p-53);
+  return t;
+}
+
+struct Loaded {
+  k3rt_bundle_t *bundle = nullptr;
+  std::unique_ptr<k3rt::CpuExecutable> exe;
+  ~Loaded() {
+    exe.reset();
+    if (bundle)
+      k3rt_bundle_release(bundle);
+  }
+};
+
+bool load(const std::string &path, Loaded &out, std::string &error) {
+  if (k3rt_status_t s = k3rt_bundle_open(path.c_str(), &out.bundle)) {
+    error = k3rt_status_message(s);
+    k3rt_status_free(s);
+    return false;
+  }
+  if (k3rt_status_t s = k3rt::CpuExecutable::load(*out.bundle, out.exe)) {
+    error = k3rt_status_message(s);
+    k3rt_status_free(s);
+    return false;
+  }
+  if (!out.exe->entry("kda")) {
+    error = path + " has no entry point 'kda'";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int runKdaBench(int argc, char **argv) {
+  int64_t tokens = 4096, heads = 4, dk = 128, dv = 128, chunk = 64, sub = 16, repeat = 3;
+  std::string binaries, compiler = selfDir() + "/k3-compile";
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto num = [&](const char *flag, int64_t &v) {
+      size_t n = std::strlen(flag);
+      if (a.compare(0, n, flag) != 0)
+        return false;
+      char *end = nullptr;
+      v = std::strtoll(a.c_str() + n, &end, 10);
+      if (*end || v <= 0) {
+        std::exit(fail("'" + a + "' needs a positive integer"));
+      }
+      return true;
+    };
+    if (num("--tokens=", tokens) || num("--heads=", heads) || num("--dk=", dk) ||
+        num("--dv=", dv) || num("--chunk=", chunk) || num("--sub-chunk=", sub) ||
+        num("--repeat=", repeat))
+      continue;
+    if (a.rfind("--binaries=", 0) == 0)
+      binaries = a.substr(11);
+    else if (a.rfind("--k3-compile=", 0) == 0)
+      compiler = a.substr(13);
+    else
+      return fail("unknown flag '" + a +
+                  "' (kda takes --tokens= --heads= --dk= --dv= --chunk= --sub-chunk= "
+                  "--repeat= --binaries=R.k3b,C.k3b --k3-compile=PATH)");
+  }
+
+  std::string recurrentPath, chunkedPath, tmp;
+  if (!binaries.empty()) {
+    size_t comma = binaries.find(',');
+    if (comma == std::string::npos)
+      return fail("--binaries takes RECURRENT.k3b,CHUNKED.k3b");
+    recurrentPath = binaries.substr(0, comma);
+    chunkedPath = binaries.substr(comma + 1);
+  } else {
+    char dir[] = "/tmp/k3-bench-kda-XXXXXX";
+    if (!mkdtemp(dir))
+      return fail("cannot create a temporary directory");
+    tmp = dir;
+    std::ofstream(tmp + "/kda.mlir") << moduleText(heads, dk, dv);
+    recurrentPath = tmp + "/recurrent.k3b";
+    chunkedPath = tmp + "/chunked.k3b";
+    if (!spawn({compiler, tmp + "/kda.mlir", "--kda-form=recurrent", "-o", recurrentPath}) ||
+        !spawn({compiler, tmp + "/kda.mlir", "--kda-chunk=" + std::to_string(chunk),
+                "--kda-sub-chunk=" + std::to_string(sub), "-o", chunkedPath}))
+      return fail("compiling the KDA module with " + compiler + " failed");
+  }
+  std::string error;
+  Loaded recurrent, chunked;
+  if (!load(recurrentPath, recurrent, error) || !load(chunkedPath, chunked, error))
+    return fail(error);
+
+  std::mt19937_64 rng(7);
+  std::vector<k3rt::HostTensor> inputs;
+  inputs.push_back(randomTensor({tokens, heads, dk}, rng, -1, 1));     // q
+  inputs.push_back(randomTensor({tokens, heads, dk}, rng, -1, 1));     // k
+  inputs.push_back(randomTensor({tokens, heads, dv}, rng, -1, 1));     // v
+  inputs.push_back(randomTensor({tokens, heads, dk}, rng, -2, 6));     // graw: decays to −5
+  inputs.push_back(randomTensor({heads}, rng, -1, 1));                 // A_log
+  inputs.push_back(randomTensor({heads, dk}, rng, -1, 1));             // dt_bias
+  inputs.push_back(randomTensor({tokens, heads}, rng, -3, 3));         // β logits
+  inputs.push_back(randomTensor({heads, dk, dv}, rng, -0.5, 0.5));     // initial state
+
+  // Alternate the two forms; each run gets fresh copies of the inputs
+  // (a kernel may update its state argument in place), copied untimed.
+  double best[2] = {INFINITY, INFINITY};
+  std::vector<k3rt::HostTensor> outs[2];
+  Loaded *forms[2] = {&recurrent, &chunked};
+  for (int64_t r = 0; r < repeat; ++r)
+    for (int f = 0; f < 2; ++f) {
+      std::vector<k3rt::HostTensor> copies = inputs;
+      std::vector<k3rt::HostTensor *> args;
+      for (k3rt::HostTensor &t : copies)
+        args.push_back(&t);
+      auto t0 = Clock::now();
+      k3rt_status_t s = forms[f]->exe->run("kda", args, outs[f]);
+      double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (s) {
+        std::string m = k3rt_status_message(s);
+        k3rt_status_free(s);
+        return fail(m);
+      }
+      best[f] = std::min(best[f], dt);
+    }
+  // Agreement of the outputs (the recurrent form as the reference).
+  double num = 0, den = 0;
+  const float *a = outs[0][0].f32(), *b = outs[1][0].f32();
+  for (int64_t i = 0; i < outs[0][0].numElements(); ++i) {
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(a[i]) * a[i];
+  }
+  std::printf("kda: T=%lld heads=%lld dk=%lld dv=%lld chunk=%lld sub_chunk=%lld, best of %lld\n",
+              (long long)tokens, (long long)heads, (long long)dk, (long long)dv,
+              (long long)chunk, (long long)sub, (long long)repeat);
+  std::printf("recurrent_ms: %.2f\n", best[0] * 1e3);
+  std::printf("chunked_ms: %.2f\n", best[1] * 1e3);
+  std::printf("chunked_vs_recurrent_relative_rmse: %.3g\n", std::sqrt(num / den));
+  std::printf("chunked_vs_recurrent_speedup: %.2f\n", best[0] / best[1]);
+  if (!tmp.empty())
+    spawn({"/bin/rm", "-rf", tmp});
+  return 0;
+}
