@@ -33,7 +33,7 @@ void registerK3Pipelines();
 struct CpuK3Options {
   bool dequantize = true;
   bool kdaChunked = true;
-  int64_t kdaChunk = 64;
+  int64_t kdaChunk = 16;
   int64_t kdaSubChunk = 16;
 };
 

@@ -10,6 +10,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/Format.h"
 
 #include <cmath>
 
@@ -47,9 +48,10 @@ KdaTileForm chooseForm(Value g, int64_t subChunk, std::string &why) {
   double reach = lb * static_cast<double>(subChunk);
   if (!(reach >= -kMaxFactoredExponent)) {
     llvm::raw_string_ostream os(why);
-    os << "lower bound " << lb << " over " << subChunk
-       << "-token sub-chunks reaches " << reach << " < -" << kMaxFactoredExponent
-       << " (e^" << -reach << " overflows fp32)";
+    os << "lower bound " << llvm::format("%g", lb) << " over " << subChunk
+       << "-token sub-chunks reaches " << llvm::format("%g", reach) << " < -"
+       << llvm::format("%g", kMaxFactoredExponent) << " (e^" << llvm::format("%g", -reach)
+       << " overflows fp32)";
     return KdaTileForm::safe;
   }
   return KdaTileForm::factored;
@@ -61,8 +63,8 @@ struct K3KdaChunkwisePass : k3::impl::K3KdaChunkwisePassBase<K3KdaChunkwisePass>
   void runOnOperation() override {
     if (chunkSize <= 0 || subChunk <= 0 || chunkSize % subChunk != 0) {
       getOperation()->emitError()
-          << "k3-kda-chunkwise: chunk-size " << chunkSize
-          << " must be a positive multiple of sub-chunk " << subChunk;
+          << "k3-kda-chunkwise: chunk-size " << int64_t(chunkSize)
+          << " must be a positive multiple of sub-chunk " << int64_t(subChunk);
       return signalPassFailure();
     }
     SmallVector<KdaOp> ops;

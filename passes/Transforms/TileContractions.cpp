@@ -97,6 +97,8 @@ struct K3TileContractionsPass
           patterns, vector::VectorMultiReductionLowering::InnerParallel);
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+      vector::populateDropUnitDimWithShapeCastPatterns(patterns);
+      vector::populateVectorTransferDropUnitDimsPatterns(patterns);
       vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
       vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
       tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, ctx);

@@ -6,12 +6,14 @@
 //
 //   k3-reference DIR --tokens=1,2,3 [--generate=N] [--dump-logits=PATH.npy]
 //   k3-reference --kda-case=GATE --tokens-count=T --seed=S --write-dir=DIR
+//                [--boundary-chunk=C]
 //
 // The second form writes one seeded op-level KDA case for
 // test/Execution/Inputs/kda_layer.mlir: its eight inputs (q.npy, k.npy,
 // v.npy, graw.npy, alog.npy, dt.npy, braw.npy, s0.npy; 2 q/k heads, 4 value
 // heads, K = V = 16, a non-zero initial state) and the fp64 answers
-// (want_o.npy, want_s.npy). GATE: `lb` (lower bound −5, varied decays),
+// (want_o.npy, want_s.npy, and with C the state after every C tokens and at
+// the end, want_b.npy [ceil(T/C), HV, K, V]). GATE: `lb` (lower bound −5, varied decays),
 // `lb-saturated` (every channel at −5 for the whole sequence), `softplus`,
 // `softplus-large` (A_log = 3: per-token decays down to about −100).
 //
@@ -29,7 +31,8 @@
 namespace {
 
 /// Writes one op-level KDA case (see the file comment); 0 on success.
-int writeKdaCase(const std::string &gate, int64_t t, uint64_t seed, const std::string &dir) {
+int writeKdaCase(const std::string &gate, int64_t t, uint64_t seed, const std::string &dir,
+                 int64_t boundaryChunk) {
   constexpr int64_t h = 2, hv = 4, dk = 16, dv = 16;
   const bool softplusGate = gate.rfind("softplus", 0) == 0;
   if (gate != "lb" && gate != "lb-saturated" && gate != "softplus" && gate != "softplus-large") {
@@ -69,7 +72,8 @@ int writeKdaCase(const std::string &gate, int64_t t, uint64_t seed, const std::s
       for (int64_t i = 0; i < dk; ++i)
         (*x)[r * dk + i] /= std::sqrt(ss + 1e-6);
     }
-  std::vector<double> o(t * hv * dv), st(s0.begin(), s0.end());
+  const int64_t chunks = boundaryChunk > 0 ? (t + boundaryChunk - 1) / boundaryChunk : 0;
+  std::vector<double> o(t * hv * dv), st(s0.begin(), s0.end()), bounds(chunks * hv * dk * dv);
   for (int64_t hh = 0; hh < hv; ++hh) {
     std::vector<double> s(st.begin() + hh * dk * dv, st.begin() + (hh + 1) * dk * dv);
     const int64_t qh = hh / (hv / h);
@@ -85,11 +89,19 @@ int writeKdaCase(const std::string &gate, int64_t t, uint64_t seed, const std::s
       std::vector<double> vv(v.begin() + (tt * hv + hh) * dv, v.begin() + (tt * hv + hh + 1) * dv);
       k3::ref::kdaStep(s, dk, dv, &qn[(tt * h + qh) * dk], &kn[(tt * h + qh) * dk], vv.data(),
                        g.data(), beta, 0.25, &o[(tt * hv + hh) * dv]);
+      if (chunks && ((tt + 1) % boundaryChunk == 0 || tt + 1 == t))
+        std::copy(s.begin(), s.end(), bounds.begin() + (tt / boundaryChunk * hv + hh) * dk * dv);
     }
     std::copy(s.begin(), s.end(), st.begin() + hh * dk * dv);
   }
   std::string error;
-  std::vector<float> of(o.begin(), o.end()), sf(st.begin(), st.end());
+  std::vector<float> of(o.begin(), o.end()), sf(st.begin(), st.end()),
+      bf(bounds.begin(), bounds.end());
+  if (chunks && !k3rt::writeNpy(dir + "/want_b.npy", k3rt::makeF32({chunks, hv, dk, dv}, bf.data()),
+                                error)) {
+    std::fprintf(stderr, "k3-reference: error: %s\n", error.c_str());
+    return 1;
+  }
   const std::pair<const char *, k3rt::NpyArray> files[] = {
       {"q", k3rt::makeF32({t, h, dk}, q.data())},
       {"k", k3rt::makeF32({t, h, dk}, k.data())},
@@ -113,7 +125,7 @@ int writeKdaCase(const std::string &gate, int64_t t, uint64_t seed, const std::s
 
 int main(int argc, char **argv) {
   std::string kdaCase, writeDir;
-  int64_t count = 0;
+  int64_t count = 0, boundaryChunk = 0;
   uint64_t seed = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -125,9 +137,11 @@ int main(int argc, char **argv) {
       seed = std::stoull(a.substr(7));
     else if (a.rfind("--write-dir=", 0) == 0)
       writeDir = a.substr(12);
+    else if (a.rfind("--boundary-chunk=", 0) == 0)
+      boundaryChunk = std::stoll(a.substr(17));
   }
   if (!kdaCase.empty())
-    return writeKdaCase(kdaCase, count, seed, writeDir);
+    return writeKdaCase(kdaCase, count, seed, writeDir, boundaryChunk);
   std::string dir, dump;
   std::vector<int32_t> ids;
   long generate = 0;
@@ -146,7 +160,8 @@ int main(int argc, char **argv) {
     } else if (a.rfind("--generate=", 0) == 0) {
       generate = std::stol(a.substr(11));
     } else if (a.rfind("--kda-case=", 0) == 0 || a.rfind("--tokens-count=", 0) == 0 ||
-               a.rfind("--seed=", 0) == 0 || a.rfind("--write-dir=", 0) == 0) {
+               a.rfind("--seed=", 0) == 0 || a.rfind("--write-dir=", 0) == 0 ||
+               a.rfind("--boundary-chunk=", 0) == 0) {
       continue;
     } else if (a.rfind("--dump-logits=", 0) == 0) {
       dump = a.substr(14);

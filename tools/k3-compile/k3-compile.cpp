@@ -17,6 +17,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 
 #include "mlir/IR/AsmState.h"
@@ -72,6 +73,12 @@ static cl::opt<std::string>
                  cl::desc("Write the IR of every phase (input.mlir, k3.mlir, "
                           "tiles.mlir, cpu.mlir) into this directory"),
                  cl::value_desc("dir"), cl::cat(k3Category));
+static cl::opt<bool> lineTables(
+    "line-tables",
+    cl::desc("With --dump-phases-to: CPU kernels carry line tables that point "
+             "into DIR/tiles.mlir (for profilers and addr2line on "
+             "k3-dump --extract-kernels output)"),
+    cl::cat(k3Category));
 static cl::opt<std::string>
     mlaCache("mla-cache-dtype",
              cl::desc("Element type of the MLA latent cache: bf16 (default) "
@@ -82,9 +89,12 @@ static cl::opt<std::string>
             cl::desc("Prefill KDA as: chunked (default; k3-kda-chunkwise) or "
                      "recurrent (the token recurrence)"),
             cl::init("chunked"), cl::cat(k3Category));
+// 16-token chunks (one sub-chunk, FlashKDA's shape) are the fastest CPU
+// form measured by `k3-bench kda` (64/16 runs about 1.7x slower there: the
+// intra-chunk matrices and the solve grow with the chunk).
 static cl::opt<int64_t> kdaChunk("kda-chunk",
-                                 cl::desc("Tokens per KDA chunk (default 64)"),
-                                 cl::init(64), cl::cat(k3Category));
+                                 cl::desc("Tokens per KDA chunk (default 16)"),
+                                 cl::init(16), cl::cat(k3Category));
 static cl::opt<int64_t>
     kdaSubChunk("kda-sub-chunk",
                 cl::desc("Tokens per KDA sub-chunk; divides --kda-chunk "
@@ -317,9 +327,22 @@ int main(int argc, char **argv) {
       return fail(firstError.empty() ? "the tiles phase failed" : firstError);
     if (!dump(*lowered, "tiles"))
       return fail(error);
+    if (lineTables) {
+      // Re-read the dumped tiles phase: every op's location becomes its own
+      // line in tiles.mlir, which the line tables then carry.
+      if (dumpPhasesTo.empty())
+        return fail("--line-tables needs --dump-phases-to=DIR");
+      lowered = parseSourceFile<ModuleOp>(dumpPhasesTo + "/tiles.mlir", &context);
+      if (!lowered)
+        return fail(firstError);
+    }
     if (compileTo == "tiles")
       return printModule(*lowered, error);
-    if (!stage(*lowered, mlir::k3::buildCpuLlvmStage))
+    if (!stage(*lowered, [&](OpPassManager &pm) {
+          mlir::k3::buildCpuLlvmStage(pm);
+          if (lineTables)
+            pm.addPass(LLVM::createDIScopeForLLVMFuncOpPass());
+        }))
       return fail(firstError.empty() ? "the cpu phase failed" : firstError);
     if (!dump(*lowered, "cpu"))
       return fail(error);

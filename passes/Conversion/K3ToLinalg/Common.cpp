@@ -166,11 +166,14 @@ Value reduceLast(OpBuilder &b, Location loc, ValueRange inputs,
   maps.push_back(leading(ctx, r));
   SmallVector<utils::IteratorType> its(r, utils::IteratorType::parallel);
   its.back() = utils::IteratorType::reduction;
+  // Reassociable like `contract`'s dot products: the sum vectorises
+  // (partial sums per lane) instead of running one add at a time.
+  auto fm = arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
   return generic(b, loc, inputs, acc, maps, its,
                  [&](OpBuilder &nb, Location nl, ValueRange a) {
                    Value t = term(nb, nl, a.take_front(inputs.size()));
                    return SmallVector<Value>{
-                       arith::AddFOp::create(nb, nl, a.back(), t)};
+                       arith::AddFOp::create(nb, nl, a.back(), t, fm)};
                  })
       .front();
 }

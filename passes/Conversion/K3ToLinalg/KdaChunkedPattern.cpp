@@ -216,15 +216,22 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
           // left factors Ql = scale·q⊙e^{G−Gref}, Kl = β·k⊙e^{G−Gref}.
           SmallVector<OpFoldResult> hck = attrs(ib, {hv, c, dk}), hcv = attrs(ib, {hv, c, dv});
           AffineMap headMajor3 = map(ctx, 3, {d1, d0, d2});
+          // e^G = e^{Gref}·e^{G−Gref}: one exponential per reference row
+          // instead of per row (if e^{Gref} underflows, so does e^G ≤ it).
+          Value eRef = elementwise(ib, l, gRef, cast<RankedTensorType>(gRef.getType()),
+                                   [](OpBuilder &bb, Location bl, ValueRange a) {
+                                     return exp(bb, bl, a[0]);
+                                   });
           SmallVector<Value> f = generic(
-              ib, l, {q, k, beta, G, gRef, gLast},
+              ib, l, {q, k, beta, G, gRef, gLast, eRef},
               {empty(ib, l, hck, f32), empty(ib, l, hck, f32), empty(ib, l, hck, f32),
                empty(ib, l, hck, f32), empty(ib, l, hck, f32)},
-              {keys3, keys3, beta3, rows3, ref3, head3, headMajor3, headMajor3, headMajor3,
+              {keys3, keys3, beta3, rows3, ref3, head3, ref3, headMajor3, headMajor3, headMajor3,
                headMajor3, headMajor3},
               par3, [&](OpBuilder &bb, Location bl, ValueRange a) {
                 Value sq = mul(bb, bl, a[0], cst(bb, bl, scale)), bk = mul(bb, bl, a[2], a[1]);
-                Value eG = exp(bb, bl, a[3]), eRel = exp(bb, bl, sub(bb, bl, a[3], a[4]));
+                Value eRel = exp(bb, bl, sub(bb, bl, a[3], a[4]));
+                Value eG = mul(bb, bl, a[6], eRel);
                 Value eTail = exp(bb, bl, sub(bb, bl, a[5], a[3]));
                 Value negBk = arith::NegFOp::create(bb, bl, bk);
                 return SmallVector<Value>{mul(bb, bl, sq, eG), mul(bb, bl, negBk, eG),
@@ -239,15 +246,16 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
                              })
                          .front();
 
-          // Right factors Kr[a, s] = k_s ⊙ e^{Gref_a − G_s}, kept for the
+          // Right factors Kr[a, s] = k_s ⊙ e^{Gref_a − G_s}, stored
+          // [numSub, HV, K, C] (s contiguous, the tile columns below), kept for the
           // rows s before sub-chunk a (exponent ≤ 0) and, in the factored
           // form, those of sub-chunk a itself (exponent ≤ (B−1)|lb|). Later
           // rows could overflow and are selected away.
           const int64_t limitShift = factored ? 1 : 0;
           Value kr = generic(
-                         ib, l, {k, gRef, G}, empty(ib, l, attrs(ib, {numSub, c, hv, dk}), f32),
+                         ib, l, {k, gRef, G}, empty(ib, l, attrs(ib, {numSub, hv, dk, c}), f32),
                          {map(ctx, 4, {d1, d2.floorDiv(group), d3}), map(ctx, 4, {d0, d2, d3}),
-                          map(ctx, 4, {d1, d2, d3}), identity(ctx, 4)},
+                          map(ctx, 4, {d1, d2, d3}), map(ctx, 4, {d0, d2, d3, d1})},
                          SmallVector<IT>(4, IT::parallel),
                          [&](OpBuilder &bb, Location bl, ValueRange a) {
                            Value limit = arith::MulIOp::create(
@@ -262,24 +270,36 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
                          })
                          .front();
 
-          // L[h, r, s] (s < r) and Aqk[h, r, s] (s ≤ r) over loops
-          // (head, r, s, channel). The products are finite (left factors
-          // ≤ 1, right factors bounded or zeroed), so the reductions stay
-          // unmasked (and vectorise); the triangle is selected afterwards.
+          // L[h, r, s] (s < r) and Aqk[h, r, s] (s ≤ r), with r = a·B + rr:
+          // contractions over the channel in loops (head, a, rr, channel, s)
+          // on [HV, numSub, B, ·] views, tiled like the sequential part.
+          // The products are finite (left factors ≤ 1, right factors
+          // bounded or zeroed), so the reductions stay unmasked; the
+          // triangle is selected afterwards.
           SmallVector<OpFoldResult> hcc = attrs(ib, {hv, c, c});
-          AffineMap left4 = map(ctx, 4, {d0, d1, d3}),
-                    right4 = map(ctx, 4, {d1.floorDiv(bs), d2, d0, d3}),
-                    pair4 = map(ctx, 4, {d0, d1, d2});
-          SmallVector<IT> red4{IT::parallel, IT::parallel, IT::parallel, IT::reduction};
+          SmallVector<ReassociationIndices> splitRows{{0}, {1, 2}, {3}};
+          auto rowsBySub = [&](Value x, int64_t width) {
+            return tensor::ExpandShapeOp::create(
+                ib, l, RankedTensorType::get({hv, numSub, bs, width}, f32), x, splitRows);
+          };
+          AffineExpr d4 = getAffineDimExpr(4, ctx);
+          SmallVector<IT> pairIts{IT::parallel, IT::parallel, IT::parallel, IT::reduction,
+                                  IT::parallel};
           auto dot = [](OpBuilder &bb, Location bl, ValueRange a) {
             return SmallVector<Value>{add(bb, bl, a[2], mul(bb, bl, a[0], a[1]))};
           };
-          Value lRaw = generic(ib, l, {kl, kr}, zeros(ib, l, hcc), {left4, right4, pair4}, red4,
-                               dot)
-                           .front();
-          Value aRaw = generic(ib, l, {ql, kr}, zeros(ib, l, hcc), {left4, right4, pair4}, red4,
-                               dot)
-                           .front();
+          auto pairs = [&](Value left) {
+            Value acc = zeros(ib, l, attrs(ib, {hv, numSub, bs, c}));
+            Value r = tiled(generic(ib, l, {rowsBySub(left, dk), kr}, acc,
+                                    {map(ctx, 5, {d0, d1, d2, d3}), map(ctx, 5, {d1, d0, d3, d4}),
+                                     map(ctx, 5, {d0, d1, d2, d4})},
+                                    pairIts, dot)
+                                .front(),
+                            {1, 1, fit(bs, 4), 1, fit(c, 16)});
+            return tensor::CollapseShapeOp::create(ib, l, r, splitRows);
+          };
+          Value lRaw = pairs(kl), aRaw = pairs(ql);
+          SmallVector<IT> red4{IT::parallel, IT::parallel, IT::parallel, IT::reduction};
           SmallVector<Value> la = generic(
               ib, l, {lRaw, aRaw}, {empty(ib, l, hcc, f32), empty(ib, l, hcc, f32)},
               {rows3, rows3, rows3, rows3}, par3,
@@ -406,10 +426,13 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
                     seqTile);
           // S ← Diag(e^{G_last}) S + (K⊙e^{G_last−G})ᵀ Δ, updated in place;
           // loops (head, i, row, column) with the row reduced.
-          Value decayed = generic(ib, l, gLast, S, {map(ctx, 3, {d0, d1}), rows3}, par3,
+          Value eLast = elementwise(ib, l, gLast, cast<RankedTensorType>(gLast.getType()),
+                                    [](OpBuilder &bb, Location bl, ValueRange a) {
+                                      return exp(bb, bl, a[0]);
+                                    });
+          Value decayed = generic(ib, l, eLast, S, {map(ctx, 3, {d0, d1}), rows3}, par3,
                                   [](OpBuilder &bb, Location bl, ValueRange a) {
-                                    return SmallVector<Value>{
-                                        mul(bb, bl, a[1], exp(bb, bl, a[0]))};
+                                    return SmallVector<Value>{mul(bb, bl, a[1], a[0])};
                                   })
                               .front();
           Value next = tiled(generic(ib, l, {kd, delta}, decayed,

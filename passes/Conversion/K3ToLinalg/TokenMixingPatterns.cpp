@@ -134,11 +134,15 @@ struct LowerKda : OpRewritePattern<KdaOp> {
           Value s = iter[0];
           // The state is updated in place (outs = the loop-carried tensor),
           // so bufferization keeps one buffer across all tokens.
-          // Decay: S[h, i, j] *= exp(g[h, i]).
-          Value decayed = generic(nb, nl, {g}, s, {gMap, sMap}, par3,
+          // Decay: S[h, i, j] *= exp(g[h, i]), one exponential per key row.
+          Value alpha = elementwise(nb, nl, g, cast<RankedTensorType>(g.getType()),
+                                    [](OpBuilder &bb, Location l, ValueRange a) {
+                                      return Value(math::ExpOp::create(bb, l, a[0]));
+                                    });
+          Value decayed = generic(nb, nl, {alpha}, s, {gMap, sMap}, par3,
                                   [](OpBuilder &bb, Location l, ValueRange a) {
-                                    return SmallVector<Value>{arith::MulFOp::create(
-                                        bb, l, a[1], math::ExpOp::create(bb, l, a[0]))};
+                                    return SmallVector<Value>{
+                                        arith::MulFOp::create(bb, l, a[1], a[0])};
                                   })
                               .front();
           // Predict with the decayed state: p[h, j] = Σ_i S[h, i, j] k[h', i].

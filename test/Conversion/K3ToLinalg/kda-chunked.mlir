@@ -1,0 +1,58 @@
+// RUN: k3-opt %s --split-input-file --convert-k3-to-linalg | FileCheck %s
+
+// Factored form, chunks of 8 in sub-chunks of 4, GVA: one scf.for over the
+// chunks carrying the state and the output; inside, the cumulative decay
+// (a loop over the 8 rows), the row factors with their exponentials, the
+// right factors selected below their limit, the two intra-chunk
+// contractions and the triangle selected after them, the forward
+// substitution over 7 columns, and four sequential contractions marked for
+// register tiles (the output tile 4 rows × 4 columns, the reduction of the
+// state update over the chunk's rows). Unused boundary states are not built.
+// CHECK-LABEL: func.func @factored
+//       CHECK:   %[[LOOP:.+]]:2 = scf.for %{{.+}} = %c0 to %{{.+}} step %c1 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<2x4x4xf32>, tensor<?x2x4xf32>)
+//       CHECK:     scf.for %{{.+}} = %c0 to %c8 step %c1 iter_args({{.+}}) -> (tensor<2x4xf32>, tensor<8x2x4xf32>)
+//       CHECK:     math.exp
+//       CHECK:     arith.select
+//       CHECK:     linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]
+//  CHECK-SAME:       k3.tile = array<i64: 1, 1, 4, 1, 8>
+//       CHECK:     linalg.generic {{.+}}k3.tile = array<i64: 1, 1, 4, 1, 8>
+//       CHECK:     arith.select
+//       CHECK:     arith.select
+//       CHECK:     scf.for %{{.+}} = %c0 to %c7 step %c1
+//       CHECK:     linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel", "parallel"]
+//  CHECK-SAME:       k3.tile = array<i64: 1, 1, 4, 4>
+//       CHECK:     k3.tile = array<i64: 1, 1, 4, 4>
+//       CHECK:     k3.tile = array<i64: 1, 1, 4, 4>
+//       CHECK:     linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+//  CHECK-SAME:       k3.tile = array<i64: 1, 4, 1, 4>
+//       CHECK:   return %[[LOOP]]#1, %[[LOOP]]#0
+func.func @factored(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x2x4xf32>, %g: tensor<?x2x4xf32>,
+                    %beta: tensor<?x2xf32>, %s0: tensor<2x4x4xf32>) -> (tensor<?x2x4xf32>, tensor<2x4x4xf32>) {
+  %o, %s1, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0) scale = 0.5 chunk = 8 sub_chunk = 4 factored
+      : (tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2xf32>, tensor<2x4x4xf32>)
+      -> (tensor<?x2x4xf32>, tensor<2x4x4xf32>, tensor<?x2x4x4xf32>)
+  return %o, %s1 : tensor<?x2x4xf32>, tensor<2x4x4xf32>
+}
+
+// -----
+
+// Safe form: the diagonal sub-chunk blocks come from exact pairwise
+// exponents, each term selected before it is summed (a reduction whose body
+// holds the exponential and the select), then merged into L and Aqk.
+// Used boundary states are a third loop result, one slot per chunk.
+// CHECK-LABEL: func.func @safe
+//       CHECK:   %[[LOOP:.+]]:3 = scf.for {{.+}} -> (tensor<2x4x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4x4xf32>)
+//       CHECK:     linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+//  CHECK-NEXT:     ^bb0
+//       CHECK:       math.exp
+//       CHECK:       arith.select
+//       CHECK:       arith.select
+//       CHECK:     tensor.insert_slice {{.+}} : tensor<2x4x4xf32> into tensor<?x2x4x4xf32>
+//       CHECK:   return %[[LOOP]]#2
+func.func @safe(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x2x4xf32>, %g: tensor<?x2x4xf32>,
+                %beta: tensor<?x2xf32>, %s0: tensor<2x4x4xf32>) -> tensor<?x2x4x4xf32> {
+  %o, %s1, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0) scale = 0.5 chunk = 8 sub_chunk = 4 safe
+      : (tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2xf32>, tensor<2x4x4xf32>)
+      -> (tensor<?x2x4xf32>, tensor<2x4x4xf32>, tensor<?x2x4x4xf32>)
+  return %b : tensor<?x2x4x4xf32>
+}

@@ -1,0 +1,17 @@
+// RUN: k3-opt %s --k3-approximate-exp | FileCheck %s
+// RUN: k3-opt %s --k3-approximate-exp --k3-cpu-to-llvm | FileCheck %s --check-prefix=LLVM
+
+// f32 exp (scalar and vector) becomes arithmetic; other math ops stay.
+// CHECK-LABEL: func.func @exp
+//   CHECK-NOT:   math.exp
+//       CHECK:   math.fma
+//       CHECK:   math.log
+// LLVM-LABEL: llvm.func @exp
+//   LLVM-NOT:   llvm.call @expf
+//   LLVM-NOT:   llvm.intr.exp
+func.func @exp(%x: f32, %v: vector<8xf32>) -> (f32, vector<8xf32>, f32) {
+  %0 = math.exp %x : f32
+  %1 = math.exp %v : vector<8xf32>
+  %2 = math.log %x : f32
+  return %0, %1, %2 : f32, vector<8xf32>, f32
+}

@@ -1,0 +1,105 @@
+// RUN: k3-opt %s --split-input-file --verify-diagnostics --k3-kda-chunkwise | FileCheck %s
+// RUN: k3-opt %s --split-input-file --k3-kda-chunkwise="chunk-size=32 sub-chunk=8" 2>/dev/null | FileCheck %s --check-prefix=OPT
+// RUN: not k3-opt %s --split-input-file --k3-kda-chunkwise="chunk-size=40 sub-chunk=16" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: k3-kda-chunkwise: chunk-size 40 must be a positive multiple of sub-chunk 16
+
+// K3's gate, lb = -5: 16 tokens reach at most -80, so the factored tile form.
+// CHECK-LABEL: func.func @lower_bound
+//       CHECK:   %[[G:.+]] = k3.kda_gate lower_bound
+//       CHECK:   %[[O:.+]], %[[S:.+]], %{{.+}} = k3.kda_chunked %{{.+}}, %{{.+}}, %{{.+}}, %[[G]], %{{.+}}, state(%{{.+}}) scale = 2.500000e-01 chunk = 64 sub_chunk = 16 factored
+//  CHECK-SAME:     -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>, tensor<?x4x16x16xf32>)
+//   CHECK-NOT:   k3.kda %
+//       CHECK:   return %[[O]], %[[S]]
+// OPT-LABEL: func.func @lower_bound
+//       OPT:   k3.kda_chunked {{.+}} chunk = 32 sub_chunk = 8 factored
+func.func @lower_bound(%q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<?x4x16xf32>, %x: tensor<?x4x16xf32>,
+                       %a: tensor<4xf32>, %dt: tensor<4x16xf32>, %beta: tensor<?x4xf32>, %s0: tensor<4x16x16xf32>)
+    -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>) {
+  %g = k3.kda_gate lower_bound lb = -5.0 %x, %a, %dt : (tensor<?x4x16xf32>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<?x4x16xf32>
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x16xf32>)
+      -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>)
+  return %o, %s1 : tensor<?x4x16xf32>, tensor<4x16x16xf32>
+}
+
+// -----
+
+// Kimi Linear's softplus gate is unbounded below: the safe form, and a remark
+// that says why.
+// CHECK-LABEL: func.func @softplus
+//       CHECK:   k3.kda_chunked {{.+}} chunk = 64 sub_chunk = 16 safe
+// OPT-LABEL: func.func @softplus
+//       OPT:   k3.kda_chunked {{.+}} chunk = 32 sub_chunk = 8 safe
+func.func @softplus(%q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<?x4x16xf32>, %x: tensor<?x4x16xf32>,
+                    %a: tensor<4xf32>, %dt: tensor<4x16xf32>, %beta: tensor<?x4xf32>, %s0: tensor<4x16x16xf32>)
+    -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>) {
+  %g = k3.kda_gate softplus %x, %a, %dt : (tensor<?x4x16xf32>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<?x4x16xf32>
+  // expected-remark @+1 {{k3-kda-chunkwise: safe tile form (exact pairwise exponents on the diagonal sub-chunks): the softplus gate is unbounded below}}
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x16xf32>)
+      -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>)
+  return %o, %s1 : tensor<?x4x16xf32>, tensor<4x16x16xf32>
+}
+
+// -----
+
+// A bound of -6 reaches -96 over 16 tokens (safe form, with the numbers), but
+// only -48 over 8 (factored, under the OPT options).
+// CHECK-LABEL: func.func @low_bound
+//       CHECK:   k3.kda_chunked {{.+}} safe
+// OPT-LABEL: func.func @low_bound
+//       OPT:   k3.kda_chunked {{.+}} chunk = 32 sub_chunk = 8 factored
+func.func @low_bound(%q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<?x4x16xf32>, %x: tensor<?x4x16xf32>,
+                     %a: tensor<4xf32>, %dt: tensor<4x16xf32>, %beta: tensor<?x4xf32>, %s0: tensor<4x16x16xf32>)
+    -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>) {
+  %g = k3.kda_gate lower_bound lb = -6.0 %x, %a, %dt : (tensor<?x4x16xf32>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<?x4x16xf32>
+  // expected-remark-re @+1 {{safe tile form {{.+}}: lower bound -6 over 16-token sub-chunks reaches -96 < -80 (e^96 overflows fp32)}}
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x16xf32>)
+      -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>)
+  return %o, %s1 : tensor<?x4x16xf32>, tensor<4x16x16xf32>
+}
+
+// -----
+
+// A decay the pass cannot trace to a gate has no known bound.
+// CHECK-LABEL: func.func @unknown
+//       CHECK:   k3.kda_chunked {{.+}} safe
+func.func @unknown(%q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<?x4x16xf32>, %g: tensor<?x4x16xf32>,
+                   %beta: tensor<?x4xf32>, %s0: tensor<4x16x16xf32>) -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>) {
+  // expected-remark @+1 {{the decay is not produced by k3.kda_gate, so no lower bound is known}}
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x16xf32>)
+      -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>)
+  return %o, %s1 : tensor<?x4x16xf32>, tensor<4x16x16xf32>
+}
+
+// -----
+
+// Decode (one static token) keeps the recurrent step; a static prompt of 40
+// tokens gets 3 boundary states.
+// CHECK-LABEL: func.func @decode
+//       CHECK:   k3.kda %
+//   CHECK-NOT:   k3.kda_chunked
+// CHECK-LABEL: func.func @static
+//       CHECK:   k3.kda_chunked {{.+}} -> (tensor<40x4x16xf32>, tensor<4x16x16xf32>, tensor<1x4x16x16xf32>)
+//       OPT:   k3.kda_chunked {{.+}} -> (tensor<40x4x16xf32>, tensor<4x16x16xf32>, tensor<2x4x16x16xf32>)
+func.func @decode(%q: tensor<1x4x16xf32>, %k: tensor<1x4x16xf32>, %v: tensor<1x4x16xf32>, %x: tensor<1x4x16xf32>,
+                  %a: tensor<4xf32>, %dt: tensor<4x16xf32>, %beta: tensor<1x4xf32>, %s0: tensor<4x16x16xf32>)
+    -> (tensor<1x4x16xf32>, tensor<4x16x16xf32>) {
+  %g = k3.kda_gate lower_bound lb = -5.0 %x, %a, %dt : (tensor<1x4x16xf32>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<1x4x16xf32>
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4xf32>, tensor<4x16x16xf32>)
+      -> (tensor<1x4x16xf32>, tensor<4x16x16xf32>)
+  return %o, %s1 : tensor<1x4x16xf32>, tensor<4x16x16xf32>
+}
+func.func @static(%q: tensor<40x4x16xf32>, %k: tensor<40x4x16xf32>, %v: tensor<40x4x16xf32>, %x: tensor<40x4x16xf32>,
+                  %a: tensor<4xf32>, %dt: tensor<4x16xf32>, %beta: tensor<40x4xf32>, %s0: tensor<4x16x16xf32>)
+    -> (tensor<40x4x16xf32>, tensor<4x16x16xf32>) {
+  %g = k3.kda_gate lower_bound lb = -5.0 %x, %a, %dt : (tensor<40x4x16xf32>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<40x4x16xf32>
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<40x4x16xf32>, tensor<40x4x16xf32>, tensor<40x4x16xf32>, tensor<40x4x16xf32>, tensor<40x4xf32>, tensor<4x16x16xf32>)
+      -> (tensor<40x4x16xf32>, tensor<4x16x16xf32>)
+  return %o, %s1 : tensor<40x4x16xf32>, tensor<4x16x16xf32>
+}
