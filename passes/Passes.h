@@ -35,6 +35,8 @@ struct CpuK3Options {
   bool kdaChunked = true;
   int64_t kdaChunk = 16;
   int64_t kdaSubChunk = 16;
+  /// > 1: KDA as that many composed segments (k3-segment-kda).
+  int64_t kdaSegments = 1;
 };
 
 /// The CPU path's stages (passes/Pipelines/CpuPipeline.cpp), one per phase:

@@ -135,6 +135,41 @@ def K3OutlineWeightsPass : Pass<"k3-outline-weights", "::mlir::ModuleOp"> {
   }];
 }
 
+def K3SegmentKdaPass : Pass<"k3-segment-kda"> {
+  let summary = "Split multi-token KDA into independent segments and compose them";
+  let description = [{
+    The context-parallel form of KDA. The recurrence is affine in its
+    incoming state: a segment of tokens maps `S ↦ P·S + B` (per value head,
+    `P` [K, K] acting on the key index) and its outputs are
+    `O = O₀ + Q̃·S`. Each of `segments` equal slices of the sequence (the
+    last ones may be short or empty) runs twice with no dependence on the
+    others: from the zero state (giving `B` and `O₀`) and, with zero values,
+    from the identity (giving `P` as its final state and `Q̃` as its
+    outputs). A sequential scan then composes them,
+    `S_{i+1} = P_i·S_i + B_i`, and corrects each slice's outputs with its
+    incoming state. On one device this only reorders work; across devices
+    the two runs per segment are what each device computes locally, and the
+    scan is the cheap exchange of `[K, K]` and `[K, V]` matrices per head.
+    Runs before k3-kda-chunkwise, which then chunks every segment.
+
+    ```mlir
+    %o, %s = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25 : ...
+    // becomes, per segment i (extract_slice of the inputs):
+    %o0, %b = k3.kda %qi, %ki, %vi, %gi, %bi, state(%zero) ...
+    %qt, %p = k3.kda %qi, %ki, %zero_v, %gi, %bi, state(%identity) ...
+    // then S_{i+1} = P_i S_i + B_i and O_i = O0_i + Q̃_i S_i (linalg.generic)
+    ```
+  }];
+  let options = [
+    Option<"segments", "segments", "int64_t", /*default=*/"2",
+           "number of segments (≥ 1; 1 leaves the ops alone)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::k3::K3Dialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def K3TileContractionsPass : Pass<"k3-tile-contractions"> {
   let summary = "Tile and vectorise the linalg.generics marked with k3.tile";
   let description = [{

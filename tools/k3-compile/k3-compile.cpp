@@ -100,6 +100,12 @@ static cl::opt<int64_t>
                 cl::desc("Tokens per KDA sub-chunk; divides --kda-chunk "
                          "(default 16)"),
                 cl::init(16), cl::cat(k3Category));
+static cl::opt<int64_t>
+    kdaSegments("kda-segments",
+                cl::desc("Compute prefill KDA as N independent segments composed "
+                         "through their affine state maps (the context-parallel "
+                         "form; default 1: one sequence)"),
+                cl::init(1), cl::cat(k3Category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Synthetic weights seed"),
                               cl::init(0), cl::cat(k3Category));
 static cl::opt<std::string> syntheticExperts(
@@ -221,6 +227,8 @@ int main(int argc, char **argv) {
     return fail("--mla-cache-dtype=" + mlaCache + ": expected bf16 or f32");
   if (kdaForm != "chunked" && kdaForm != "recurrent")
     return fail("--kda-form=" + kdaForm + ": expected chunked or recurrent");
+  if (kdaSegments < 1)
+    return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected at least 1");
   if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0)
     return fail("--kda-chunk=" + Twine(kdaChunk.getValue()) +
                 " must be a positive multiple of --kda-sub-chunk=" +
@@ -304,6 +312,7 @@ int main(int argc, char **argv) {
         options.kdaChunked = kdaForm == "chunked";
         options.kdaChunk = kdaChunk;
         options.kdaSubChunk = kdaSubChunk;
+        options.kdaSegments = kdaSegments;
         mlir::k3::buildCpuK3Stage(pm, options);
       }))
     return fail(firstError);
