@@ -100,6 +100,10 @@ def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {
     gate, a bound too low for the sub-chunk, a decay from any other op) it
     uses the `safe` form and emits a remark on the op saying why.
 
+    Snapshots (`snapshots every N`) become a strided slice of the chunk
+    boundary states; where N is not a multiple of `chunk-size`, that op's
+    chunk shrinks to gcd(chunk-size, N) (with a remark).
+
     ```mlir
     %o, %s = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25 : ...
     // becomes
@@ -114,7 +118,10 @@ def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {
            "tokens per sub-chunk (the tile of the intra-chunk products); "
            "must divide chunk-size">,
   ];
-  let dependentDialects = ["::mlir::k3::K3Dialect"];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::k3::K3Dialect",
+    "::mlir::tensor::TensorDialect"
+  ];
 }
 
 def K3OutlineWeightsPass : Pass<"k3-outline-weights", "::mlir::ModuleOp"> {

@@ -397,7 +397,29 @@ template <typename OpTy> Checker &verifyKdaShapes(Checker &c, OpTy op) {
 
 LogicalResult KdaOp::verify() {
   Checker c(*this);
-  return verifyKdaShapes(c, *this);
+  if (!verifyKdaShapes(c, *this).ok())
+    return failure();
+  std::optional<int64_t> every = getSnapshotInterval();
+  Value snaps = getSnapshots();
+  c.require(bool(every) == bool(snaps), [&](InFlightDiagnostic &d) {
+    d << (every ? "snapshots every " + std::to_string(*every) + " need a snapshots result"
+                : std::string("a snapshots result needs `snapshots every N`"));
+  });
+  if (!c.ok() || !every)
+    return success(c.ok());
+  c.require(*every > 0, [&](InFlightDiagnostic &d) {
+     d << "snapshot interval " << *every << " must be positive";
+   }).rank(snaps, "snapshots", {"floor(T/N)", "HV", "K", "V"});
+  if (!c.ok())
+    return failure();
+  Value s0 = getInitialState();
+  for (int64_t i = 0; i < 3; ++i)
+    c.dim(snaps, "snapshots", i + 1, extent(s0, i), "initial_state");
+  int64_t t = extent(getQ(), 0);
+  if (isStatic(t))
+    c.dim(snaps, "snapshots", 0, t / *every,
+          "T = " + Twine(t) + " every " + Twine(*every) + " tokens");
+  return success(c.ok());
 }
 
 LogicalResult KdaChunkedOp::verify() {

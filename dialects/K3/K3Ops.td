@@ -260,21 +260,31 @@ def K3_KdaOp : K3_Op<"kda", [Pure]> {
     o_t = Sᵀ (scale · q_t)`. `scale` is applied to q once (K^-1/2 for K3).
     GVA: value head `h` reads q/k head `h / (HV / H)`; `HV % H == 0`.
 
+    With `snapshots every N`, a third result holds the state after every N
+    tokens, `[⌊T/N⌋, HV, K, V]` (the prefix-cache snapshots of CACHE.md;
+    the chunked form takes them from its chunk boundaries).
+
     Example:
     ```mlir
     %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
         : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>,
            tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x16xf32>)
         -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>)
+    %o2, %s2, %snap = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+        snapshots every 512 : (...) -> (tensor<?x4x16xf32>,
+           tensor<4x16x16xf32>, tensor<?x4x16x16xf32>)
     ```
   }];
   let arguments = (ins K3_FloatTensor:$q, K3_FloatTensor:$k,
                    K3_FloatTensor:$v, K3_F32Tensor:$g, K3_FloatTensor:$beta,
-                   K3_F32Tensor:$initial_state, F32Attr:$scale);
-  let results = (outs K3_FloatTensor:$out, K3_F32Tensor:$final_state);
+                   K3_F32Tensor:$initial_state, F32Attr:$scale,
+                   OptionalAttr<I64Attr>:$snapshot_interval);
+  let results = (outs K3_FloatTensor:$out, K3_F32Tensor:$final_state,
+                 Optional<K3_F32Tensor>:$snapshots);
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta `,` `state` `(` $initial_state `)`
-    `scale` `=` $scale attr-dict `:` functional-type(operands, results)
+    `scale` `=` $scale (`snapshots` `every` $snapshot_interval^)? attr-dict
+    `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -38,7 +38,8 @@ public:
   EntryBuilder(OpBuilder &b, const Checkpoint &ck, bool decode,
                const ImportOptions &options)
       : b(b), ck(ck), c(ck.config()), decode(decode), f32(b.getF32Type()),
-        cacheType(options.f32MlaCache ? b.getF32Type() : b.getBF16Type()) {
+        cacheType(options.f32MlaCache ? b.getF32Type() : b.getBF16Type()),
+        snapshotInterval(decode ? 0 : options.kdaSnapshotInterval) {
     for (const TensorSpec &s : ck.specs())
       specs[s.isHead ? "lm_head.weight" : s.name] = &s;
   }
@@ -224,6 +225,9 @@ private:
   std::map<std::string, Value> weights;
   /// State arguments consumed, and the values to return for them.
   SmallVector<Value> stateIn, stateOut;
+  /// Prefill only: the KDA snapshot interval (0: none) and the snapshots.
+  int64_t snapshotInterval;
+  SmallVector<std::pair<std::string, Value>> snapshots;
   unsigned nextState = 0;
 };
 
@@ -276,9 +280,17 @@ Value EntryBuilder::kda(Value x, int64_t layer) {
   Value beta = SigmoidOp::create(b, loc, linear(x, at + "b_proj.weight"));
 
   Value s0 = stateIn[nextState++];
-  auto rec = KdaOp::create(b, loc, act({h, dk}), s0.getType(), q, k, qkv[2], g,
-                           beta, s0, fattr(1.0 / std::sqrt(double(dk))));
+  Type snapType = snapshotInterval
+                      ? RankedTensorType::get({kDyn, h, dk, dk}, b.getF32Type())
+                      : Type();
+  auto rec = KdaOp::create(b, loc, act({h, dk}), s0.getType(), snapType, q, k, qkv[2], g,
+                           beta, s0, fattr(1.0 / std::sqrt(double(dk))),
+                           snapshotInterval ? b.getI64IntegerAttr(snapshotInterval)
+                                            : IntegerAttr());
   stateOut.push_back(rec.getFinalState());
+  if (snapshotInterval)
+    snapshots.push_back({"layers." + std::to_string(layer) + ".kda_snapshots",
+                         rec.getSnapshots()});
 
   // Head-wise RMSNorm fused with the sigmoid output gate, then o_proj.
   Value gate = c.fullRankOutputGate
@@ -395,6 +407,14 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
   }
   SmallVector<Type> results{RankedTensorType::get({tokens(), c.vocabSize}, f32)};
   results.append(inputs.begin() + 1, inputs.end());
+  // Then, with snapshots, one [⌊T/N⌋, H, K, K] tensor per KDA layer.
+  SmallVector<std::string> snapshotNames;
+  for (int64_t l = 0; snapshotInterval && l < c.numLayers; ++l)
+    if (c.mixer(l) == Mixer::KDA) {
+      results.push_back(RankedTensorType::get(
+          {kDyn, c.kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
+      snapshotNames.push_back("layers." + std::to_string(l) + ".kda_snapshots");
+    }
 
   b.setInsertionPointToEnd(module.getBody());
   auto fn = func::FuncOp::create(b, loc, decode ? "decode" : "prefill",
@@ -405,6 +425,8 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     fn.setArgAttr(i + 1, "k3.name", b.getStringAttr(name));
     fn.setResultAttr(i + 1, "k3.name", b.getStringAttr(name));
   }
+  for (auto [i, name] : llvm::enumerate(snapshotNames))
+    fn.setResultAttr(1 + stateNames.size() + i, "k3.name", b.getStringAttr(name));
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);
   Value ids = body->getArgument(0);
@@ -461,6 +483,8 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
   Value logits = LmHeadOp::create(b, loc, results[0], h, head);
   SmallVector<Value> rets{logits};
   rets.append(stateOut.begin(), stateOut.end());
+  for (auto &[name, value] : snapshots)
+    rets.push_back(value);
   func::ReturnOp::create(b, loc, rets);
   return fn;
 }

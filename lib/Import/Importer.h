@@ -30,6 +30,10 @@ struct ImportOptions {
   /// Element type of the MLA latent cache: bf16 (the default, MLA.md §8) or
   /// f32 (for tests held to the fp32 thresholds).
   bool f32MlaCache = false;
+  /// > 0: prefill also returns, per KDA layer, the recurrent state after
+  /// every this many tokens of the call (`layers.L.kda_snapshots`,
+  /// [⌊T/N⌋, H, K, V]; CACHE.md's prefix snapshots).
+  int64_t kdaSnapshotInterval = 0;
 };
 
 OwningOpRef<ModuleOp> importCheckpoint(MLIRContext &context,

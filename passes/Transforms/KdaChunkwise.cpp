@@ -9,10 +9,13 @@
 #include "dialects/K3/K3Ops.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <numeric>
 
 #define DEBUG_TYPE "k3-kda-chunkwise"
 
@@ -75,16 +78,27 @@ struct K3KdaChunkwisePass : k3::impl::K3KdaChunkwisePassBase<K3KdaChunkwisePass>
       // work (and a length-1 chunk kernel is where vLLM #50649 broke).
       if (cast<RankedTensorType>(op.getQ().getType()).getDimSize(0) == 1)
         continue;
+      // Snapshots every N tokens must fall on chunk boundaries: the chunk
+      // shrinks to gcd(chunk-size, N) (and the sub-chunk to divide it).
+      int64_t chunk = chunkSize, sub = subChunk;
+      if (std::optional<int64_t> every = op.getSnapshotInterval();
+          every && *every % chunk != 0) {
+        chunk = std::gcd(chunk, *every);
+        sub = std::gcd(sub, chunk);
+        op.emitRemark() << "k3-kda-chunkwise: chunks of " << chunk << " (sub-chunks of " << sub
+                        << ") so that the snapshots every " << *every
+                        << " tokens fall on chunk boundaries";
+      }
       std::string why;
-      KdaTileForm form = chooseForm(op.getG(), subChunk, why);
+      KdaTileForm form = chooseForm(op.getG(), sub, why);
       if (form == KdaTileForm::safe)
         op.emitRemark() << "k3-kda-chunkwise: safe tile form (exact pairwise "
                            "exponents on the diagonal sub-chunks): "
                         << why;
       auto s0Type = cast<RankedTensorType>(op.getInitialState().getType());
       int64_t t = cast<RankedTensorType>(op.getQ().getType()).getDimSize(0);
-      int64_t chunks = ShapedType::isDynamic(t) ? ShapedType::kDynamic
-                                                : (t + chunkSize - 1) / chunkSize;
+      int64_t chunks =
+          ShapedType::isDynamic(t) ? ShapedType::kDynamic : (t + chunk - 1) / chunk;
       SmallVector<int64_t> statesShape{chunks};
       llvm::append_range(statesShape, s0Type.getShape());
       rewriter.setInsertionPoint(op);
@@ -92,10 +106,34 @@ struct K3KdaChunkwisePass : k3::impl::K3KdaChunkwisePassBase<K3KdaChunkwisePass>
           rewriter, op.getLoc(), op.getOut().getType(), op.getFinalState().getType(),
           RankedTensorType::get(statesShape, s0Type.getElementType()), op.getQ(),
           op.getK(), op.getV(), op.getG(), op.getBeta(), op.getInitialState(),
-          op.getScaleAttr(), rewriter.getI64IntegerAttr(chunkSize),
-          rewriter.getI64IntegerAttr(subChunk),
+          op.getScaleAttr(), rewriter.getI64IntegerAttr(chunk), rewriter.getI64IntegerAttr(sub),
           KdaTileFormAttr::get(&getContext(), form));
-      rewriter.replaceOp(op, {chunked.getOut(), chunked.getFinalState()});
+      Value snapshots;
+      if (std::optional<int64_t> every = op.getSnapshotInterval()) {
+        // Every N-th token is a chunk boundary: take every (N / chunk)-th
+        // boundary state, from the (N / chunk − 1)-th on.
+        int64_t step = *every / chunk;
+        Location loc = op.getLoc();
+        Value tokens = tensor::DimOp::create(rewriter, loc, op.getQ(), 0);
+        Value count = arith::DivUIOp::create(
+            rewriter, loc, tokens, arith::ConstantIndexOp::create(rewriter, loc, *every));
+        auto snapType = cast<RankedTensorType>(op.getSnapshots().getType());
+        SmallVector<OpFoldResult> offsets{rewriter.getIndexAttr(step - 1)}, sizes{count},
+            strides{rewriter.getIndexAttr(step)};
+        for (int64_t d : s0Type.getShape()) {
+          offsets.push_back(rewriter.getIndexAttr(0));
+          sizes.push_back(rewriter.getIndexAttr(d));
+          strides.push_back(rewriter.getIndexAttr(1));
+        }
+        snapshots = tensor::ExtractSliceOp::create(rewriter, loc, chunked.getBoundaryStates(),
+                                                   offsets, sizes, strides);
+        if (snapshots.getType() != snapType)
+          snapshots = tensor::CastOp::create(rewriter, loc, snapType, snapshots);
+      }
+      SmallVector<Value> results{chunked.getOut(), chunked.getFinalState()};
+      if (snapshots)
+        results.push_back(snapshots);
+      rewriter.replaceOp(op, results);
     }
   }
 };

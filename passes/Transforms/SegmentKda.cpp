@@ -108,11 +108,12 @@ void segment(KdaOp op, int64_t n) {
     Value q = rowsOf(b, loc, op.getQ(), start, size), k = rowsOf(b, loc, op.getK(), start, size),
           v = rowsOf(b, loc, op.getV(), start, size), g = rowsOf(b, loc, op.getG(), start, size),
           beta = rowsOf(b, loc, op.getBeta(), start, size);
-    auto zero = KdaOp::create(b, loc, f32Rows(dv), sType, q, k, v, g, beta, zeroState,
-                              op.getScaleAttr());
+    auto zero = KdaOp::create(b, loc, f32Rows(dv), sType, Type(), q, k, v, g, beta, zeroState,
+                              op.getScaleAttr(), IntegerAttr());
     Value noValues = filled(b, loc, {dyn, hv, dk}, size, 0.0);
-    auto trans = KdaOp::create(b, loc, f32Rows(dk), RankedTensorType::get({hv, dk, dk}, f32), q,
-                               k, noValues, g, beta, identity, op.getScaleAttr());
+    auto trans = KdaOp::create(b, loc, f32Rows(dk), RankedTensorType::get({hv, dk, dk}, f32),
+                               Type(), q, k, noValues, g, beta, identity, op.getScaleAttr(),
+                               IntegerAttr());
     parts.push_back({start, size, zero.getOut(), zero.getFinalState(), trans.getOut(),
                      trans.getFinalState()});
   }
@@ -169,8 +170,9 @@ struct K3SegmentKdaPass : k3::impl::K3SegmentKdaPassBase<K3SegmentKdaPass> {
       auto q = cast<RankedTensorType>(op.getQ().getType());
       auto s = cast<RankedTensorType>(op.getInitialState().getType());
       // One token is one step (decode); the composition needs static head
-      // shapes for its state algebra.
-      if (q.getDimSize(0) != 1 && s.hasStaticShape())
+      // shapes for its state algebra. Snapshots stay with the one-sequence
+      // form (segment-local boundaries would need the scan's states).
+      if (q.getDimSize(0) != 1 && s.hasStaticShape() && !op.getSnapshots())
         ops.push_back(op);
     });
     for (KdaOp op : ops)

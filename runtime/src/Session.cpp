@@ -29,6 +29,15 @@ k3rt_status_t Session::create(CpuExecutable &exe, std::unique_ptr<Session> &out)
       shape.push_back(d < 0 ? 0 : d); // the dynamic extent: cached tokens
     s->state.push_back(HostTensor::zeros(info->dtype(), shape));
   }
+  // Outputs: logits, the state in input order, then any KDA snapshots.
+  if (prefill->outputs()->size() < prefill->inputs()->size())
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      "the prefill entry returns " +
+                          std::to_string(prefill->outputs()->size()) +
+                          " tensors, fewer than logits and its " +
+                          std::to_string(prefill->inputs()->size() - 1) + " state tensors");
+  for (size_t i = prefill->inputs()->size(); i < prefill->outputs()->size(); ++i)
+    s->snapshotNamesList.push_back(prefill->outputs()->Get(i)->name()->str());
   const auto *logits = prefill->outputs()->Get(0)->shape();
   s->vocab = logits->size() == 2 ? logits->Get(1) : 0;
   out = std::move(s);
@@ -54,8 +63,9 @@ k3rt_status_t Session::append(const int32_t *ids, size_t n,
   if (k3rt_status_t s = exe.run(n == 1 && seen > 0 ? "decode" : "prefill", args, out))
     return s;
   logits.assign(out[0].f32(), out[0].f32() + out[0].numElements());
-  state.assign(std::make_move_iterator(out.begin() + 1),
-               std::make_move_iterator(out.end()));
+  auto stateEnd = out.begin() + 1 + state.size();
+  state.assign(std::make_move_iterator(out.begin() + 1), std::make_move_iterator(stateEnd));
+  snapshots.assign(std::make_move_iterator(stateEnd), std::make_move_iterator(out.end()));
   seen += int64_t(n);
   return nullptr;
 }

@@ -12,6 +12,8 @@
 
 #include "runtime/src/CpuExecutable.h"
 
+#include <string>
+
 namespace k3rt {
 
 class Session {
@@ -26,10 +28,19 @@ public:
   int64_t vocabSize() const { return vocab; }
   int64_t tokens() const { return seen; }
 
+  /// The KDA snapshots of the last prefill call, when the binary was built
+  /// with them (`k3-compile --kda-snapshot-interval=N`): one tensor per KDA
+  /// layer, [⌊n/N⌋, H, K, K], the state after every N tokens of that call,
+  /// in the order of `snapshotNames()`. Empty after a decode step.
+  const std::vector<HostTensor> &lastSnapshots() const { return snapshots; }
+  const std::vector<std::string> &snapshotNames() const { return snapshotNamesList; }
+
 private:
   explicit Session(CpuExecutable &exe) : exe(exe) {}
   CpuExecutable &exe;
   std::vector<HostTensor> state;
+  std::vector<HostTensor> snapshots;
+  std::vector<std::string> snapshotNamesList;
   int64_t vocab = 0;
   int64_t seen = 0;
 };

@@ -13,7 +13,8 @@
 // v.npy, graw.npy, alog.npy, dt.npy, braw.npy, s0.npy; 2 q/k heads, 4 value
 // heads, K = V = 16, a non-zero initial state) and the fp64 answers
 // (want_o.npy, want_s.npy, and with C the state after every C tokens and at
-// the end, want_b.npy [ceil(T/C), HV, K, V]). GATE: `lb` (lower bound −5, varied decays),
+// the end, want_b.npy [ceil(T/C), HV, K, V], and without the partial end,
+// want_snap.npy [⌊T/C⌋, HV, K, V]). GATE: `lb` (lower bound −5, varied decays),
 // `lb-saturated` (every channel at −5 for the whole sequence), `softplus`,
 // `softplus-large` (A_log = 3: per-token decays down to about −100).
 //
@@ -97,8 +98,12 @@ int writeKdaCase(const std::string &gate, int64_t t, uint64_t seed, const std::s
   std::string error;
   std::vector<float> of(o.begin(), o.end()), sf(st.begin(), st.end()),
       bf(bounds.begin(), bounds.end());
-  if (chunks && !k3rt::writeNpy(dir + "/want_b.npy", k3rt::makeF32({chunks, hv, dk, dv}, bf.data()),
-                                error)) {
+  // The full intervals only: what `snapshots every C` returns.
+  const int64_t full = boundaryChunk > 0 ? t / boundaryChunk : 0;
+  if (chunks && (!k3rt::writeNpy(dir + "/want_b.npy",
+                                 k3rt::makeF32({chunks, hv, dk, dv}, bf.data()), error) ||
+                 !k3rt::writeNpy(dir + "/want_snap.npy",
+                                 k3rt::makeF32({full, hv, dk, dv}, bf.data()), error))) {
     std::fprintf(stderr, "k3-reference: error: %s\n", error.c_str());
     return 1;
   }

@@ -103,3 +103,32 @@ func.func @static(%q: tensor<40x4x16xf32>, %k: tensor<40x4x16xf32>, %v: tensor<4
       -> (tensor<40x4x16xf32>, tensor<4x16x16xf32>)
   return %o, %s1 : tensor<40x4x16xf32>, tensor<4x16x16xf32>
 }
+
+// -----
+
+// Snapshots every 128 tokens: every second boundary of 64-token chunks,
+// from the second on (with the OPT options' 32-token chunks every fourth,
+// from the fourth). Every 32 tokens drops the default chunk to 32, with a
+// remark (with OPT's chunks, every boundary).
+// CHECK-LABEL: func.func @snapshots
+//       CHECK:   %{{.+}}, %{{.+}}, %[[B:.+]] = k3.kda_chunked {{.+}} chunk = 64 sub_chunk = 16 factored
+//       CHECK:   %[[N:.+]] = arith.divui %{{.+}}, %c128
+//       CHECK:   %[[SN:.+]] = tensor.extract_slice %[[B]][1, 0, 0, 0] [%[[N]], 4, 16, 16] [2, 1, 1, 1]
+//       CHECK:   k3.kda_chunked {{.+}} chunk = 32 sub_chunk = 16 factored
+//       CHECK:   return %[[SN]]
+// OPT-LABEL: func.func @snapshots
+//       OPT:   tensor.extract_slice %{{.+}}[3, 0, 0, 0] [%{{.+}}, 4, 16, 16] [4, 1, 1, 1]
+//       OPT:   tensor.extract_slice %{{.+}}[0, 0, 0, 0] [%{{.+}}, 4, 16, 16] [1, 1, 1, 1]
+func.func @snapshots(%q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<?x4x16xf32>, %x: tensor<?x4x16xf32>,
+                     %a: tensor<4xf32>, %dt: tensor<4x16xf32>, %beta: tensor<?x4xf32>, %s0: tensor<4x16x16xf32>)
+    -> (tensor<?x4x16x16xf32>, tensor<?x4x16x16xf32>) {
+  %g = k3.kda_gate lower_bound lb = -5.0 %x, %a, %dt : (tensor<?x4x16xf32>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<?x4x16xf32>
+  %o, %s1, %sn = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25 snapshots every 128
+      : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x16xf32>)
+      -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>, tensor<?x4x16x16xf32>)
+  // expected-remark @+1 {{k3-kda-chunkwise: chunks of 32 (sub-chunks of 16) so that the snapshots every 32 tokens fall on chunk boundaries}}
+  %o2, %s2, %sn2 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25 snapshots every 32
+      : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x16xf32>)
+      -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>, tensor<?x4x16x16xf32>)
+  return %sn, %sn2 : tensor<?x4x16x16xf32>, tensor<?x4x16x16xf32>
+}

@@ -106,6 +106,12 @@ static cl::opt<int64_t>
                          "through their affine state maps (the context-parallel "
                          "form; default 1: one sequence)"),
                 cl::init(1), cl::cat(k3Category));
+static cl::opt<int64_t> kdaSnapshotInterval(
+    "kda-snapshot-interval",
+    cl::desc("Prefill also returns each KDA layer's state after every N tokens "
+             "(layers.L.kda_snapshots; best a multiple of --kda-chunk; "
+             "default 0: none)"),
+    cl::init(0), cl::cat(k3Category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Synthetic weights seed"),
                               cl::init(0), cl::cat(k3Category));
 static cl::opt<std::string> syntheticExperts(
@@ -227,6 +233,9 @@ int main(int argc, char **argv) {
     return fail("--mla-cache-dtype=" + mlaCache + ": expected bf16 or f32");
   if (kdaForm != "chunked" && kdaForm != "recurrent")
     return fail("--kda-form=" + kdaForm + ": expected chunked or recurrent");
+  if (kdaSnapshotInterval < 0)
+    return fail("--kda-snapshot-interval=" + Twine(kdaSnapshotInterval.getValue()) +
+                ": expected 0 (none) or a positive token count");
   if (kdaSegments < 1)
     return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected at least 1");
   if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0)
@@ -257,6 +266,7 @@ int main(int argc, char **argv) {
       return fail(error);
     mlir::k3::ImportOptions options;
     options.f32MlaCache = mlaCache == "f32";
+    options.kdaSnapshotInterval = kdaSnapshotInterval;
     module = mlir::k3::importCheckpoint(context, *checkpoint, options);
   } else {
     std::string error;

@@ -124,9 +124,18 @@ struct LowerKda : OpRewritePattern<KdaOp> {
     // Reductions over i produce [HV, V]: loops (h, i, j) with output (h, j).
     AffineMap hjMap = project(ctx, 3, {0, 2});
 
+    // Snapshots: the state after every N tokens, [⌊T/N⌋, HV, K, V].
+    std::optional<int64_t> every = op.getSnapshotInterval();
+    SmallVector<Value> inits{op.getInitialState(), out};
+    if (every) {
+      Value count = arith::DivUIOp::create(b, loc, tokens, cstIndex(b, loc, *every));
+      SmallVector<OpFoldResult> sizes{count};
+      for (int64_t d : {hv, dk, dv})
+        sizes.push_back(b.getIndexAttr(d));
+      inits.push_back(empty(b, loc, sizes, b.getF32Type()));
+    }
     auto loop = scf::ForOp::create(
-        b, loc, cstIndex(b, loc, 0), tokens, cstIndex(b, loc, 1),
-        ValueRange{op.getInitialState(), out},
+        b, loc, cstIndex(b, loc, 0), tokens, cstIndex(b, loc, 1), inits,
         [&](OpBuilder &nb, Location nl, Value t, ValueRange iter) {
           Value q = row(nb, nl, op.getQ(), t), k = row(nb, nl, op.getK(), t),
                 v = row(nb, nl, op.getV(), t), g = row(nb, nl, op.getG(), t),
@@ -180,9 +189,39 @@ struct LowerKda : OpRewritePattern<KdaOp> {
               {t, nb.getIndexAttr(0), nb.getIndexAttr(0)},
               {nb.getIndexAttr(1), nb.getIndexAttr(hv), nb.getIndexAttr(dv)},
               {nb.getIndexAttr(1), nb.getIndexAttr(1), nb.getIndexAttr(1)});
-          scf::YieldOp::create(nb, nl, ValueRange{updated, next});
+          SmallVector<Value> yields{updated, next};
+          if (every) {
+            Value done = arith::AddIOp::create(nb, nl, t, cstIndex(nb, nl, 1));
+            Value atBoundary = arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::eq,
+                arith::RemUIOp::create(nb, nl, done, cstIndex(nb, nl, *every)),
+                cstIndex(nb, nl, 0));
+            auto branch = scf::IfOp::create(
+                nb, nl, atBoundary,
+                [&](OpBuilder &tb, Location tl) {
+                  Value slot = arith::SubIOp::create(
+                      tb, tl, arith::DivUIOp::create(tb, tl, done, cstIndex(tb, tl, *every)),
+                      cstIndex(tb, tl, 1));
+                  SmallVector<OpFoldResult> offsets{slot}, sizes{tb.getIndexAttr(1)},
+                      strides(4, tb.getIndexAttr(1));
+                  for (int64_t d : {hv, dk, dv}) {
+                    offsets.push_back(tb.getIndexAttr(0));
+                    sizes.push_back(tb.getIndexAttr(d));
+                  }
+                  scf::YieldOp::create(tb, tl,
+                                       Value(tensor::InsertSliceOp::create(
+                                           tb, tl, updated, iter[2], offsets, sizes, strides)));
+                },
+                [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, iter[2]); });
+            yields.push_back(branch.getResult(0));
+          }
+          scf::YieldOp::create(nb, nl, yields);
         });
-    b.replaceOp(op, {loop.getResult(1), loop.getResult(0)});
+    SmallVector<Value> results{loop.getResult(1), loop.getResult(0)};
+    if (every)
+      results.push_back(tensor::CastOp::create(b, loc, op.getSnapshots().getType(),
+                                               loop.getResult(2)));
+    b.replaceOp(op, results);
     return success();
   }
 };

@@ -277,3 +277,43 @@ func.func @zero_heads(%q: tensor<5x0x16xf32>, %k: tensor<5x0x16xf32>, %v: tensor
       : (tensor<5x0x16xf32>, tensor<5x0x16xf32>, tensor<5x0x8xf32>, tensor<5x0x16xf32>, tensor<5x0xf32>, tensor<0x16x8xf32>) -> (tensor<5x0x8xf32>, tensor<0x16x8xf32>)
   return
 }
+
+// -----
+
+// Snapshots need their interval, and the interval its result.
+func.func @snap0(%q: tensor<5x4x16xf32>, %k: tensor<5x4x16xf32>, %v: tensor<5x4x8xf32>, %g: tensor<5x4x16xf32>, %beta: tensor<5x4xf32>, %s0: tensor<4x16x8xf32>) {
+  // expected-error @+1 {{snapshots every 2 need a snapshots result}}
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25 snapshots every 2
+      : (tensor<5x4x16xf32>, tensor<5x4x16xf32>, tensor<5x4x8xf32>, tensor<5x4x16xf32>, tensor<5x4xf32>, tensor<4x16x8xf32>) -> (tensor<5x4x8xf32>, tensor<4x16x8xf32>)
+  return
+}
+
+// -----
+
+// T = 5 every 2 tokens is 2 snapshots.
+func.func @snap1(%q: tensor<5x4x16xf32>, %k: tensor<5x4x16xf32>, %v: tensor<5x4x8xf32>, %g: tensor<5x4x16xf32>, %beta: tensor<5x4xf32>, %s0: tensor<4x16x8xf32>) {
+  // expected-error @+1 {{snapshots dim 0 (floor(T/N)) is 3, expected 2 from T = 5 every 2 tokens}}
+  %o, %s1, %sn = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25 snapshots every 2
+      : (tensor<5x4x16xf32>, tensor<5x4x16xf32>, tensor<5x4x8xf32>, tensor<5x4x16xf32>, tensor<5x4xf32>, tensor<4x16x8xf32>) -> (tensor<5x4x8xf32>, tensor<4x16x8xf32>, tensor<3x4x16x8xf32>)
+  return
+}
+
+// -----
+
+// A positive interval.
+func.func @snap2(%q: tensor<5x4x16xf32>, %k: tensor<5x4x16xf32>, %v: tensor<5x4x8xf32>, %g: tensor<5x4x16xf32>, %beta: tensor<5x4xf32>, %s0: tensor<4x16x8xf32>) {
+  // expected-error @+1 {{snapshot interval 0 must be positive}}
+  %o, %s1, %sn = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25 snapshots every 0
+      : (tensor<5x4x16xf32>, tensor<5x4x16xf32>, tensor<5x4x8xf32>, tensor<5x4x16xf32>, tensor<5x4xf32>, tensor<4x16x8xf32>) -> (tensor<5x4x8xf32>, tensor<4x16x8xf32>, tensor<0x4x16x8xf32>)
+  return
+}
+
+// -----
+
+// Snapshots have the state's shape.
+func.func @snap3(%q: tensor<5x4x16xf32>, %k: tensor<5x4x16xf32>, %v: tensor<5x4x8xf32>, %g: tensor<5x4x16xf32>, %beta: tensor<5x4xf32>, %s0: tensor<4x16x8xf32>) {
+  // expected-error @+1 {{snapshots dim 2 (K) is 8, expected 16 from initial_state}}
+  %o, %s1, %sn = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25 snapshots every 2
+      : (tensor<5x4x16xf32>, tensor<5x4x16xf32>, tensor<5x4x8xf32>, tensor<5x4x16xf32>, tensor<5x4xf32>, tensor<4x16x8xf32>) -> (tensor<5x4x8xf32>, tensor<4x16x8xf32>, tensor<2x4x8x8xf32>)
+  return
+}

@@ -28,3 +28,18 @@ func.func @gva(%q: tensor<5x2x16xf32>, %k: tensor<5x2x16xf32>, %v: tensor<5x4x16
       -> (tensor<5x4x16xf32>, tensor<4x16x16xf32>)
   return %o, %s1 : tensor<5x4x16xf32>, tensor<4x16x16xf32>
 }
+
+// -----
+
+// Snapshots: the state after every 512 tokens as a third result.
+// CHECK-LABEL: func.func @snapshots
+//       CHECK:   %{{.+}}, %{{.+}}, %[[SN:.+]] = k3.kda {{.+}} scale = 2.500000e-01 snapshots every 512 :
+//  CHECK-SAME:     -> (tensor<?x4x8xf32>, tensor<4x16x8xf32>, tensor<?x4x16x8xf32>)
+//       CHECK:   return %[[SN]]
+func.func @snapshots(%q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<?x4x8xf32>, %g: tensor<?x4x16xf32>,
+                     %beta: tensor<?x4xf32>, %s0: tensor<4x16x8xf32>) -> tensor<?x4x16x8xf32> {
+  %o, %s1, %sn = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25 snapshots every 512
+      : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x8xf32>, tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x8xf32>)
+      -> (tensor<?x4x8xf32>, tensor<4x16x8xf32>, tensor<?x4x16x8xf32>)
+  return %sn : tensor<?x4x16x8xf32>
+}

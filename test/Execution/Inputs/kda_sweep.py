@@ -7,7 +7,8 @@ ordinary and large A_log) and every T in {1, 15, 16, 17, 63, 64, 65, 200,
 1000}, writes the seeded case (non-zero initial state) with k3-reference,
 runs each binary's kda_lb or kda_softplus through k3-run and compares output
 and final state (relative RMSE < 1e-5). The first binary also runs
-kda_boundaries (chunks of 16) against the reference boundary states. Prints
+kda_boundaries (chunks of 16) against the reference boundary states, and
+every unsegmented binary kda_snapshots (every 16 tokens; T >= 16). Prints
 one line per comparison and the worst; exits 1 on any failure.
 """
 import os
@@ -51,5 +52,10 @@ for gate in ["lb", "lb-saturated", "softplus", "softplus-large"]:
                 subprocess.run([run, binary, "--function=kda_boundaries"] + args + ["--output=@" + b],
                                check=True)
                 check(os.path.join(case, "want_b.npy"), b, "%s %s T=%d boundaries" % (name, gate, t))
+            if gate == "lb" and t >= 16 and "seg" not in name:
+                snap = os.path.join(case, "snap.npy")
+                subprocess.run([run, binary, "--function=kda_snapshots"] + args +
+                               ["--output=@" + snap], check=True)
+                check(os.path.join(case, "want_snap.npy"), snap, "%s %s T=%d snapshots" % (name, gate, t))
 print("worst relative_rmse=%.3g" % worst)
 sys.exit(1 if failed else 0)
