@@ -74,11 +74,14 @@ func.func @packed_linear(%x: tensor<?x64xf32>, %w: tensor<8x64xf4E2M1FN>, %s: te
 
 // -----
 
-// KDA becomes an scf.for over tokens whose state is updated in place.
+// KDA becomes an scf.for over tokens whose state is updated in place; the
+// decay takes one exponential per key row, then scales the state rows.
 // CHECK-LABEL: func.func @kda
 //       CHECK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[S:.+]] = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x4x4xf32>, tensor<?x1x4xf32>)
-//       CHECK:     linalg.generic {{.*}} outs(%[[S]] : tensor<1x4x4xf32>)
+//       CHECK:     linalg.generic {{.*}} outs(%{{.+}} : tensor<1x4xf32>)
 //       CHECK:       math.exp
+//       CHECK:     linalg.generic {{.*}} outs(%[[S]] : tensor<1x4x4xf32>)
+//       CHECK:       arith.mulf
 //       CHECK:     scf.yield
 //   CHECK-NOT:   k3.kda
 func.func @kda(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x1x4xf32>, %g: tensor<?x1x4xf32>,
