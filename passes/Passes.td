@@ -84,6 +84,25 @@ def K3DequantizeWeightsPass : Pass<"k3-dequantize-weights", "::mlir::ModuleOp"> 
   }];
 }
 
+def K3FuseKdaDecodePass : Pass<"k3-fuse-kda-decode"> {
+  let summary = "Fuse a one-token KDA layer's mixing chain into k3.kda_decode";
+  let description = [{
+    In a function with one token (decode), the chain the importer builds for
+    a KDA layer, from the q/k/v projections to the gated output norm,
+
+    ```
+    short_conv(silu) ×3 → expand_shape → l2_norm (q, k)
+    kda_gate(f), sigmoid(b) → k3.kda → rms_norm(gate(out_gate))
+    ```
+
+    becomes one `k3.kda_decode` (KDA.md §7's fused step). The chain must be
+    private: every intermediate has its single use in it, the L2 norms use
+    eps 1e-6, and the recurrence takes no snapshots; anything else is left
+    alone. The projections stay outside (GEMVs on the layer input).
+  }];
+  let dependentDialects = ["::mlir::k3::K3Dialect"];
+}
+
 def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {
   let summary = "Rewrite the KDA token recurrence into its chunked form";
   let description = [{

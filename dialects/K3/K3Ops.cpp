@@ -445,6 +445,60 @@ LogicalResult KdaChunkedOp::verify() {
                });
 }
 
+LogicalResult KdaDecodeOp::verify() {
+  Checker c(*this);
+  Value xq = getXq(), xk = getXk(), xv = getXv(), wq = getWq(), wk = getWk(), wv = getWv(),
+        cq = getCq(), ck = getCk(), cv = getCv(), f = getF(), a = getALog(),
+        dt = getDtBias(), b = getBetaLogits(), s = getState(), w = getNormWeight(),
+        og = getOutGate(), out = getOut();
+  c.rank(xq, "xq", {"1", "H*K"}).rank(xk, "xk", {"1", "H*K"}).rank(xv, "xv", {"1", "HV*V"})
+      .rank(wq, "wq", {"H*K", "W"}).rank(wk, "wk", {"H*K", "W"}).rank(wv, "wv", {"HV*V", "W"})
+      .rank(cq, "cq", {"W-1", "H*K"}).rank(ck, "ck", {"W-1", "H*K"})
+      .rank(cv, "cv", {"W-1", "HV*V"}).rank(f, "f", {"1", "HV", "K"}).rank(a, "a_log", {"HV"})
+      .rank(dt, "dt_bias", {"HV", "K"}).rank(b, "beta_logits", {"1", "HV"})
+      .rank(s, "state", {"HV", "K", "V"}).rank(w, "norm_weight", {"V"})
+      .rank(og, "out_gate", {"1", "HV", "V"}).rank(out, "out", {"1", "HV", "V"});
+  if (!c.ok())
+    return failure();
+  for (auto [v, name] : {std::pair{xq, "xq"}, {xk, "xk"}, {xv, "xv"}, {f, "f"},
+                         {b, "beta_logits"}, {og, "out_gate"}, {out, "out"}})
+    c.dim(v, name, 0, 1, "one decode token");
+  int64_t hk = c.agree({{xq, "xq", 1}, {xk, "xk", 1}, {wq, "wq", 0}, {wk, "wk", 0},
+                        {cq, "cq", 1}, {ck, "ck", 1}});
+  c.agree({{xv, "xv", 1}, {wv, "wv", 0}, {cv, "cv", 1}});
+  int64_t width = c.agree({{wq, "wq", 1}, {wk, "wk", 1}, {wv, "wv", 1}});
+  for (Value win : {cq, ck, cv})
+    c.dim(win, win == cq ? "cq" : win == ck ? "ck" : "cv", 0, sub(width, 1), "the filters");
+  int64_t hv = c.agree({{f, "f", 1}, {a, "a_log", 0}, {dt, "dt_bias", 0}, {b, "beta_logits", 1},
+                        {s, "state", 0}, {og, "out_gate", 1}, {out, "out", 1}});
+  int64_t dk = c.agree({{f, "f", 2}, {dt, "dt_bias", 1}, {s, "state", 1}});
+  int64_t dv = c.agree({{s, "state", 2}, {w, "norm_weight", 0}, {og, "out_gate", 2},
+                        {out, "out", 2}});
+  if (isStatic(hv) && isStatic(dv))
+    c.dim(xv, "xv", 1, hv * dv, "HV·V of the state");
+  if (isStatic(hk) && isStatic(dk) && dk > 0)
+    c.require(hk % dk == 0 && isStatic(hv) && hk / dk > 0 && hv % (hk / dk) == 0,
+              [&](InFlightDiagnostic &d) {
+                d << "q/k width " << hk << " is not a whole number of " << dk
+                  << "-channel heads dividing the " << hv << " value heads";
+              });
+  bool lowerBound = getForm() == KdaGateForm::lower_bound;
+  std::optional<float> lb;
+  if (getLbAttr())
+    lb = getLbAttr().getValue().convertToFloat();
+  c.require(lowerBound == lb.has_value(), [&](InFlightDiagnostic &d) {
+     d << (lowerBound ? "the lower_bound gate needs lb" : "the softplus gate takes no lb");
+   }).require(!lb || (std::isfinite(*lb) && *lb < 0.0f), [&](InFlightDiagnostic &d) {
+    d << "lb must be negative and finite, got " << formatFloat(*lb);
+  });
+  c.sameShape({{cq, "cq"}, {getNewCq(), "new_cq"}})
+      .sameShape({{ck, "ck"}, {getNewCk(), "new_ck"}})
+      .sameShape({{cv, "cv"}, {getNewCv(), "new_cv"}})
+      .sameShape({{s, "state"}, {getNewState(), "new_state"}});
+  return c.positive(getScale().convertToFloat(), "scale")
+      .positive(getEps().convertToFloat(), "eps");
+}
+
 LogicalResult MlaOp::verify() {
   Value q = getQ(), lat = getLatent(), kr = getKRope(), kvb = getKvB(),
         cache = getCache(), out = getOut(), next = getNewCache(),

@@ -336,6 +336,56 @@ def K3_KdaChunkedOp : K3_Op<"kda_chunked", [Pure]> {
   let hasVerifier = 1;
 }
 
+def K3_KdaDecodeOp : K3_Op<"kda_decode", [Pure]> {
+  let summary = "One fused KDA decode step (the output of k3-fuse-kda-decode)";
+  let description = [{
+    The whole token-mixing step of a KDA layer for one token, from the
+    projections to the gated output norm (KDA.md §4, §5, §7): for q, k and
+    v, the depthwise causal conv over `[window | x]` with SiLU and the window
+    shifted by one row; the L2 norm of q and k (eps 1e-6 inside the root);
+    the decay gate `g` from `f` (`form`, `lb` as in `k3.kda_gate`);
+    `β = sigmoid(beta_logits)`; the recurrent step of `k3.kda` on `state`
+    (decay, predict, update, read with `scale`); then
+    `out = rms_norm(o, norm_weight) · sigmoid(out_gate)` per value head.
+
+    Operands: `xq, xk: [1, H·K]`, `xv: [1, HV·V]` (the projections before the
+    conv), `wq, wk: [H·K, W]`, `wv: [HV·V, W]` (filters), `cq, ck: [W−1,
+    H·K]`, `cv: [W−1, HV·V]` (windows), `f: [1, HV, K]`, `a_log: [HV]`,
+    `dt_bias: [HV, K]`, `beta_logits: [1, HV]`, `state: [HV, K, V]` f32,
+    `norm_weight: [V]`, `out_gate: [1, HV, V]`. Results: `out: [1, HV, V]`,
+    the three new windows, the new state. The CPU lowering runs it as one
+    loop over value heads with every intermediate a per-head row; the GPU
+    issue maps the same step to one kernel.
+
+    Example:
+    ```mlir
+    %o, %nq, %nk, %nv, %s1 = k3.kda_decode
+        x(%xq, %xk, %xv) filters(%wq, %wk, %wv) windows(%cq, %ck, %cv)
+        gate(%f, %a, %dt) beta(%b) state(%s0) norm(%w) out_gate(%og)
+        lower_bound lb = -5.0 scale = 0.25 eps = 1.0e-05 : (...) -> (...)
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$xq, K3_FloatTensor:$xk, K3_FloatTensor:$xv,
+                   K3_FloatTensor:$wq, K3_FloatTensor:$wk, K3_FloatTensor:$wv,
+                   K3_FloatTensor:$cq, K3_FloatTensor:$ck, K3_FloatTensor:$cv,
+                   K3_FloatTensor:$f, K3_F32Tensor:$a_log, K3_F32Tensor:$dt_bias,
+                   K3_FloatTensor:$beta_logits, K3_F32Tensor:$state,
+                   K3_FloatTensor:$norm_weight, K3_FloatTensor:$out_gate,
+                   K3_KdaGateFormAttr:$form, OptionalAttr<F32Attr>:$lb,
+                   F32Attr:$scale, F32Attr:$eps);
+  let results = (outs K3_FloatTensor:$out, K3_FloatTensor:$new_cq,
+                 K3_FloatTensor:$new_ck, K3_FloatTensor:$new_cv,
+                 K3_F32Tensor:$new_state);
+  let assemblyFormat = [{
+    `x` `(` $xq `,` $xk `,` $xv `)` `filters` `(` $wq `,` $wk `,` $wv `)`
+    `windows` `(` $cq `,` $ck `,` $cv `)` `gate` `(` $f `,` $a_log `,` $dt_bias `)`
+    `beta` `(` $beta_logits `)` `state` `(` $state `)` `norm` `(` $norm_weight `)`
+    `out_gate` `(` $out_gate `)` $form (`lb` `=` $lb^)? `scale` `=` $scale
+    `eps` `=` $eps attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def K3_MlaOp : K3_Op<"mla", [Pure]> {
   let summary = "Multi-head latent attention, expanded form, with its cache";
   let description = [{

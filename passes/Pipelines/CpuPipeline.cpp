@@ -3,7 +3,8 @@
 // Part of k3. The CPU path as three stages, one per named phase of
 // DESIGN.md §2, and the named pipeline `k3-cpu-to-llvm` running all three:
 //
-//   k3:    k3-decompose-mlp, [k3-segment-kda,] k3-kda-chunkwise, k3-dequantize-weights,
+//   k3:    k3-decompose-mlp, [k3-segment-kda,] k3-fuse-kda-decode,
+//          k3-kda-chunkwise, k3-dequantize-weights,
 //          k3-outline-weights
 //   tiles: convert-k3-to-linalg, convert-elementwise-to-linalg, canonicalize
 //          (linalg on tensors: what each tile computes, target independent)
@@ -60,6 +61,7 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
   pm.addPass(createK3DecomposeMlpPass());
   if (options.kdaSegments > 1)
     pm.addPass(createK3SegmentKdaPass(K3SegmentKdaPassOptions{options.kdaSegments}));
+  pm.addPass(createK3FuseKdaDecodePass());
   if (options.kdaChunked)
     pm.addPass(createK3KdaChunkwisePass(
         K3KdaChunkwisePassOptions{options.kdaChunk, options.kdaSubChunk}));

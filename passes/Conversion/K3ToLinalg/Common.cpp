@@ -59,6 +59,19 @@ Value sigmoid(OpBuilder &b, Location loc, Value x) {
       b, loc, cst(b, loc, 1.0), arith::AddFOp::create(b, loc, cst(b, loc, 1.0), negExp));
 }
 
+Value kdaDecay(OpBuilder &b, Location loc, bool lowerBound, double lb, Value x, Value aLog,
+               Value dt) {
+  Value z = arith::AddFOp::create(b, loc, x, dt);
+  Value scale = math::ExpOp::create(b, loc, aLog);
+  if (lowerBound)
+    return arith::MulFOp::create(b, loc, cst(b, loc, lb),
+                                 sigmoid(b, loc, arith::MulFOp::create(b, loc, scale, z)));
+  Value sp = math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, z));
+  Value big = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, z, cst(b, loc, 20.0));
+  sp = arith::SelectOp::create(b, loc, big, z, sp);
+  return arith::NegFOp::create(b, loc, arith::MulFOp::create(b, loc, scale, sp));
+}
+
 AffineMap identity(MLIRContext *ctx, unsigned n) {
   return AffineMap::getMultiDimIdentityMap(n, ctx);
 }

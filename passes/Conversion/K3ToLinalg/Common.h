@@ -37,6 +37,12 @@ Value cst(OpBuilder &b, Location loc, double value);
 Value cstIndex(OpBuilder &b, Location loc, int64_t value);
 Value sigmoid(OpBuilder &b, Location loc, Value x);
 
+/// The KDA decay `g` of one channel (KDA.md §3) from f32 scalars: the
+/// lower-bounded form `lb · sigmoid(e^a · (x + dt))` when `lowerBound`, else
+/// `−e^a · softplus(x + dt)` (softplus the identity above 20, as FLA).
+Value kdaDecay(OpBuilder &b, Location loc, bool lowerBound, double lb, Value x, Value aLog,
+               Value dt);
+
 /// Identity map of rank n, the map keeping only `dims` of n loops, and the
 /// map keeping the first n − 1 (a row of statistics over the last dim).
 AffineMap identity(MLIRContext *ctx, unsigned n);
@@ -77,6 +83,7 @@ void populateChannelMixingPatterns(RewritePatternSet &patterns);
 void populateMixingPatterns(RewritePatternSet &patterns);
 void populateTokenMixingPatterns(RewritePatternSet &patterns);
 void populateKdaChunkedPatterns(RewritePatternSet &patterns);
+void populateKdaDecodePatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::k3::lowering
 

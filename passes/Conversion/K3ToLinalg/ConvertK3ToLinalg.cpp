@@ -31,6 +31,7 @@ struct ConvertK3ToLinalgPass
     k3::lowering::populateMixingPatterns(patterns);
     k3::lowering::populateTokenMixingPatterns(patterns);
     k3::lowering::populateKdaChunkedPatterns(patterns);
+    k3::lowering::populateKdaDecodePatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

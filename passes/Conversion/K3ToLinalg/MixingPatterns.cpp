@@ -60,19 +60,7 @@ struct LowerKdaGate : OpRewritePattern<KdaGateOp> {
                    identity(ctx, 3)},
                   SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
                   [&](OpBuilder &nb, Location nl, ValueRange a) {
-                    Value z = arith::AddFOp::create(nb, nl, a[0], a[2]);
-                    Value scale = math::ExpOp::create(nb, nl, a[1]);
-                    if (bounded) {
-                      Value s = sigmoid(nb, nl, arith::MulFOp::create(nb, nl, scale, z));
-                      return SmallVector<Value>{
-                          arith::MulFOp::create(nb, nl, cst(nb, nl, lb), s)};
-                    }
-                    Value sp = math::Log1pOp::create(nb, nl, math::ExpOp::create(nb, nl, z));
-                    Value big = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
-                                                      z, cst(nb, nl, 20.0));
-                    sp = arith::SelectOp::create(nb, nl, big, z, sp);
-                    return SmallVector<Value>{arith::NegFOp::create(
-                        nb, nl, arith::MulFOp::create(nb, nl, scale, sp))};
+                    return SmallVector<Value>{kdaDecay(nb, nl, bounded, lb, a[0], a[1], a[2])};
                   })
                   .front();
     b.replaceOp(op, g);

@@ -1,0 +1,208 @@
+//===- KdaDecodePattern.cpp - k3.kda_decode as one loop over heads --------===//
+//
+// Part of k3. The fused one-token KDA step: the windows shift once for all
+// channels, then one scf.for over value heads does, on that head's rows
+// only, the conv taps with SiLU, the L2 norms, the decay gate, β, the
+// recurrent step on the head's [K, V] state slice (updated in place) and
+// the gated RMSNorm of the read. Nothing per head outlives its iteration.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/K3/K3Ops.h"
+#include "passes/Conversion/K3ToLinalg/Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::k3;
+using namespace mlir::k3::lowering;
+
+namespace {
+
+using IT = utils::IteratorType;
+
+SmallVector<OpFoldResult> ints(OpBuilder &b, ArrayRef<int64_t> v) {
+  SmallVector<OpFoldResult> r;
+  for (int64_t x : v)
+    r.push_back(b.getIndexAttr(x));
+  return r;
+}
+
+/// A static-shaped slice of `src` at `offsets` (OpFoldResults), rank-reduced
+/// to `shape`.
+Value slice(OpBuilder &b, Location loc, Value src, ArrayRef<OpFoldResult> offsets,
+            ArrayRef<int64_t> sizes, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(src.getType());
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), src, offsets,
+      ints(b, sizes), ints(b, SmallVector<int64_t>(sizes.size(), 1)));
+}
+
+/// [window | x] as f32 rows [W, P].
+Value extended(OpBuilder &b, Location loc, Value window, Value x) {
+  auto wType = cast<RankedTensorType>(window.getType());
+  int64_t rows = wType.getDimSize(0), width = wType.getDimSize(1);
+  Value hat = zeros(b, loc, ints(b, {rows + 1, width}));
+  hat = tensor::InsertSliceOp::create(b, loc, withElementType(b, loc, window, b.getF32Type()),
+                                      hat, ints(b, {0, 0}), ints(b, {rows, width}), ints(b, {1, 1}));
+  return tensor::InsertSliceOp::create(b, loc, withElementType(b, loc, x, b.getF32Type()), hat,
+                                       ints(b, {rows, 0}), ints(b, {1, width}), ints(b, {1, 1}));
+}
+
+struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(KdaDecodeOp op, PatternRewriter &b) const override {
+    auto sType = cast<RankedTensorType>(op.getState().getType());
+    auto cqType = cast<RankedTensorType>(op.getCq().getType());
+    if (!sType.hasStaticShape() || !cqType.hasStaticShape() ||
+        !cast<RankedTensorType>(op.getCv().getType()).hasStaticShape())
+      return b.notifyMatchFailure(op, "needs static head shapes");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    const int64_t hv = sType.getDimSize(0), dk = sType.getDimSize(1), dv = sType.getDimSize(2);
+    const int64_t width = cqType.getDimSize(0) + 1, group = hv / (cqType.getDimSize(1) / dk);
+    const bool bounded = op.getForm() == KdaGateForm::lower_bound;
+    const double lb = bounded ? op.getLbAttr().getValueAsDouble() : 0.0;
+    const double scale = op.getScale().convertToDouble(), eps = op.getEps().convertToDouble();
+    auto outType = cast<RankedTensorType>(op.getOut().getType());
+    Type f32 = b.getF32Type();
+
+    // Windows: [window | x] per stream; the new window is its last W−1 rows.
+    SmallVector<Value> hats, windows;
+    for (auto [window, x] : {std::pair{op.getCq(), op.getXq()}, {op.getCk(), op.getXk()},
+                             {op.getCv(), op.getXv()}}) {
+      Value hat = extended(b, loc, window, x);
+      auto wType = cast<RankedTensorType>(window.getType());
+      Value next = slice(b, loc, hat, ints(b, {1, 0}), wType.getShape(), wType.getShape());
+      hats.push_back(hat);
+      windows.push_back(withElementType(b, loc, next, wType.getElementType()));
+    }
+
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
+    AffineMap id1 = identity(ctx, 1), id2 = identity(ctx, 2), row2 = project(ctx, 2, {1}),
+              col2 = project(ctx, 2, {0});
+    auto sum = [](OpBuilder &bb, Location bl, Value acc, Value term) {
+      return Value(arith::AddFOp::create(bb, bl, acc, term));
+    };
+    // y[c] = silu(Σ_i w[c, i] · hat[i, c]) for `n` channels from `first`.
+    auto conv = [&](OpBuilder &nb, Location nl, Value hat, Value w, Value first, int64_t n) {
+      Value taps = slice(nb, nl, hat, {nb.getIndexAttr(0), first}, {width, n}, {width, n});
+      Value filt = slice(nb, nl, w, {first, nb.getIndexAttr(0)}, {n, width}, {n, width});
+      Value y = generic(nb, nl, {filt, taps}, zeros(nb, nl, ints(nb, {n})),
+                        {id2, AffineMap::get(2, 0, {d1, d0}, ctx), col2},
+                        {IT::parallel, IT::reduction},
+                        [&](OpBuilder &bb, Location bl, ValueRange a) {
+                          return SmallVector<Value>{
+                              sum(bb, bl, a[2], arith::MulFOp::create(bb, bl, a[0], a[1]))};
+                        })
+                    .front();
+      return elementwise(nb, nl, y, RankedTensorType::get({n}, f32),
+                         [&](OpBuilder &bb, Location bl, ValueRange a) {
+                           return Value(arith::MulFOp::create(bb, bl, a[0], sigmoid(bb, bl, a[0])));
+                         });
+    };
+    // x / sqrt(Σx² + 1e-6) · mult over a [n] row.
+    auto l2 = [&](OpBuilder &nb, Location nl, Value x, double mult) {
+      Value ss = tensor::ExtractOp::create(nb, nl, sumOfSquares(nb, nl, x), ValueRange{});
+      Value inv = arith::DivFOp::create(
+          nb, nl, cst(nb, nl, mult),
+          math::SqrtOp::create(nb, nl, arith::AddFOp::create(nb, nl, ss, cst(nb, nl, 1e-6))));
+      return elementwise(nb, nl, x, cast<RankedTensorType>(x.getType()),
+                         [&](OpBuilder &bb, Location bl, ValueRange a) {
+                           return Value(arith::MulFOp::create(bb, bl, a[0], inv));
+                         });
+    };
+
+    Value out = empty(b, loc, sizesOf(b, loc, op.getOut()), outType.getElementType());
+    auto loop = scf::ForOp::create(
+        b, loc, cstIndex(b, loc, 0), cstIndex(b, loc, hv), cstIndex(b, loc, 1),
+        ValueRange{op.getState(), out},
+        [&](OpBuilder &nb, Location nl, Value h, ValueRange iter) {
+          Value qh = arith::DivUIOp::create(nb, nl, h, cstIndex(nb, nl, group));
+          Value qFirst = arith::MulIOp::create(nb, nl, qh, cstIndex(nb, nl, dk));
+          Value vFirst = arith::MulIOp::create(nb, nl, h, cstIndex(nb, nl, dv));
+          Value q = l2(nb, nl, conv(nb, nl, hats[0], op.getWq(), qFirst, dk), scale);
+          Value k = l2(nb, nl, conv(nb, nl, hats[1], op.getWk(), qFirst, dk), 1.0);
+          Value v = conv(nb, nl, hats[2], op.getWv(), vFirst, dv);
+          OpFoldResult zero = nb.getIndexAttr(0);
+          // α = e^g per key row, g from the head's gate inputs.
+          Value fRow = slice(nb, nl, op.getF(), {zero, h, zero}, {1, 1, dk}, {dk});
+          Value dtRow = slice(nb, nl, op.getDtBias(), {h, zero}, {1, dk}, {dk});
+          Value aLog = tensor::ExtractOp::create(nb, nl, op.getALog(), ValueRange{h});
+          Value alpha = generic(nb, nl, {fRow, dtRow}, empty(nb, nl, ints(nb, {dk}), f32),
+                                {id1, id1, id1}, {IT::parallel},
+                                [&](OpBuilder &bb, Location bl, ValueRange a) {
+                                  Value g = kdaDecay(bb, bl, bounded, lb, a[0], aLog, a[1]);
+                                  return SmallVector<Value>{math::ExpOp::create(bb, bl, g)};
+                                })
+                            .front();
+          Value beta = sigmoid(
+              nb, nl,
+              convertScalar(nb, nl,
+                            tensor::ExtractOp::create(nb, nl, op.getBetaLogits(),
+                                                      ValueRange{cstIndex(nb, nl, 0), h}),
+                            f32));
+          // The head's state, decayed in place, then predict, update, read.
+          Value s = slice(nb, nl, iter[0], {h, zero, zero}, {1, dk, dv}, {dk, dv});
+          s = generic(nb, nl, alpha, s, {col2, id2}, {IT::parallel, IT::parallel},
+                      [](OpBuilder &bb, Location bl, ValueRange a) {
+                        return SmallVector<Value>{arith::MulFOp::create(bb, bl, a[1], a[0])};
+                      })
+                  .front();
+          auto readOut = [&](Value state, Value vec) {
+            return generic(nb, nl, {state, vec}, zeros(nb, nl, ints(nb, {dv})),
+                           {id2, col2, row2}, {IT::reduction, IT::parallel},
+                           [&](OpBuilder &bb, Location bl, ValueRange a) {
+                             return SmallVector<Value>{
+                                 sum(bb, bl, a[2], arith::MulFOp::create(bb, bl, a[0], a[1]))};
+                           })
+                .front();
+          };
+          Value pred = readOut(s, k);
+          s = generic(nb, nl, {k, v, pred}, s, {col2, row2, row2, id2},
+                      {IT::parallel, IT::parallel},
+                      [&](OpBuilder &bb, Location bl, ValueRange a) {
+                        Value delta = arith::MulFOp::create(
+                            bb, bl, beta, arith::SubFOp::create(bb, bl, a[1], a[2]));
+                        return SmallVector<Value>{
+                            sum(bb, bl, a[3], arith::MulFOp::create(bb, bl, a[0], delta))};
+                      })
+                  .front();
+          Value o = readOut(s, q);
+          // y = o · rsqrt(mean(o²) + eps) · w · sigmoid(out_gate).
+          Value ms = arith::DivFOp::create(
+              nb, nl, tensor::ExtractOp::create(nb, nl, sumOfSquares(nb, nl, o), ValueRange{}),
+              cst(nb, nl, double(dv)));
+          Value inv = math::RsqrtOp::create(nb, nl, arith::AddFOp::create(nb, nl, ms, cst(nb, nl, eps)));
+          Value gateRow = slice(nb, nl, op.getOutGate(), {zero, h, zero}, {1, 1, dv}, {dv});
+          Value y = generic(nb, nl, {o, op.getNormWeight(), gateRow},
+                            empty(nb, nl, ints(nb, {dv}), outType.getElementType()),
+                            {id1, id1, id1, id1}, {IT::parallel},
+                            [&](OpBuilder &bb, Location bl, ValueRange a) {
+                              Value n = arith::MulFOp::create(
+                                  bb, bl, arith::MulFOp::create(bb, bl, a[0], inv), a[1]);
+                              return SmallVector<Value>{
+                                  arith::MulFOp::create(bb, bl, n, sigmoid(bb, bl, a[2]))};
+                            })
+                        .front();
+          Value state = tensor::InsertSliceOp::create(nb, nl, s, iter[0],
+                                                      {h, zero, zero}, ints(nb, {1, dk, dv}),
+                                                      ints(nb, {1, 1, 1}));
+          Value outNext = tensor::InsertSliceOp::create(nb, nl, y, iter[1], {zero, h, zero},
+                                                        ints(nb, {1, 1, dv}), ints(nb, {1, 1, 1}));
+          scf::YieldOp::create(nb, nl, ValueRange{state, outNext});
+        });
+    b.replaceOp(op, {loop.getResult(1), windows[0], windows[1], windows[2], loop.getResult(0)});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::k3::lowering::populateKdaDecodePatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerKdaDecode>(patterns.getContext());
+}
