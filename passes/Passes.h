@@ -37,6 +37,10 @@ struct CpuK3Options {
   int64_t kdaSubChunk = 16;
   /// > 1: KDA as that many composed segments (k3-segment-kda).
   int64_t kdaSegments = 1;
+  /// k3-mla-absorb: multi-token MLA form (cost, absorbed, expanded) and the
+  /// key splits of a decode step.
+  std::string mlaPrefill = "cost";
+  int64_t mlaDecodeSplits = 1;
 };
 
 /// The CPU path's stages (passes/Pipelines/CpuPipeline.cpp), one per phase:

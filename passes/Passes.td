@@ -143,6 +143,42 @@ def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {
   ];
 }
 
+def K3MlaAbsorbPass : Pass<"k3-mla-absorb"> {
+  let summary = "Rewrite expanded MLA into the absorbed (latent-space) form";
+  let description = [{
+    `k3.mla` becomes `k3.mla_absorbed` (MLA.md §3) where that is cheaper:
+    the key up-projection moves into the query, attention runs over the
+    cached `[c | k_rope]` rows, the value up-projection comes after it and
+    the output gate after that; the scale attribute is kept as it is.
+
+    The cost rule, per head, for `T` new tokens over `S` cached ones
+    (multiply-adds; `L` latent, `P` nope, `R` rope, `Vd` value dims):
+
+    - expanded: `(S+T)·L·(P+Vd)` to expand every position's keys and values,
+      plus `T·(S+T)·(P+R+Vd)` for the attention;
+    - absorbed: `T·L·(P+Vd)` for the two projections of the queries and
+      outputs, plus `T·(S+T)·(2L+R)` for attention in the latent space.
+
+    A one-token op (decode) is always absorbed. A multi-token op (prefill)
+    gets both forms behind an `scf.if` on that comparison, evaluated at run
+    time: short prefills over a long cache go absorbed (for K3, fewer than
+    about 120 new tokens), long prompts stay expanded.
+
+    `decode-splits = n` cuts a decode step's keys into n parts merged by
+    log-sum-exp (the split-KV shape of a GPU decode kernel).
+  }];
+  let options = [
+    Option<"decodeSplits", "decode-splits", "int64_t", /*default=*/"1",
+           "key splits of a decode step, merged by log-sum-exp (>= 1)">,
+    Option<"prefill", "prefill", "std::string", /*default=*/"\"cost\"",
+           "multi-token ops: cost (the run-time rule), absorbed, or expanded">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::k3::K3Dialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def K3OutlineWeightsPass : Pass<"k3-outline-weights", "::mlir::ModuleOp"> {
   let summary = "Turn k3.weight ops into function arguments";
   let description = [{

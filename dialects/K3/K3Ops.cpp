@@ -499,11 +499,12 @@ LogicalResult KdaDecodeOp::verify() {
       .positive(getEps().convertToFloat(), "eps");
 }
 
-LogicalResult MlaOp::verify() {
-  Value q = getQ(), lat = getLatent(), kr = getKRope(), kvb = getKvB(),
-        cache = getCache(), out = getOut(), next = getNewCache(),
-        gate = getGate();
-  Checker c(*this);
+/// The rules shared by k3.mla and k3.mla_absorbed.
+template <typename OpTy> LogicalResult verifyMla(OpTy op) {
+  Value q = op.getQ(), lat = op.getLatent(), kr = op.getKRope(), kvb = op.getKvB(),
+        cache = op.getCache(), out = op.getOut(), next = op.getNewCache(),
+        gate = op.getGate();
+  Checker c(op);
   c.rank(q, "q", {"T", "H", "P+R"})
       .rank(lat, "latent", {"T", "L"})
       .rank(kr, "k_rope", {"T", "R"})
@@ -546,7 +547,17 @@ LogicalResult MlaOp::verify() {
                    << (isStatic(s) && st < s ? s : t)
                    << (isStatic(s) && st < s ? " cached" : " new") << " tokens";
                });
-  return c.positive(getScale().convertToFloat(), "scale");
+  return c.positive(op.getScale().convertToFloat(), "scale");
+}
+
+LogicalResult MlaOp::verify() { return verifyMla(*this); }
+
+LogicalResult MlaAbsorbedOp::verify() {
+  if (failed(verifyMla(*this)))
+    return failure();
+  if (getSplits() < 1)
+    return emitOpError() << "splits " << getSplits() << " must be at least 1";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

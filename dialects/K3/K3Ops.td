@@ -428,6 +428,45 @@ def K3_MlaOp : K3_Op<"mla", [Pure]> {
 // Channel mixing
 //===----------------------------------------------------------------------===//
 
+def K3_MlaAbsorbedOp : K3_Op<"mla_absorbed", [Pure]> {
+  let summary = "Multi-head latent attention, absorbed form (the output of k3-mla-absorb)";
+  let description = [{
+    The operands, results and meaning of `k3.mla`, computed in the latent
+    space (MLA.md §3): the key up-projection is absorbed into the query,
+    `q_lat[t,h] = W_UK[h]ᵀ q_nope[t,h]` (`[H, L]`), scores run against the
+    cached rows `[c | k_rope]` (`L+R` values per token, shared by all
+    heads), `o_lat[t,h] = Σ_j p[t,h,j] c_j` (`[H, L]`), then the value
+    up-projection `o = W_UV[h] o_lat`, then the gate. `W_UK[h]` and `W_UV[h]`
+    are rows `[0, P)` and `[P, P+Vd)` of head `h`'s block of `kv_b`.
+    `scale` stays `1/sqrt(P+R)`, never `1/sqrt(L+R)` (MLA.md §5).
+
+    `splits = n` divides the key positions into `n` contiguous parts; each
+    part yields its partial output and log-sum-exp, merged as
+    `lse = log Σ_i e^{lse_i}`, `o = Σ_i e^{lse_i − lse} o_i` (MLA.md §7): the
+    shape of a split-KV decode kernel. `splits = 1` is one pass.
+
+    Example:
+    ```mlir
+    %o, %c1 = k3.mla_absorbed %q, %c, %kr, kv_b(%wkvb), cache(%c0) gate(%g)
+        scale = 0.144 causal splits = 4
+        : (tensor<1x2x48xf32>, tensor<1x32xf32>, tensor<1x16xf32>, tensor<128x32xf32>,
+           tensor<?x48xf32>, tensor<1x2x32xf32>)
+        -> (tensor<1x2x32xf32>, tensor<?x48xf32>)
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$q, K3_FloatTensor:$latent,
+                   K3_FloatTensor:$k_rope, K3_FloatTensor:$kv_b,
+                   K3_FloatTensor:$cache, Optional<K3_FloatTensor>:$gate,
+                   F32Attr:$scale, UnitAttr:$causal, I64Attr:$splits);
+  let results = (outs K3_FloatTensor:$out, K3_FloatTensor:$new_cache);
+  let assemblyFormat = [{
+    $q `,` $latent `,` $k_rope `,` `kv_b` `(` $kv_b `)` `,` `cache` `(` $cache `)`
+    (`gate` `(` $gate^ `)`)? `scale` `=` $scale (`causal` $causal^)?
+    `splits` `=` $splits attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def K3_RouterOp : K3_Op<"router", [Pure]> {
   let summary = "Sigmoid top-k expert router with a selection-only bias";
   let description = [{

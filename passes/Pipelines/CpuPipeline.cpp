@@ -4,7 +4,7 @@
 // DESIGN.md §2, and the named pipeline `k3-cpu-to-llvm` running all three:
 //
 //   k3:    k3-decompose-mlp, [k3-segment-kda,] k3-fuse-kda-decode,
-//          k3-kda-chunkwise, k3-dequantize-weights,
+//          k3-kda-chunkwise, k3-mla-absorb, k3-dequantize-weights,
 //          k3-outline-weights
 //   tiles: convert-k3-to-linalg, convert-elementwise-to-linalg, canonicalize
 //          (linalg on tensors: what each tile computes, target independent)
@@ -65,6 +65,8 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
   if (options.kdaChunked)
     pm.addPass(createK3KdaChunkwisePass(
         K3KdaChunkwisePassOptions{options.kdaChunk, options.kdaSubChunk}));
+  pm.addPass(createK3MlaAbsorbPass(
+      K3MlaAbsorbPassOptions{options.mlaDecodeSplits, options.mlaPrefill}));
   if (options.dequantize)
     pm.addPass(createK3DequantizeWeightsPass());
   pm.addPass(createK3OutlineWeightsPass());

@@ -180,7 +180,8 @@ NpyArray makeF32(const std::vector<int64_t> &shape, const float *values) {
   a.dtype = "<f4";
   a.shape = shape;
   a.data.resize(a.numElements() * 4);
-  std::memcpy(a.data.data(), values, a.data.size());
+  if (!a.data.empty()) // an empty array may come with a null `values`
+    std::memcpy(a.data.data(), values, a.data.size());
   return a;
 }
 

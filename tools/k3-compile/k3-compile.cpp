@@ -112,6 +112,16 @@ static cl::opt<int64_t> kdaSnapshotInterval(
              "(layers.L.kda_snapshots; best a multiple of --kda-chunk; "
              "default 0: none)"),
     cl::init(0), cl::cat(k3Category));
+static cl::opt<std::string>
+    mlaForm("mla-form",
+            cl::desc("Multi-token MLA: cost (default; absorbed or expanded by "
+                     "k3-mla-absorb's rule at run time), absorbed or expanded. "
+                     "Decode is always absorbed"),
+            cl::init("cost"), cl::cat(k3Category));
+static cl::opt<int64_t> mlaDecodeSplits(
+    "mla-decode-splits",
+    cl::desc("Key splits of an MLA decode step, merged by log-sum-exp (default 1)"),
+    cl::init(1), cl::cat(k3Category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Synthetic weights seed"),
                               cl::init(0), cl::cat(k3Category));
 static cl::opt<std::string> syntheticExperts(
@@ -236,6 +246,11 @@ int main(int argc, char **argv) {
   if (kdaSnapshotInterval < 0)
     return fail("--kda-snapshot-interval=" + Twine(kdaSnapshotInterval.getValue()) +
                 ": expected 0 (none) or a positive token count");
+  if (mlaForm != "cost" && mlaForm != "absorbed" && mlaForm != "expanded")
+    return fail("--mla-form=" + mlaForm + ": expected cost, absorbed or expanded");
+  if (mlaDecodeSplits < 1)
+    return fail("--mla-decode-splits=" + Twine(mlaDecodeSplits.getValue()) +
+                ": expected at least 1");
   if (kdaSegments < 1)
     return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected at least 1");
   if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0)
@@ -323,6 +338,8 @@ int main(int argc, char **argv) {
         options.kdaChunk = kdaChunk;
         options.kdaSubChunk = kdaSubChunk;
         options.kdaSegments = kdaSegments;
+        options.mlaPrefill = mlaForm;
+        options.mlaDecodeSplits = mlaDecodeSplits;
         mlir::k3::buildCpuK3Stage(pm, options);
       }))
     return fail(firstError);

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::k3::lowering {
@@ -203,6 +204,58 @@ Value withElementType(OpBuilder &b, Location loc, Value v, Type elt) {
     return v;
   return elementwise(b, loc, v, type.clone(elt),
                      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+/// Rows of `a` then rows of `b` (same width and element type), as
+/// insert_slices into one tensor.
+Value concatRows(OpBuilder &b, Location loc, Value top, Value bottom) {
+  SmallVector<OpFoldResult> ts = sizesOf(b, loc, top), bs = sizesOf(b, loc, bottom);
+  Value rows = arith::AddIOp::create(
+      b, loc, getValueOrCreateConstantIndexOp(b, loc, ts[0]),
+      getValueOrCreateConstantIndexOp(b, loc, bs[0]));
+  Type elt = cast<RankedTensorType>(top.getType()).getElementType();
+  Value out = empty(b, loc, {rows, ts[1]}, elt);
+  SmallVector<OpFoldResult> one(2, b.getIndexAttr(1));
+  out = tensor::InsertSliceOp::create(b, loc, top, out,
+                                      {b.getIndexAttr(0), b.getIndexAttr(0)}, ts, one);
+  return tensor::InsertSliceOp::create(b, loc, bottom, out,
+                                       {ts[0], b.getIndexAttr(0)}, bs, one);
+}
+
+/// Columns [from, from + width) of a 2-D tensor.
+Value columns(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width) {
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, m);
+  sizes[1] = b.getIndexAttr(width);
+  return tensor::ExtractSliceOp::create(b, loc, m, {b.getIndexAttr(0), b.getIndexAttr(from)},
+                                        sizes, {b.getIndexAttr(1), b.getIndexAttr(1)});
+}
+
+/// Last-dim slice [from, from + width) of a 3-D tensor.
+Value lastDims(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width) {
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, m);
+  sizes[2] = b.getIndexAttr(width);
+  return tensor::ExtractSliceOp::create(
+      b, loc, m, {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(from)}, sizes,
+      {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1)});
+}
+
+/// Expanded MLA (MLA.md §2) over [cache | new rows]: per-head keys and
+/// values from the latents, scores from the nope and the shared rope parts,
+/// softmax in f32 with the causal mask at offset S, then the output gate.
+Value appendCacheRows(OpBuilder &b, Location loc, Value cache, Value latent, Value kRope) {
+  Type cacheElt = cast<RankedTensorType>(cache.getType()).getElementType();
+  int64_t l = cast<RankedTensorType>(latent.getType()).getDimSize(1),
+          r = cast<RankedTensorType>(kRope.getType()).getDimSize(1);
+  SmallVector<OpFoldResult> newSizes{sizesOf(b, loc, latent)[0], b.getIndexAttr(l + r)};
+  Value rows = empty(b, loc, newSizes, cacheElt);
+  SmallVector<OpFoldResult> one(2, b.getIndexAttr(1));
+  rows = tensor::InsertSliceOp::create(b, loc, withElementType(b, loc, latent, cacheElt), rows,
+                                       {b.getIndexAttr(0), b.getIndexAttr(0)},
+                                       sizesOf(b, loc, latent), one);
+  rows = tensor::InsertSliceOp::create(b, loc, withElementType(b, loc, kRope, cacheElt), rows,
+                                       {b.getIndexAttr(0), b.getIndexAttr(l)},
+                                       sizesOf(b, loc, kRope), one);
+  return concatRows(b, loc, cache, rows);
 }
 
 } // namespace mlir::k3::lowering

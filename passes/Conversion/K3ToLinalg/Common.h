@@ -78,12 +78,24 @@ Value sumOfSquares(OpBuilder &b, Location loc, Value x);
 /// `v` with its element type changed (elementwise conversion), or `v`.
 Value withElementType(OpBuilder &b, Location loc, Value v, Type elt);
 
+/// Rows of `top` then rows of `bottom` (same width and element type).
+Value concatRows(OpBuilder &b, Location loc, Value top, Value bottom);
+
+/// Columns [from, from + width) of a 2-D tensor; last-dim slice of a 3-D one.
+Value columns(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width);
+Value lastDims(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width);
+
+/// The MLA cache after `T` new tokens: `cache` [S, L+R] then rows
+/// `[latent | k_rope]` in the cache's element type, [S+T, L+R].
+Value appendCacheRows(OpBuilder &b, Location loc, Value cache, Value latent, Value kRope);
+
 void populatePlumbingPatterns(RewritePatternSet &patterns);
 void populateChannelMixingPatterns(RewritePatternSet &patterns);
 void populateMixingPatterns(RewritePatternSet &patterns);
 void populateTokenMixingPatterns(RewritePatternSet &patterns);
 void populateKdaChunkedPatterns(RewritePatternSet &patterns);
 void populateKdaDecodePatterns(RewritePatternSet &patterns);
+void populateMlaAbsorbedPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::k3::lowering
 

@@ -32,6 +32,7 @@ struct ConvertK3ToLinalgPass
     k3::lowering::populateTokenMixingPatterns(patterns);
     k3::lowering::populateKdaChunkedPatterns(patterns);
     k3::lowering::populateKdaDecodePatterns(patterns);
+    k3::lowering::populateMlaAbsorbedPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -22,22 +22,6 @@ using namespace mlir::k3::lowering;
 
 namespace {
 
-/// Rows of `a` then rows of `b` (same width and element type), as
-/// insert_slices into one tensor.
-Value concatRows(OpBuilder &b, Location loc, Value top, Value bottom) {
-  SmallVector<OpFoldResult> ts = sizesOf(b, loc, top), bs = sizesOf(b, loc, bottom);
-  Value rows = arith::AddIOp::create(
-      b, loc, getValueOrCreateConstantIndexOp(b, loc, ts[0]),
-      getValueOrCreateConstantIndexOp(b, loc, bs[0]));
-  Type elt = cast<RankedTensorType>(top.getType()).getElementType();
-  Value out = empty(b, loc, {rows, ts[1]}, elt);
-  SmallVector<OpFoldResult> one(2, b.getIndexAttr(1));
-  out = tensor::InsertSliceOp::create(b, loc, top, out,
-                                      {b.getIndexAttr(0), b.getIndexAttr(0)}, ts, one);
-  return tensor::InsertSliceOp::create(b, loc, bottom, out,
-                                       {ts[0], b.getIndexAttr(0)}, bs, one);
-}
-
 /// y[t, c] = Σ_i w[c, i] · x̂[t + i, c] over x̂ = [state | x]; the new state
 /// is the last W−1 rows of x̂; SiLU when asked.
 struct LowerShortConv : OpRewritePattern<ShortConvOp> {
@@ -226,26 +210,6 @@ struct LowerKda : OpRewritePattern<KdaOp> {
   }
 };
 
-/// Columns [from, from + width) of a 2-D tensor.
-Value columns(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width) {
-  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, m);
-  sizes[1] = b.getIndexAttr(width);
-  return tensor::ExtractSliceOp::create(b, loc, m, {b.getIndexAttr(0), b.getIndexAttr(from)},
-                                        sizes, {b.getIndexAttr(1), b.getIndexAttr(1)});
-}
-
-/// Last-dim slice [from, from + width) of a 3-D tensor.
-Value lastDims(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width) {
-  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, m);
-  sizes[2] = b.getIndexAttr(width);
-  return tensor::ExtractSliceOp::create(
-      b, loc, m, {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(from)}, sizes,
-      {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1)});
-}
-
-/// Expanded MLA (MLA.md §2) over [cache | new rows]: per-head keys and
-/// values from the latents, scores from the nope and the shared rope parts,
-/// softmax in f32 with the causal mask at offset S, then the output gate.
 struct LowerMla : OpRewritePattern<MlaOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MlaOp op, PatternRewriter &b) const override {
@@ -253,7 +217,6 @@ struct LowerMla : OpRewritePattern<MlaOp> {
     MLIRContext *ctx = b.getContext();
     auto qType = cast<RankedTensorType>(op.getQ().getType());
     auto outType = cast<RankedTensorType>(op.getOut().getType());
-    auto cacheType = cast<RankedTensorType>(op.getCache().getType());
     int64_t h = qType.getDimSize(1), qk = qType.getDimSize(2),
             l = cast<RankedTensorType>(op.getLatent().getType()).getDimSize(1),
             r = cast<RankedTensorType>(op.getKRope().getType()).getDimSize(1),
@@ -264,20 +227,8 @@ struct LowerMla : OpRewritePattern<MlaOp> {
       return b.notifyMatchFailure(op, "head and latent dims must be static");
     const double scale = op.getScale().convertToDouble();
     const bool causal = op.getCausal();
-    Type cacheElt = cacheType.getElementType();
 
-    // New rows [c | k_rope] in the cache's type, appended to the cache.
-    SmallVector<OpFoldResult> newSizes{sizesOf(b, loc, op.getLatent())[0],
-                                       b.getIndexAttr(l + r)};
-    Value rows = empty(b, loc, newSizes, cacheElt);
-    SmallVector<OpFoldResult> one(2, b.getIndexAttr(1));
-    rows = tensor::InsertSliceOp::create(
-        b, loc, withElementType(b, loc, op.getLatent(), cacheElt), rows,
-        {b.getIndexAttr(0), b.getIndexAttr(0)}, sizesOf(b, loc, op.getLatent()), one);
-    rows = tensor::InsertSliceOp::create(
-        b, loc, withElementType(b, loc, op.getKRope(), cacheElt), rows,
-        {b.getIndexAttr(0), b.getIndexAttr(l)}, sizesOf(b, loc, op.getKRope()), one);
-    Value full = concatRows(b, loc, op.getCache(), rows);
+    Value full = appendCacheRows(b, loc, op.getCache(), op.getLatent(), op.getKRope());
     Value past = tensor::DimOp::create(b, loc, op.getCache(), 0);
 
     // Keys and values of every position, per head: [S+T, H, dn+dv].
