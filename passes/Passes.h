@@ -40,6 +40,7 @@ struct CpuK3Options {
   /// k3-mla-absorb: multi-token MLA form (cost, absorbed, expanded) and the
   /// key splits of a decode step.
   std::string mlaPrefill = "cost";
+  std::string mlaDecode = "absorbed";
   int64_t mlaDecodeSplits = 1;
 };
 

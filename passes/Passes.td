@@ -159,7 +159,8 @@ def K3MlaAbsorbPass : Pass<"k3-mla-absorb"> {
     - absorbed: `T·L·(P+Vd)` for the two projections of the queries and
       outputs, plus `T·(S+T)·(2L+R)` for attention in the latent space.
 
-    A one-token op (decode) is always absorbed. A multi-token op (prefill)
+    A one-token op (decode) is absorbed (option `decode=expanded` keeps it,
+    for side-by-side comparisons). A multi-token op (prefill)
     gets both forms behind an `scf.if` on that comparison, evaluated at run
     time: short prefills over a long cache go absorbed (for K3, fewer than
     about 120 new tokens), long prompts stay expanded.
@@ -172,6 +173,9 @@ def K3MlaAbsorbPass : Pass<"k3-mla-absorb"> {
            "key splits of a decode step, merged by log-sum-exp (>= 1)">,
     Option<"prefill", "prefill", "std::string", /*default=*/"\"cost\"",
            "multi-token ops: cost (the run-time rule), absorbed, or expanded">,
+    Option<"decode", "decode", "std::string", /*default=*/"\"absorbed\"",
+           "one-token ops: absorbed (the decode form), or expanded (kept, "
+           "for comparisons)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::k3::K3Dialect",

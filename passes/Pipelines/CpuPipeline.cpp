@@ -66,7 +66,7 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
     pm.addPass(createK3KdaChunkwisePass(
         K3KdaChunkwisePassOptions{options.kdaChunk, options.kdaSubChunk}));
   pm.addPass(createK3MlaAbsorbPass(
-      K3MlaAbsorbPassOptions{options.mlaDecodeSplits, options.mlaPrefill}));
+      K3MlaAbsorbPassOptions{options.mlaDecodeSplits, options.mlaPrefill, options.mlaDecode}));
   if (options.dequantize)
     pm.addPass(createK3DequantizeWeightsPass());
   pm.addPass(createK3OutlineWeightsPass());

@@ -55,10 +55,12 @@ struct K3MlaAbsorbPass : k3::impl::K3MlaAbsorbPassBase<K3MlaAbsorbPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (decodeSplits < 1 || (prefill != "cost" && prefill != "absorbed" && prefill != "expanded")) {
+    if (decodeSplits < 1 || (prefill != "cost" && prefill != "absorbed" && prefill != "expanded") ||
+        (decode != "absorbed" && decode != "expanded")) {
       getOperation()->emitError() << "k3-mla-absorb: decode-splits " << int64_t(decodeSplits)
                                   << " must be at least 1 and prefill '" << prefill
-                                  << "' one of cost, absorbed, expanded";
+                                  << "' one of cost, absorbed, expanded, decode '" << decode
+                                  << "' absorbed or expanded";
       return signalPassFailure();
     }
     SmallVector<MlaOp> ops;
@@ -67,6 +69,8 @@ struct K3MlaAbsorbPass : k3::impl::K3MlaAbsorbPassBase<K3MlaAbsorbPass> {
       OpBuilder b(op);
       SmallVector<Value> results;
       if (cast<RankedTensorType>(op.getQ().getType()).getDimSize(0) == 1) {
+        if (decode == "expanded")
+          continue;
         results = absorbed(b, op, decodeSplits)->getResults();
       } else if (prefill == "expanded") {
         continue;

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/CpuExecutable.h"
+#include "tools/k3-bench/BenchUtil.h"
 
 #include <chrono>
 #include <cmath>
@@ -20,22 +20,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
-#include <spawn.h>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
-extern char **environ;
+using namespace k3bench;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-int fail(const std::string &m) {
-  std::fprintf(stderr, "k3-bench: error: %s\n", m.c_str());
-  return 1;
-}
 
 /// The module: f(q̂, k̂, v, graw, a_log, dt_bias, braw, s0) → (o, s1).
 std::string moduleText(int64_t h, int64_t dk, int64_t dv) {
@@ -59,64 +49,6 @@ std::string moduleText(int64_t h, int64_t dk, int64_t dv) {
          "  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = " + scale + " : (" +
          qk + ", " + qk + ", " + v + ", " + g + ", " + b + ", " + s + ") -> (" + v + ", " + s +
          ")\n" + "  return %o, %s1 : " + v + ", " + s + "\n}\n";
-}
-
-/// Runs `argv` and waits; true on exit status 0.
-bool spawn(const std::vector<std::string> &args) {
-  std::vector<char *> argv;
-  for (const std::string &a : args)
-    argv.push_back(const_cast<char *>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid;
-  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0)
-    return false;
-  int status = 0;
-  return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-/// The directory of this executable.
-std::string selfDir() {
-  std::vector<char> buf(4096);
-  ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  std::string path(buf.data(), n > 0 ? size_t(n) : 0);
-  return path.substr(0, path.rfind('/'));
-}
-
-k3rt::HostTensor randomTensor(std::vector<int64_t> shape, std::mt19937_64 &rng, double lo,
-                              double hi) {
-  k3rt::HostTensor t = k3rt::HostTensor::zeros(k3::bundle::DType_F32, std::move(shape));
-  float *p = reinterpret_cast<float *>(t.bytes.data());
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    p[i] = float(lo + (hi - lo) * double(rng() >> 11) * 0x1.0p-53);
-  return t;
-}
-
-struct Loaded {
-  k3rt_bundle_t *bundle = nullptr;
-  std::unique_ptr<k3rt::CpuExecutable> exe;
-  ~Loaded() {
-    exe.reset();
-    if (bundle)
-      k3rt_bundle_release(bundle);
-  }
-};
-
-bool load(const std::string &path, Loaded &out, std::string &error) {
-  if (k3rt_status_t s = k3rt_bundle_open(path.c_str(), &out.bundle)) {
-    error = k3rt_status_message(s);
-    k3rt_status_free(s);
-    return false;
-  }
-  if (k3rt_status_t s = k3rt::CpuExecutable::load(*out.bundle, out.exe)) {
-    error = k3rt_status_message(s);
-    k3rt_status_free(s);
-    return false;
-  }
-  if (!out.exe->entry("kda")) {
-    error = path + " has no entry point 'kda'";
-    return false;
-  }
-  return true;
 }
 
 } // namespace
@@ -173,7 +105,7 @@ int runKdaBench(int argc, char **argv) {
   }
   std::string error;
   Loaded recurrent, chunked;
-  if (!load(recurrentPath, recurrent, error) || !load(chunkedPath, chunked, error))
+  if (!load(recurrentPath, "kda", recurrent, error) || !load(chunkedPath, "kda", chunked, error))
     return fail(error);
 
   std::mt19937_64 rng(7);
@@ -197,40 +129,23 @@ int runKdaBench(int argc, char **argv) {
   inputs.push_back(randomTensor({tokens, heads}, rng, -3, 3));         // β logits
   inputs.push_back(randomTensor({heads, dk, dv}, rng, -0.5, 0.5));     // initial state
 
-  // Alternate the two forms; each run gets fresh copies of the inputs
-  // (a kernel may update its state argument in place), copied untimed.
+  // Alternate the two forms (inputs copied untimed for every run).
   double best[2] = {INFINITY, INFINITY};
   std::vector<k3rt::HostTensor> outs[2];
   Loaded *forms[2] = {&recurrent, &chunked};
   for (int64_t r = 0; r < repeat; ++r)
     for (int f = 0; f < 2; ++f) {
-      std::vector<k3rt::HostTensor> copies = inputs;
-      std::vector<k3rt::HostTensor *> args;
-      for (k3rt::HostTensor &t : copies)
-        args.push_back(&t);
-      auto t0 = Clock::now();
-      k3rt_status_t s = forms[f]->exe->run("kda", args, outs[f]);
-      double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (s) {
-        std::string m = k3rt_status_message(s);
-        k3rt_status_free(s);
-        return fail(m);
-      }
+      double dt = timedRun(*forms[f], "kda", inputs, outs[f], error);
+      if (dt < 0)
+        return fail(error);
       best[f] = std::min(best[f], dt);
     }
-  // Agreement of the outputs (the recurrent form as the reference).
-  double num = 0, den = 0;
-  const float *a = outs[0][0].f32(), *b = outs[1][0].f32();
-  for (int64_t i = 0; i < outs[0][0].numElements(); ++i) {
-    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    den += double(a[i]) * a[i];
-  }
   std::printf("kda: T=%lld heads=%lld dk=%lld dv=%lld chunk=%lld sub_chunk=%lld, best of %lld\n",
               (long long)tokens, (long long)heads, (long long)dk, (long long)dv,
               (long long)chunk, (long long)sub, (long long)repeat);
   std::printf("recurrent_ms: %.2f\n", best[0] * 1e3);
   std::printf("chunked_ms: %.2f\n", best[1] * 1e3);
-  std::printf("chunked_vs_recurrent_relative_rmse: %.3g\n", std::sqrt(num / den));
+  std::printf("chunked_vs_recurrent_relative_rmse: %.3g\n", relativeRmse(outs[0][0], outs[1][0]));
   std::printf("chunked_vs_recurrent_speedup: %.2f\n", best[0] / best[1]);
   if (!tmp.empty())
     spawn({"/bin/rm", "-rf", tmp});

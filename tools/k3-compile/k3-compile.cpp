@@ -118,6 +118,11 @@ static cl::opt<std::string>
                      "k3-mla-absorb's rule at run time), absorbed or expanded. "
                      "Decode is always absorbed"),
             cl::init("cost"), cl::cat(k3Category));
+static cl::opt<std::string>
+    mlaDecodeForm("mla-decode-form",
+                  cl::desc("One-token MLA: absorbed (default) or expanded (for "
+                           "comparisons)"),
+                  cl::init("absorbed"), cl::cat(k3Category));
 static cl::opt<int64_t> mlaDecodeSplits(
     "mla-decode-splits",
     cl::desc("Key splits of an MLA decode step, merged by log-sum-exp (default 1)"),
@@ -248,6 +253,8 @@ int main(int argc, char **argv) {
                 ": expected 0 (none) or a positive token count");
   if (mlaForm != "cost" && mlaForm != "absorbed" && mlaForm != "expanded")
     return fail("--mla-form=" + mlaForm + ": expected cost, absorbed or expanded");
+  if (mlaDecodeForm != "absorbed" && mlaDecodeForm != "expanded")
+    return fail("--mla-decode-form=" + mlaDecodeForm + ": expected absorbed or expanded");
   if (mlaDecodeSplits < 1)
     return fail("--mla-decode-splits=" + Twine(mlaDecodeSplits.getValue()) +
                 ": expected at least 1");
@@ -340,6 +347,7 @@ int main(int argc, char **argv) {
         options.kdaSegments = kdaSegments;
         options.mlaPrefill = mlaForm;
         options.mlaDecodeSplits = mlaDecodeSplits;
+        options.mlaDecode = mlaDecodeForm;
         mlir::k3::buildCpuK3Stage(pm, options);
       }))
     return fail(firstError);

@@ -1,0 +1,36 @@
+"""Seeded inputs of an op-level MLA decode step, as float32 .npy files.
+
+usage: mla_inputs.py DIR S H P R L VD SEED [PEAK]
+
+Writes q [1,H,P+R], c [1,L], kr [1,R], kvb [H*(P+VD),L], cache [S,L+R] and
+g [1,H,VD] into DIR. PEAK multiplies q, making the softmax peaked so that a
+wrong scale would show.
+"""
+import random
+import struct
+import sys
+
+out = sys.argv[1]
+s, h, p, r, l, vd, seed = (int(x) for x in sys.argv[2:9])
+peak = float(sys.argv[9]) if len(sys.argv) > 9 else 1.0
+rng = random.Random(seed)
+
+
+def write(name, shape, lo, hi, mult=1.0):
+    n = 1
+    for d in shape:
+        n *= d
+    d = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
+        ", ".join(map(str, shape)) + ("," if len(shape) == 1 else ""))
+    d += " " * ((64 - (10 + len(d) + 1) % 64) % 64) + "\n"
+    body = struct.pack("<%df" % n, *[mult * rng.uniform(lo, hi) for _ in range(n)])
+    open("%s/%s.npy" % (out, name), "wb").write(
+        b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode() + body)
+
+
+write("q", [1, h, p + r], -1, 1, peak)
+write("c", [1, l], -1, 1)
+write("kr", [1, r], -1, 1)
+write("kvb", [h * (p + vd), l], -0.3, 0.3)
+write("cache", [s, l + r], -1, 1)
+write("g", [1, h, vd], -2, 2)

@@ -1,0 +1,113 @@
+//===- BenchUtil.cpp - Shared pieces of k3-bench's programs ---------------===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/k3-bench/BenchUtil.h"
+
+#include <chrono>
+#include <cstring>
+#include <cmath>
+#include <cstdio>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace k3bench {
+
+int fail(const std::string &m) {
+  std::fprintf(stderr, "k3-bench: error: %s\n", m.c_str());
+  return 1;
+}
+
+bool spawn(const std::vector<std::string> &args) {
+  std::vector<char *> argv;
+  for (const std::string &a : args)
+    argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0)
+    return false;
+  int status = 0;
+  return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::string selfDir() {
+  std::vector<char> buf(4096);
+  ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  std::string path(buf.data(), n > 0 ? size_t(n) : 0);
+  return path.substr(0, path.rfind('/'));
+}
+
+k3rt::HostTensor randomTensor(std::vector<int64_t> shape, std::mt19937_64 &rng, double lo,
+                              double hi, k3::bundle::DType dtype) {
+  k3rt::HostTensor t = k3rt::HostTensor::zeros(dtype, std::move(shape));
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    float v = float(lo + (hi - lo) * double(rng() >> 11) * 0x1.0p-53);
+    if (dtype == k3::bundle::DType_F32) {
+      reinterpret_cast<float *>(t.bytes.data())[i] = v;
+    } else { // bf16: the high half, rounded to nearest even
+      uint32_t u;
+      std::memcpy(&u, &v, 4);
+      u += 0x7FFF + ((u >> 16) & 1);
+      reinterpret_cast<uint16_t *>(t.bytes.data())[i] = uint16_t(u >> 16);
+    }
+  }
+  return t;
+}
+
+Loaded::~Loaded() {
+  exe.reset();
+  if (bundle)
+    k3rt_bundle_release(bundle);
+}
+
+bool load(const std::string &path, const std::string &entry, Loaded &out, std::string &error) {
+  if (k3rt_status_t s = k3rt_bundle_open(path.c_str(), &out.bundle)) {
+    error = k3rt_status_message(s);
+    k3rt_status_free(s);
+    return false;
+  }
+  if (k3rt_status_t s = k3rt::CpuExecutable::load(*out.bundle, out.exe)) {
+    error = k3rt_status_message(s);
+    k3rt_status_free(s);
+    return false;
+  }
+  if (!out.exe->entry(entry)) {
+    error = path + " has no entry point '" + entry + "'";
+    return false;
+  }
+  return true;
+}
+
+double timedRun(Loaded &form, const std::string &entry, const std::vector<k3rt::HostTensor> &inputs,
+                std::vector<k3rt::HostTensor> &outputs, std::string &error) {
+  std::vector<k3rt::HostTensor> copies = inputs;
+  std::vector<k3rt::HostTensor *> args;
+  for (k3rt::HostTensor &t : copies)
+    args.push_back(&t);
+  auto t0 = std::chrono::steady_clock::now();
+  k3rt_status_t s = form.exe->run(entry, args, outputs);
+  double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (s) {
+    error = k3rt_status_message(s);
+    k3rt_status_free(s);
+    return -1;
+  }
+  return dt;
+}
+
+double relativeRmse(const k3rt::HostTensor &a, const k3rt::HostTensor &b) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < a.numElements(); ++i) {
+    double x = a.f32()[i], y = b.f32()[i];
+    num += (x - y) * (x - y);
+    den += x * x;
+  }
+  return std::sqrt(num / den);
+}
+
+} // namespace k3bench

@@ -1,0 +1,53 @@
+//===- BenchUtil.h - Shared pieces of k3-bench's programs ---------*- C++ -*-===//
+//
+// Part of k3. Compiling a generated op-level module with the k3-compile
+// beside k3-bench, loading binaries through the runtime, seeded inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOOLS_K3_BENCH_BENCHUTIL_H
+#define TOOLS_K3_BENCH_BENCHUTIL_H
+
+#include "runtime/src/CpuExecutable.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace k3bench {
+
+/// One line on stderr, exit status 1.
+int fail(const std::string &m);
+
+/// Runs `args` (args[0] a path) and waits; true on exit status 0.
+bool spawn(const std::vector<std::string> &args);
+
+/// The directory of this executable (where k3-compile is looked up).
+std::string selfDir();
+
+/// A tensor of `shape` with values uniform in [lo, hi).
+k3rt::HostTensor randomTensor(std::vector<int64_t> shape, std::mt19937_64 &rng, double lo,
+                              double hi, k3::bundle::DType dtype = k3::bundle::DType_F32);
+
+/// A loaded binary.
+struct Loaded {
+  k3rt_bundle_t *bundle = nullptr;
+  std::unique_ptr<k3rt::CpuExecutable> exe;
+  ~Loaded();
+};
+
+/// Opens `path` and loads its kernels; it must have entry point `entry`.
+bool load(const std::string &path, const std::string &entry, Loaded &out, std::string &error);
+
+/// Runs `entry` once on copies of `inputs` (copied untimed: kernels may
+/// update inputs in place); the seconds the call took, or a negative value
+/// with `error` set.
+double timedRun(Loaded &form, const std::string &entry, const std::vector<k3rt::HostTensor> &inputs,
+                std::vector<k3rt::HostTensor> &outputs, std::string &error);
+
+/// Relative RMSE of f32 `b` against `a`.
+double relativeRmse(const k3rt::HostTensor &a, const k3rt::HostTensor &b);
+
+} // namespace k3bench
+
+#endif // TOOLS_K3_BENCH_BENCHUTIL_H
