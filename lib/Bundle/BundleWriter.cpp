@@ -214,6 +214,18 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
     blob.offset = relative;
     relative = ::k3rt::alignUp(relative + blob.bytes);
   }
+  // The MLA cache's element type, as the entry points declare it (bf16 by
+  // default, f32 with --mla-cache-dtype=f32).
+  fb::DType mlaCacheType = fb::DType_BF16;
+  int64_t mlaCacheBytes = 2;
+  for (auto fn : module.getOps<func::FuncOp>())
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (auto name = fn.getArgAttrOfType<StringAttr>(i, "k3.name"))
+        if (name.getValue().ends_with(".mla_cache") &&
+            cast<RankedTensorType>(fn.getArgumentTypes()[i]).getElementType().isF32()) {
+          mlaCacheType = fb::DType_F32;
+          mlaCacheBytes = 4;
+        }
   auto build = [&](uint64_t base) {
     b.Clear();
     // Written even when equal to their defaults, so that no field appears
@@ -238,8 +250,8 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
     auto cg = fb::CreateCacheGeometry(
         b, int(c.numKda()), c.convKernelSize > 0 ? c.convKernelSize - 1 : 0,
         c.kdaProjWidth(), c.kdaHeads * c.kdaHeadDim * c.kdaHeadDim * 4,
-        int(c.numMla()), c.numMla() ? c.mlaCacheWidth() : 0, fb::DType_BF16,
-        c.numMla() * c.mlaCacheWidth() * 2);
+        int(c.numMla()), c.numMla() ? c.mlaCacheWidth() : 0, mlaCacheType,
+        c.numMla() * c.mlaCacheWidth() * mlaCacheBytes);
     // Entry points: inputs are the non-weight arguments; with a kernel, one
     // step binds every argument in order (inputs and weights by index).
     std::vector<flatbuffers::Offset<fb::EntryPoint>> eps;

@@ -1,10 +1,10 @@
 """Seeded inputs of an op-level MLA decode step, as float32 .npy files.
 
-usage: mla_inputs.py DIR S H P R L VD SEED [PEAK]
+usage: mla_inputs.py DIR S H P R L VD SEED [PEAK [T]]
 
-Writes q [1,H,P+R], c [1,L], kr [1,R], kvb [H*(P+VD),L], cache [S,L+R] and
-g [1,H,VD] into DIR. PEAK multiplies q, making the softmax peaked so that a
-wrong scale would show.
+Writes q [T,H,P+R], c [T,L], kr [T,R], kvb [H*(P+VD),L], cache [S,L+R] and
+g [T,H,VD] into DIR (T new tokens, 1 by default). PEAK multiplies q, making
+the softmax peaked so that a wrong scale would show.
 """
 import random
 import struct
@@ -13,6 +13,7 @@ import sys
 out = sys.argv[1]
 s, h, p, r, l, vd, seed = (int(x) for x in sys.argv[2:9])
 peak = float(sys.argv[9]) if len(sys.argv) > 9 else 1.0
+t = int(sys.argv[10]) if len(sys.argv) > 10 else 1
 rng = random.Random(seed)
 
 
@@ -28,9 +29,9 @@ def write(name, shape, lo, hi, mult=1.0):
         b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode() + body)
 
 
-write("q", [1, h, p + r], -1, 1, peak)
-write("c", [1, l], -1, 1)
-write("kr", [1, r], -1, 1)
+write("q", [t, h, p + r], -1, 1, peak)
+write("c", [t, l], -1, 1)
+write("kr", [t, r], -1, 1)
 write("kvb", [h * (p + vd), l], -0.3, 0.3)
 write("cache", [s, l + r], -1, 1)
-write("g", [1, h, vd], -2, 2)
+write("g", [t, h, vd], -2, 2)
