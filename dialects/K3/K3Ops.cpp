@@ -476,8 +476,9 @@ LogicalResult KdaDecodeOp::verify() {
                         {out, "out", 2}});
   if (isStatic(hv) && isStatic(dv))
     c.dim(xv, "xv", 1, hv * dv, "HV·V of the state");
+  c.require(!isStatic(dk) || dk > 0, [&](InFlightDiagnostic &d) { d << "the state has no key channels"; });
   if (isStatic(hk) && isStatic(dk) && dk > 0)
-    c.require(hk % dk == 0 && isStatic(hv) && hk / dk > 0 && hv % (hk / dk) == 0,
+    c.require(hk % dk == 0 && hk / dk > 0 && (!isStatic(hv) || hv % (hk / dk) == 0),
               [&](InFlightDiagnostic &d) {
                 d << "q/k width " << hk << " is not a whole number of " << dk
                   << "-channel heads dividing the " << hv << " value heads";

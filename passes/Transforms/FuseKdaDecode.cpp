@@ -56,6 +56,13 @@ bool fuse(KdaOp op) {
   if (!cq || !ck || !cv || !gate || !gate->hasOneUse() || !beta || !beta->hasOneUse() ||
       !norm || !norm.getGate() || norm.getX() != op.getOut())
     return false;
+  // The fused op has one conv width and keeps each window's type.
+  int64_t width = cast<RankedTensorType>(cq.getWeight().getType()).getDimSize(1);
+  for (ShortConvOp conv : {cq, ck, cv})
+    if (cast<RankedTensorType>(conv.getWeight().getType()).getDimSize(1) != width ||
+        ShapedType::isDynamic(width) ||
+        conv.getNewState().getType() != conv.getState().getType())
+      return false;
   OpBuilder b(norm);
   auto fused = KdaDecodeOp::create(
       b, op.getLoc(), norm.getY().getType(), cq.getNewState().getType(),

@@ -38,6 +38,16 @@ constexpr double kMaxFactoredExponent = 80.0;
 /// cumulative decay stays within kMaxFactoredExponent; otherwise the safe
 /// form, with `why` saying what is missing.
 KdaTileForm chooseForm(Value g, int64_t subChunk, std::string &why) {
+  // Slices and casts of a gate's output (k3-segment-kda's segments) keep
+  // its bound.
+  while (Operation *def = g.getDefiningOp()) {
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def))
+      g = slice.getSource();
+    else if (auto cast = dyn_cast<tensor::CastOp>(def))
+      g = cast.getSource();
+    else
+      break;
+  }
   auto gate = g.getDefiningOp<KdaGateOp>();
   if (!gate) {
     why = "the decay is not produced by k3.kda_gate, so no lower bound is known";
@@ -64,10 +74,11 @@ struct K3KdaChunkwisePass : k3::impl::K3KdaChunkwisePassBase<K3KdaChunkwisePass>
   using Base::Base;
 
   void runOnOperation() override {
-    if (chunkSize <= 0 || subChunk <= 0 || chunkSize % subChunk != 0) {
+    if (chunkSize <= 0 || subChunk <= 0 || chunkSize % subChunk != 0 || chunkSize > 1024) {
       getOperation()->emitError()
           << "k3-kda-chunkwise: chunk-size " << int64_t(chunkSize)
-          << " must be a positive multiple of sub-chunk " << int64_t(subChunk);
+          << " must be a positive multiple of sub-chunk " << int64_t(subChunk)
+          << ", at most 1024";
       return signalPassFailure();
     }
     SmallVector<KdaOp> ops;
@@ -125,8 +136,14 @@ struct K3KdaChunkwisePass : k3::impl::K3KdaChunkwisePassBase<K3KdaChunkwisePass>
           sizes.push_back(rewriter.getIndexAttr(d));
           strides.push_back(rewriter.getIndexAttr(1));
         }
-        snapshots = tensor::ExtractSliceOp::create(rewriter, loc, chunked.getBoundaryStates(),
-                                                   offsets, sizes, strides);
+        // A static count of zero has no slice to take (its offset would
+        // lie past the boundary states).
+        if (!ShapedType::isDynamic(t) && t / *every == 0)
+          snapshots = tensor::EmptyOp::create(rewriter, loc, snapType.getShape(),
+                                              snapType.getElementType());
+        else
+          snapshots = tensor::ExtractSliceOp::create(rewriter, loc, chunked.getBoundaryStates(),
+                                                     offsets, sizes, strides);
         if (snapshots.getType() != snapType)
           snapshots = tensor::CastOp::create(rewriter, loc, snapType, snapshots);
       }

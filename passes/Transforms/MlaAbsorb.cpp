@@ -55,10 +55,10 @@ struct K3MlaAbsorbPass : k3::impl::K3MlaAbsorbPassBase<K3MlaAbsorbPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (decodeSplits < 1 || (prefill != "cost" && prefill != "absorbed" && prefill != "expanded") ||
+    if (decodeSplits < 1 || decodeSplits > 256 || (prefill != "cost" && prefill != "absorbed" && prefill != "expanded") ||
         (decode != "absorbed" && decode != "expanded")) {
       getOperation()->emitError() << "k3-mla-absorb: decode-splits " << int64_t(decodeSplits)
-                                  << " must be at least 1 and prefill '" << prefill
+                                  << " must be in [1, 256] and prefill '" << prefill
                                   << "' one of cost, absorbed, expanded, decode '" << decode
                                   << "' absorbed or expanded";
       return signalPassFailure();

@@ -123,8 +123,8 @@ void segment(KdaOp op, int64_t n) {
     return Value(arith::AddFOp::create(nb, nl, a[2], arith::MulFOp::create(nb, nl, a[0], a[1])));
   };
   Value state = op.getInitialState();
-  Value out = tensor::EmptyOp::create(b, loc, outType.getShape(), outType.getElementType(),
-                                      ValueRange{tokens});
+  Value out = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{dyn, hv, dv},
+                                      outType.getElementType(), ValueRange{tokens});
   for (const Summary &s : parts) {
     // Loops (t, h, a, j): o[t, h, j] += q̃[t, h, a] · S[h, a, j].
     Value o = generic(b, loc, {s.qt, state}, s.o0,
@@ -149,6 +149,8 @@ void segment(KdaOp op, int64_t n) {
                      AffineMap::get(4, 0, {d0, d1, d3}, ctx)},
                     {IT::parallel, IT::parallel, IT::reduction, IT::parallel}, fma);
   }
+  if (out.getType() != outType) // a static token count
+    out = tensor::CastOp::create(b, loc, outType, out);
   op.getOut().replaceAllUsesWith(out);
   op.getFinalState().replaceAllUsesWith(state);
   op.erase();
@@ -158,9 +160,9 @@ struct K3SegmentKdaPass : k3::impl::K3SegmentKdaPassBase<K3SegmentKdaPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (segments < 1) {
+    if (segments < 1 || segments > 1024) {
       getOperation()->emitError() << "k3-segment-kda: segments " << int64_t(segments)
-                                  << " must be at least 1";
+                                  << " must be in [1, 1024]";
       return signalPassFailure();
     }
     if (segments == 1)

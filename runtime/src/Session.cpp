@@ -36,6 +36,12 @@ k3rt_status_t Session::create(CpuExecutable &exe, std::unique_ptr<Session> &out)
                           std::to_string(prefill->outputs()->size()) +
                           " tensors, fewer than logits and its " +
                           std::to_string(prefill->inputs()->size() - 1) + " state tensors");
+  const EntryPoint *decode = exe.entry("decode");
+  if (!decode->outputs() || !decode->inputs() ||
+      decode->inputs()->size() != prefill->inputs()->size() ||
+      decode->outputs()->size() < decode->inputs()->size())
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      "the decode entry does not take and return the prefill entry's state");
   for (size_t i = prefill->inputs()->size(); i < prefill->outputs()->size(); ++i)
     s->snapshotNamesList.push_back(prefill->outputs()->Get(i)->name()->str());
   const auto *logits = prefill->outputs()->Get(0)->shape();

@@ -55,3 +55,29 @@ func.func @shared(%xq: tensor<1x8xf32>, %xk: tensor<1x8xf32>, %xv: tensor<1x8xf3
   %y = k3.rms_norm %o, %nw gate(%og) {eps = 1.0e-05 : f32} : (tensor<1x2x4xf32>, tensor<4xf32>, tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
   return %y, %qn : tensor<1x2x4xf32>, tensor<1x2x4xf32>
 }
+
+// -----
+
+// Convs of different widths (v: 3 taps) do not fit the fused op: no fusion.
+// CHECK-LABEL: func.func @widths
+//   CHECK-NOT:   k3.kda_decode
+//       CHECK:   k3.kda %
+func.func @widths(%xq: tensor<1x8xf32>, %xk: tensor<1x8xf32>, %xv: tensor<1x8xf32>, %w: tensor<8x4xf32>, %w3: tensor<8x3xf32>,
+                  %c: tensor<3x8xf32>, %c2: tensor<2x8xf32>, %f: tensor<1x2x4xf32>, %a: tensor<2xf32>, %dt: tensor<2x4xf32>,
+                  %b: tensor<1x2xf32>, %s0: tensor<2x4x4xf32>, %nw: tensor<4xf32>, %og: tensor<1x2x4xf32>) -> tensor<1x2x4xf32> {
+  %yq, %nq = k3.short_conv %xq, %w, state(%c) silu : (tensor<1x8xf32>, tensor<8x4xf32>, tensor<3x8xf32>) -> (tensor<1x8xf32>, tensor<3x8xf32>)
+  %yk, %nk = k3.short_conv %xk, %w, state(%c) silu : (tensor<1x8xf32>, tensor<8x4xf32>, tensor<3x8xf32>) -> (tensor<1x8xf32>, tensor<3x8xf32>)
+  %yv, %nv = k3.short_conv %xv, %w3, state(%c2) silu : (tensor<1x8xf32>, tensor<8x3xf32>, tensor<2x8xf32>) -> (tensor<1x8xf32>, tensor<2x8xf32>)
+  %q = tensor.expand_shape %yq [[0], [1, 2]] output_shape [1, 2, 4] : tensor<1x8xf32> into tensor<1x2x4xf32>
+  %k = tensor.expand_shape %yk [[0], [1, 2]] output_shape [1, 2, 4] : tensor<1x8xf32> into tensor<1x2x4xf32>
+  %v = tensor.expand_shape %yv [[0], [1, 2]] output_shape [1, 2, 4] : tensor<1x8xf32> into tensor<1x2x4xf32>
+  %qn = k3.l2_norm %q {eps = 1.0e-06 : f32} : tensor<1x2x4xf32>
+  %kn = k3.l2_norm %k {eps = 1.0e-06 : f32} : tensor<1x2x4xf32>
+  %g = k3.kda_gate lower_bound lb = -5.0 %f, %a, %dt : (tensor<1x2x4xf32>, tensor<2xf32>, tensor<2x4xf32>) -> tensor<1x2x4xf32>
+  %beta = k3.sigmoid %b : tensor<1x2xf32>
+  %o, %s1 = k3.kda %qn, %kn, %v, %g, %beta, state(%s0) scale = 0.5
+      : (tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2xf32>, tensor<2x4x4xf32>)
+      -> (tensor<1x2x4xf32>, tensor<2x4x4xf32>)
+  %y = k3.rms_norm %o, %nw gate(%og) {eps = 1.0e-05 : f32} : (tensor<1x2x4xf32>, tensor<4xf32>, tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}

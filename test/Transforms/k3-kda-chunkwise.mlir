@@ -2,7 +2,7 @@
 // RUN: k3-opt %s --split-input-file --k3-kda-chunkwise="chunk-size=32 sub-chunk=8" 2>/dev/null | FileCheck %s --check-prefix=OPT
 // RUN: not k3-opt %s --split-input-file --k3-kda-chunkwise="chunk-size=40 sub-chunk=16" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: k3-kda-chunkwise: chunk-size 40 must be a positive multiple of sub-chunk 16
+// BAD: k3-kda-chunkwise: chunk-size 40 must be a positive multiple of sub-chunk 16, at most 1024
 
 // K3's gate, lb = -5: 16 tokens reach at most -80, so the factored tile form.
 // CHECK-LABEL: func.func @lower_bound
@@ -131,4 +131,43 @@ func.func @snapshots(%q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<
       : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x16xf32>)
       -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>, tensor<?x4x16x16xf32>)
   return %sn, %sn2 : tensor<?x4x16x16xf32>, tensor<?x4x16x16xf32>
+}
+
+// -----
+
+// 40 static tokens hold no 128-token snapshot: an empty tensor, not a slice
+// past the boundary states.
+// CHECK-LABEL: func.func @no_snapshot
+//       CHECK:   %[[E:.+]] = tensor.empty() : tensor<0x4x16x16xf32>
+//       CHECK:   return %[[E]]
+// OPT-LABEL: func.func @no_snapshot
+func.func @no_snapshot(%q: tensor<40x4x16xf32>, %k: tensor<40x4x16xf32>, %v: tensor<40x4x16xf32>, %x: tensor<40x4x16xf32>,
+                       %a: tensor<4xf32>, %dt: tensor<4x16xf32>, %beta: tensor<40x4xf32>, %s0: tensor<4x16x16xf32>)
+    -> tensor<0x4x16x16xf32> {
+  %g = k3.kda_gate lower_bound lb = -5.0 %x, %a, %dt : (tensor<40x4x16xf32>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<40x4x16xf32>
+  %o, %s1, %sn = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25 snapshots every 128
+      : (tensor<40x4x16xf32>, tensor<40x4x16xf32>, tensor<40x4x16xf32>, tensor<40x4x16xf32>, tensor<40x4xf32>, tensor<4x16x16xf32>)
+      -> (tensor<40x4x16xf32>, tensor<4x16x16xf32>, tensor<0x4x16x16xf32>)
+  return %sn : tensor<0x4x16x16xf32>
+}
+
+// -----
+
+// A segment's decay is a slice of the gate's output: still bounded.
+// CHECK-LABEL: func.func @sliced_gate
+//       CHECK:   k3.kda_chunked {{.+}} factored
+// OPT-LABEL: func.func @sliced_gate
+func.func @sliced_gate(%q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<?x4x16xf32>, %x: tensor<?x4x16xf32>,
+                       %a: tensor<4xf32>, %dt: tensor<4x16xf32>, %beta: tensor<?x4xf32>, %s0: tensor<4x16x16xf32>, %n: index)
+    -> tensor<4x16x16xf32> {
+  %g = k3.kda_gate lower_bound lb = -5.0 %x, %a, %dt : (tensor<?x4x16xf32>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<?x4x16xf32>
+  %gs = tensor.extract_slice %g[0, 0, 0] [%n, 4, 16] [1, 1, 1] : tensor<?x4x16xf32> to tensor<?x4x16xf32>
+  %qs = tensor.extract_slice %q[0, 0, 0] [%n, 4, 16] [1, 1, 1] : tensor<?x4x16xf32> to tensor<?x4x16xf32>
+  %ks = tensor.extract_slice %k[0, 0, 0] [%n, 4, 16] [1, 1, 1] : tensor<?x4x16xf32> to tensor<?x4x16xf32>
+  %vs = tensor.extract_slice %v[0, 0, 0] [%n, 4, 16] [1, 1, 1] : tensor<?x4x16xf32> to tensor<?x4x16xf32>
+  %bs = tensor.extract_slice %beta[0, 0] [%n, 4] [1, 1] : tensor<?x4xf32> to tensor<?x4xf32>
+  %o, %s1 = k3.kda %qs, %ks, %vs, %gs, %bs, state(%s0) scale = 0.25
+      : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x16xf32>)
+      -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>)
+  return %s1 : tensor<4x16x16xf32>
 }

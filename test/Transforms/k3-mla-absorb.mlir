@@ -3,7 +3,7 @@
 // RUN: k3-opt %s --split-input-file --k3-mla-absorb="prefill=expanded decode=expanded" | FileCheck %s --check-prefix=EXP
 // RUN: not k3-opt %s --split-input-file --k3-mla-absorb="decode-splits=0" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: k3-mla-absorb: decode-splits 0 must be at least 1 and prefill 'cost' one of cost, absorbed, expanded, decode 'absorbed' absorbed or expanded
+// BAD: k3-mla-absorb: decode-splits 0 must be in [1, 256] and prefill 'cost' one of cost, absorbed, expanded, decode 'absorbed' absorbed or expanded
 
 // Decode is absorbed; the scale (1/sqrt(P+R)), the gate and causality are
 // kept, the cache stays [S, L+R] (no per-head keys or values anywhere).

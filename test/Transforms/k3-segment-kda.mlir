@@ -2,7 +2,7 @@
 // RUN: k3-opt %s --split-input-file --k3-segment-kda=segments=1 | FileCheck %s --check-prefix=ONE
 // RUN: not k3-opt %s --split-input-file --k3-segment-kda=segments=0 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: k3-segment-kda: segments 0 must be at least 1
+// BAD: k3-segment-kda: segments 0 must be in [1, 1024]
 
 // Two segments: each runs from the zero state (outputs and B) and, with zero
 // values, from the identity (outputs Q̃ and P), on its own slice of the
@@ -46,4 +46,19 @@ func.func @decode(%q: tensor<1x2x8xf32>, %k: tensor<1x2x8xf32>, %v: tensor<1x2x8
       : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2xf32>, tensor<2x8x8xf32>)
       -> (tensor<1x2x8xf32>, tensor<2x8x8xf32>)
   return %o, %s1 : tensor<1x2x8xf32>, tensor<2x8x8xf32>
+}
+
+// -----
+
+// A static token count keeps its static result type (through a cast).
+// CHECK-LABEL: func.func @static
+//       CHECK:   %[[O:.+]] = tensor.cast %{{.+}} : tensor<?x2x8xf32> to tensor<40x2x8xf32>
+//       CHECK:   return %[[O]]
+// ONE-LABEL: func.func @static
+func.func @static(%q: tensor<40x2x8xf32>, %k: tensor<40x2x8xf32>, %v: tensor<40x2x8xf32>, %g: tensor<40x2x8xf32>,
+                  %beta: tensor<40x2xf32>, %s0: tensor<2x8x8xf32>) -> (tensor<40x2x8xf32>, tensor<2x8x8xf32>) {
+  %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
+      : (tensor<40x2x8xf32>, tensor<40x2x8xf32>, tensor<40x2x8xf32>, tensor<40x2x8xf32>, tensor<40x2xf32>, tensor<2x8x8xf32>)
+      -> (tensor<40x2x8xf32>, tensor<2x8x8xf32>)
+  return %o, %s1 : tensor<40x2x8xf32>, tensor<2x8x8xf32>
 }

@@ -255,15 +255,15 @@ int main(int argc, char **argv) {
     return fail("--mla-form=" + mlaForm + ": expected cost, absorbed or expanded");
   if (mlaDecodeForm != "absorbed" && mlaDecodeForm != "expanded")
     return fail("--mla-decode-form=" + mlaDecodeForm + ": expected absorbed or expanded");
-  if (mlaDecodeSplits < 1)
+  if (mlaDecodeSplits < 1 || mlaDecodeSplits > 256)
     return fail("--mla-decode-splits=" + Twine(mlaDecodeSplits.getValue()) +
-                ": expected at least 1");
-  if (kdaSegments < 1)
-    return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected at least 1");
-  if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0)
+                ": expected 1 to 256");
+  if (kdaSegments < 1 || kdaSegments > 1024)
+    return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected 1 to 1024");
+  if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0 || kdaChunk > 1024)
     return fail("--kda-chunk=" + Twine(kdaChunk.getValue()) +
                 " must be a positive multiple of --kda-sub-chunk=" +
-                Twine(kdaSubChunk.getValue()));
+                Twine(kdaSubChunk.getValue()) + ", at most 1024");
 
   DialectRegistry registry;
   mlir::k3::registerK3Dialects(registry);

@@ -465,7 +465,12 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
           scf::YieldOp::create(ib, l, yields);
         });
     Value finalStates = wantStates ? loop.getResult(2) : states;
-    b.replaceOp(op, {loop.getResult(1), loop.getResult(0), finalStates});
+    // Static result shapes refine the dynamic ones built here.
+    SmallVector<Value> results{loop.getResult(1), loop.getResult(0), finalStates};
+    for (auto [value, result] : llvm::zip(results, op->getResults()))
+      if (value.getType() != result.getType())
+        value = tensor::CastOp::create(b, loc, result.getType(), value);
+    b.replaceOp(op, results);
     return success();
   }
 };

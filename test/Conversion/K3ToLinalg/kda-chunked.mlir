@@ -56,3 +56,16 @@ func.func @safe(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x2x4xf
       -> (tensor<?x2x4xf32>, tensor<2x4x4xf32>, tensor<?x2x4x4xf32>)
   return %b : tensor<?x2x4x4xf32>
 }
+
+// -----
+
+// Static shapes: the results keep the op's static types (casts).
+// CHECK-LABEL: func.func @static
+//       CHECK:   tensor.cast %{{.+}} : tensor<?x2x4x4xf32> to tensor<3x2x4x4xf32>
+func.func @static(%q: tensor<20x1x4xf32>, %k: tensor<20x1x4xf32>, %v: tensor<20x2x4xf32>, %g: tensor<20x2x4xf32>,
+                  %beta: tensor<20x2xf32>, %s0: tensor<2x4x4xf32>) -> (tensor<20x2x4xf32>, tensor<3x2x4x4xf32>) {
+  %o, %s1, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0) scale = 0.5 chunk = 8 sub_chunk = 4 factored
+      : (tensor<20x1x4xf32>, tensor<20x1x4xf32>, tensor<20x2x4xf32>, tensor<20x2x4xf32>, tensor<20x2xf32>, tensor<2x4x4xf32>)
+      -> (tensor<20x2x4xf32>, tensor<2x4x4xf32>, tensor<3x2x4x4xf32>)
+  return %o, %b : tensor<20x2x4xf32>, tensor<3x2x4x4xf32>
+}

@@ -61,3 +61,19 @@ func.func @case3(%xq: tensor<1x4xf32>, %xk: tensor<1x4xf32>, %xv: tensor<1x8xf32
       -> (tensor<1x2x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x8xf32>, tensor<2x4x4xf32>)
   return
 }
+
+// -----
+
+// A state with no key channels.
+func.func @case4(%xq: tensor<1x0xf32>, %xk: tensor<1x0xf32>, %xv: tensor<1x8xf32>, %w: tensor<0x4xf32>, %wv: tensor<8x4xf32>,
+                 %c: tensor<3x0xf32>, %cv: tensor<3x8xf32>, %f: tensor<1x2x0xf32>, %a: tensor<2xf32>, %dt: tensor<2x0xf32>,
+                 %b: tensor<1x2xf32>, %s0: tensor<2x0x4xf32>, %nw: tensor<4xf32>, %og: tensor<1x2x4xf32>) {
+  // expected-error @+1 {{the state has no key channels}}
+  %o, %nq, %nk, %nv, %s1 = k3.kda_decode x(%xq, %xk, %xv) filters(%w, %w, %wv) windows(%c, %c, %cv)
+      gate(%f, %a, %dt) beta(%b) state(%s0) norm(%nw) out_gate(%og) lower_bound lb = -5.0 scale = 0.5 eps = 1.0e-05
+      : (tensor<1x0xf32>, tensor<1x0xf32>, tensor<1x8xf32>, tensor<0x4xf32>, tensor<0x4xf32>, tensor<8x4xf32>,
+         tensor<3x0xf32>, tensor<3x0xf32>, tensor<3x8xf32>, tensor<1x2x0xf32>, tensor<2xf32>, tensor<2x0xf32>,
+         tensor<1x2xf32>, tensor<2x0x4xf32>, tensor<4xf32>, tensor<1x2x4xf32>)
+      -> (tensor<1x2x4xf32>, tensor<3x0xf32>, tensor<3x0xf32>, tensor<3x8xf32>, tensor<2x0x4xf32>)
+  return
+}
