@@ -10,6 +10,8 @@
 #include <cstring>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,6 +100,75 @@ double timedRun(Loaded &form, const std::string &entry, const std::vector<k3rt::
     return -1;
   }
   return dt;
+}
+
+bool positiveFlag(const std::string &arg, const char *flag, int64_t &value) {
+  size_t n = std::strlen(flag);
+  if (arg.compare(0, n, flag) != 0)
+    return false;
+  char *end = nullptr;
+  value = std::strtoll(arg.c_str() + n, &end, 10);
+  if (*end || value <= 0)
+    std::exit(fail("'" + arg + "' needs a positive integer"));
+  return true;
+}
+
+SideBySide::~SideBySide() {
+  if (!tmp.empty())
+    spawn({"/bin/rm", "-rf", tmp});
+}
+
+bool SideBySide::prepare(const std::string &binaries, const std::string &compiler,
+                         const std::string &name, const std::string &module,
+                         const std::vector<std::string> flags[2], std::string &error) {
+  if (!binaries.empty()) {
+    size_t comma = binaries.find(',');
+    if (comma == std::string::npos) {
+      error = "--binaries takes two .k3b paths separated by a comma";
+      return false;
+    }
+    paths[0] = binaries.substr(0, comma);
+    paths[1] = binaries.substr(comma + 1);
+    return true;
+  }
+  std::string pattern = "/tmp/k3-bench-" + name + "-XXXXXX";
+  std::vector<char> dir(pattern.begin(), pattern.end());
+  dir.push_back('\0');
+  if (!mkdtemp(dir.data())) {
+    error = "cannot create a temporary directory";
+    return false;
+  }
+  tmp = dir.data();
+  std::string source = tmp + "/" + name + ".mlir";
+  std::ofstream(source) << module;
+  for (int f = 0; f < 2; ++f) {
+    paths[f] = tmp + "/form" + std::to_string(f) + ".k3b";
+    std::vector<std::string> args{compiler, source};
+    args.insert(args.end(), flags[f].begin(), flags[f].end());
+    args.insert(args.end(), {"-o", paths[f]});
+    if (!spawn(args)) {
+      error = "compiling " + source + " with " + compiler + " failed";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool SideBySide::run(const std::string &entry, const std::vector<k3rt::HostTensor> &inputs,
+                     int64_t repeat, std::string &error) {
+  for (int f = 0; f < 2; ++f) {
+    best[f] = INFINITY;
+    if (!load(paths[f], entry, forms[f], error))
+      return false;
+  }
+  for (int64_t r = 0; r < repeat; ++r)
+    for (int f = 0; f < 2; ++f) {
+      double dt = timedRun(forms[f], entry, inputs, outs[f], error);
+      if (dt < 0)
+        return false;
+      best[f] = std::min(best[f], dt);
+    }
+  return true;
 }
 
 double relativeRmse(const k3rt::HostTensor &a, const k3rt::HostTensor &b) {

@@ -45,6 +45,33 @@ bool load(const std::string &path, const std::string &entry, Loaded &out, std::s
 double timedRun(Loaded &form, const std::string &entry, const std::vector<k3rt::HostTensor> &inputs,
                 std::vector<k3rt::HostTensor> &outputs, std::string &error);
 
+/// Parses `arg` as `flag` followed by a positive integer into `value`;
+/// false if `arg` is another flag. A bad value is one error line and exit 1.
+bool positiveFlag(const std::string &arg, const char *flag, int64_t &value);
+
+/// Two binaries of one op-level module (form 0 and form 1), timed side by
+/// side. The temporary directory holding compiled ones goes with it.
+struct SideBySide {
+  std::string paths[2];
+  Loaded forms[2];
+  double best[2];
+  std::vector<k3rt::HostTensor> outs[2];
+  std::string tmp;
+  ~SideBySide();
+
+  /// Takes `binaries` ("FORM0.k3b,FORM1.k3b") when given, else writes
+  /// `module` as NAME.mlir into a temporary directory and compiles it once
+  /// per form with `compiler` and that form's flags.
+  bool prepare(const std::string &binaries, const std::string &compiler,
+               const std::string &name, const std::string &module,
+               const std::vector<std::string> flags[2], std::string &error);
+
+  /// Loads both and runs `entry` `repeat` times each, alternating, keeping
+  /// each form's best time and last outputs.
+  bool run(const std::string &entry, const std::vector<k3rt::HostTensor> &inputs,
+           int64_t repeat, std::string &error);
+};
+
 /// Relative RMSE of f32 `b` against `a`.
 double relativeRmse(const k3rt::HostTensor &a, const k3rt::HostTensor &b);
 

@@ -14,11 +14,9 @@
 
 #include "tools/k3-bench/BenchUtil.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -58,20 +56,10 @@ int runKdaBench(int argc, char **argv) {
   std::string binaries, compiler = selfDir() + "/k3-compile";
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    auto num = [&](const char *flag, int64_t &v) {
-      size_t n = std::strlen(flag);
-      if (a.compare(0, n, flag) != 0)
-        return false;
-      char *end = nullptr;
-      v = std::strtoll(a.c_str() + n, &end, 10);
-      if (*end || v <= 0) {
-        std::exit(fail("'" + a + "' needs a positive integer"));
-      }
-      return true;
-    };
-    if (num("--tokens=", tokens) || num("--heads=", heads) || num("--dk=", dk) ||
-        num("--dv=", dv) || num("--chunk=", chunk) || num("--sub-chunk=", sub) ||
-        num("--repeat=", repeat))
+    if (positiveFlag(a, "--tokens=", tokens) || positiveFlag(a, "--heads=", heads) ||
+        positiveFlag(a, "--dk=", dk) || positiveFlag(a, "--dv=", dv) ||
+        positiveFlag(a, "--chunk=", chunk) || positiveFlag(a, "--sub-chunk=", sub) ||
+        positiveFlag(a, "--repeat=", repeat))
       continue;
     if (a.rfind("--binaries=", 0) == 0)
       binaries = a.substr(11);
@@ -83,29 +71,13 @@ int runKdaBench(int argc, char **argv) {
                   "--repeat= --binaries=R.k3b,C.k3b --k3-compile=PATH)");
   }
 
-  std::string recurrentPath, chunkedPath, tmp;
-  if (!binaries.empty()) {
-    size_t comma = binaries.find(',');
-    if (comma == std::string::npos)
-      return fail("--binaries takes RECURRENT.k3b,CHUNKED.k3b");
-    recurrentPath = binaries.substr(0, comma);
-    chunkedPath = binaries.substr(comma + 1);
-  } else {
-    char dir[] = "/tmp/k3-bench-kda-XXXXXX";
-    if (!mkdtemp(dir))
-      return fail("cannot create a temporary directory");
-    tmp = dir;
-    std::ofstream(tmp + "/kda.mlir") << moduleText(heads, dk, dv);
-    recurrentPath = tmp + "/recurrent.k3b";
-    chunkedPath = tmp + "/chunked.k3b";
-    if (!spawn({compiler, tmp + "/kda.mlir", "--kda-form=recurrent", "-o", recurrentPath}) ||
-        !spawn({compiler, tmp + "/kda.mlir", "--kda-chunk=" + std::to_string(chunk),
-                "--kda-sub-chunk=" + std::to_string(sub), "-o", chunkedPath}))
-      return fail("compiling the KDA module with " + compiler + " failed");
-  }
+  // Form 0 is the recurrent one, form 1 the chunked one.
+  std::vector<std::string> flags[2] = {
+      {"--kda-form=recurrent"},
+      {"--kda-chunk=" + std::to_string(chunk), "--kda-sub-chunk=" + std::to_string(sub)}};
+  SideBySide bench;
   std::string error;
-  Loaded recurrent, chunked;
-  if (!load(recurrentPath, "kda", recurrent, error) || !load(chunkedPath, "kda", chunked, error))
+  if (!bench.prepare(binaries, compiler, "kda", moduleText(heads, dk, dv), flags, error))
     return fail(error);
 
   std::mt19937_64 rng(7);
@@ -129,25 +101,14 @@ int runKdaBench(int argc, char **argv) {
   inputs.push_back(randomTensor({tokens, heads}, rng, -3, 3));         // β logits
   inputs.push_back(randomTensor({heads, dk, dv}, rng, -0.5, 0.5));     // initial state
 
-  // Alternate the two forms (inputs copied untimed for every run).
-  double best[2] = {INFINITY, INFINITY};
-  std::vector<k3rt::HostTensor> outs[2];
-  Loaded *forms[2] = {&recurrent, &chunked};
-  for (int64_t r = 0; r < repeat; ++r)
-    for (int f = 0; f < 2; ++f) {
-      double dt = timedRun(*forms[f], "kda", inputs, outs[f], error);
-      if (dt < 0)
-        return fail(error);
-      best[f] = std::min(best[f], dt);
-    }
+  if (!bench.run("kda", inputs, repeat, error))
+    return fail(error);
   std::printf("kda: T=%lld heads=%lld dk=%lld dv=%lld chunk=%lld sub_chunk=%lld, best of %lld\n",
               (long long)tokens, (long long)heads, (long long)dk, (long long)dv,
               (long long)chunk, (long long)sub, (long long)repeat);
-  std::printf("recurrent_ms: %.2f\n", best[0] * 1e3);
-  std::printf("chunked_ms: %.2f\n", best[1] * 1e3);
-  std::printf("chunked_vs_recurrent_relative_rmse: %.3g\n", relativeRmse(outs[0][0], outs[1][0]));
-  std::printf("chunked_vs_recurrent_speedup: %.2f\n", best[0] / best[1]);
-  if (!tmp.empty())
-    spawn({"/bin/rm", "-rf", tmp});
+  std::printf("recurrent_ms: %.2f\n", bench.best[0] * 1e3);
+  std::printf("chunked_ms: %.2f\n", bench.best[1] * 1e3);
+  std::printf("chunked_vs_recurrent_relative_rmse: %.3g\n", relativeRmse(bench.outs[0][0], bench.outs[1][0]));
+  std::printf("chunked_vs_recurrent_speedup: %.2f\n", bench.best[0] / bench.best[1]);
   return 0;
 }

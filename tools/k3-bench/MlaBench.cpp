@@ -16,8 +16,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 
 using namespace k3bench;
 
@@ -55,19 +53,10 @@ int runMlaBench(int argc, char **argv) {
   std::string binaries, compiler = selfDir() + "/k3-compile";
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    auto num = [&](const char *flag, int64_t &v) {
-      size_t n = std::strlen(flag);
-      if (a.compare(0, n, flag) != 0)
-        return false;
-      char *end = nullptr;
-      v = std::strtoll(a.c_str() + n, &end, 10);
-      if (*end || v <= 0)
-        std::exit(fail("'" + a + "' needs a positive integer"));
-      return true;
-    };
-    if (num("--context=", context) || num("--heads=", heads) || num("--nope=", nope) ||
-        num("--rope=", rope) || num("--latent=", latent) || num("--vdim=", vdim) ||
-        num("--repeat=", repeat) || num("--splits=", splits))
+    if (positiveFlag(a, "--context=", context) || positiveFlag(a, "--heads=", heads) ||
+        positiveFlag(a, "--nope=", nope) || positiveFlag(a, "--rope=", rope) ||
+        positiveFlag(a, "--latent=", latent) || positiveFlag(a, "--vdim=", vdim) ||
+        positiveFlag(a, "--repeat=", repeat) || positiveFlag(a, "--splits=", splits))
       continue;
     if (a.rfind("--binaries=", 0) == 0)
       binaries = a.substr(11);
@@ -78,29 +67,13 @@ int runMlaBench(int argc, char **argv) {
                   "' (mla takes --context= --heads= --nope= --rope= --latent= --vdim= "
                   "--splits= --repeat= --binaries=EXPANDED.k3b,ABSORBED.k3b --k3-compile=PATH)");
   }
-  std::string expandedPath, absorbedPath, tmp;
-  if (!binaries.empty()) {
-    size_t comma = binaries.find(',');
-    if (comma == std::string::npos)
-      return fail("--binaries takes EXPANDED.k3b,ABSORBED.k3b");
-    expandedPath = binaries.substr(0, comma);
-    absorbedPath = binaries.substr(comma + 1);
-  } else {
-    char dir[] = "/tmp/k3-bench-mla-XXXXXX";
-    if (!mkdtemp(dir))
-      return fail("cannot create a temporary directory");
-    tmp = dir;
-    std::ofstream(tmp + "/mla.mlir") << moduleText(heads, nope, rope, latent, vdim);
-    expandedPath = tmp + "/expanded.k3b";
-    absorbedPath = tmp + "/absorbed.k3b";
-    if (!spawn({compiler, tmp + "/mla.mlir", "--mla-decode-form=expanded", "-o", expandedPath}) ||
-        !spawn({compiler, tmp + "/mla.mlir", "--mla-decode-splits=" + std::to_string(splits), "-o",
-                absorbedPath}))
-      return fail("compiling the MLA module with " + compiler + " failed");
-  }
+  // Form 0 is the expanded one, form 1 the absorbed one.
+  std::vector<std::string> flags[2] = {{"--mla-decode-form=expanded"},
+                                       {"--mla-decode-splits=" + std::to_string(splits)}};
+  SideBySide bench;
   std::string error;
-  Loaded expanded, absorbed;
-  if (!load(expandedPath, "mla", expanded, error) || !load(absorbedPath, "mla", absorbed, error))
+  if (!bench.prepare(binaries, compiler, "mla", moduleText(heads, nope, rope, latent, vdim),
+                     flags, error))
     return fail(error);
 
   std::mt19937_64 rng(11);
@@ -112,31 +85,21 @@ int runMlaBench(int argc, char **argv) {
   inputs.push_back(randomTensor({context, latent + rope}, rng, -1, 1,
                                 k3::bundle::DType_BF16));                    // cache
   inputs.push_back(randomTensor({1, heads, vdim}, rng, -2, 2));               // gate
-  double best[2] = {INFINITY, INFINITY};
-  std::vector<k3rt::HostTensor> outs[2];
-  Loaded *forms[2] = {&expanded, &absorbed};
-  for (int64_t r = 0; r < repeat; ++r)
-    for (int f = 0; f < 2; ++f) {
-      double dt = timedRun(*forms[f], "mla", inputs, outs[f], error);
-      if (dt < 0)
-        return fail(error);
-      best[f] = std::min(best[f], dt);
-    }
+  if (!bench.run("mla", inputs, repeat, error))
+    return fail(error);
   std::printf("mla decode: context=%lld heads=%lld nope=%lld rope=%lld latent=%lld vdim=%lld "
               "splits=%lld, best of %lld\n",
               (long long)context, (long long)heads, (long long)nope, (long long)rope,
               (long long)latent, (long long)vdim, (long long)splits, (long long)repeat);
-  std::printf("expanded_ms: %.3f\n", best[0] * 1e3);
-  std::printf("absorbed_ms: %.3f\n", best[1] * 1e3);
-  std::printf("absorbed_vs_expanded_relative_rmse: %.3g\n", relativeRmse(outs[0][0], outs[1][0]));
+  std::printf("expanded_ms: %.3f\n", bench.best[0] * 1e3);
+  std::printf("absorbed_ms: %.3f\n", bench.best[1] * 1e3);
+  std::printf("absorbed_vs_expanded_relative_rmse: %.3g\n", relativeRmse(bench.outs[0][0], bench.outs[1][0]));
   // Both forms read the same bf16 latent rows; a cache of expanded per-head
   // keys and values (what the expanded form would keep to avoid the
   // re-expansion) would hold H·(P+R+Vd) values per token.
   std::printf("cache_bytes_per_token: absorbed %lld (latent + k_rope, bf16), expanded %lld "
               "(per-head k and v, bf16; this expanded form re-expands the latent instead)\n",
               (long long)(2 * (latent + rope)), (long long)(2 * heads * (nope + rope + vdim)));
-  std::printf("absorbed_vs_expanded_decode_speedup: %.2f\n", best[0] / best[1]);
-  if (!tmp.empty())
-    spawn({"/bin/rm", "-rf", tmp});
+  std::printf("absorbed_vs_expanded_decode_speedup: %.2f\n", bench.best[0] / bench.best[1]);
   return 0;
 }

@@ -150,17 +150,34 @@ Value contract(OpBuilder &b, Location loc, Value x, Value w) {
   // The dot products may be reassociated (and fused into FMAs): that lets
   // LLVM vectorise the k-loop; the result differs from the sequential sum
   // by rounding only, far inside the fp32 thresholds.
-  auto fm = arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
   return generic(b, loc, {x, w}, acc,
                  {project(ctx, loops, xDims), project(ctx, loops, {r - 1, r}),
                   project(ctx, loops, outDims)},
-                 its,
-                 [&](OpBuilder &nb, Location nl, ValueRange a) {
-                   Value m = arith::MulFOp::create(nb, nl, a[0], a[1], fm);
-                   return SmallVector<Value>{
-                       arith::AddFOp::create(nb, nl, a[2], m, fm)};
-                 })
+                 its, multiplyAccumulate)
       .front();
+}
+
+SmallVector<Value> multiplyAccumulate(OpBuilder &b, Location loc, ValueRange a) {
+  Value m = arith::MulFOp::create(b, loc, a[0], a[1], kReassociable);
+  return {arith::AddFOp::create(b, loc, a[2], m, kReassociable)};
+}
+
+void finishMla(PatternRewriter &b, Operation *op, Value o, Value gate, Value newCache) {
+  Location loc = op->getLoc();
+  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (gate)
+    o = elementwise(b, loc, {o, gate}, cast<RankedTensorType>(o.getType()),
+                    [](OpBuilder &nb, Location nl, ValueRange a) {
+                      return Value(arith::MulFOp::create(nb, nl, a[0], sigmoid(nb, nl, a[1])));
+                    });
+  o = withElementType(b, loc, o, outType.getElementType());
+  // Static result shapes (a decode step) refine the dynamic ones built here.
+  if (o.getType() != outType)
+    o = tensor::CastOp::create(b, loc, outType, o);
+  Type cacheType = op->getResult(1).getType();
+  if (newCache.getType() != cacheType)
+    newCache = tensor::CastOp::create(b, loc, cacheType, newCache);
+  b.replaceOp(op, {o, newCache});
 }
 
 Value reduceLast(OpBuilder &b, Location loc, ValueRange inputs,
@@ -182,12 +199,11 @@ Value reduceLast(OpBuilder &b, Location loc, ValueRange inputs,
   its.back() = utils::IteratorType::reduction;
   // Reassociable like `contract`'s dot products: the sum vectorises
   // (partial sums per lane) instead of running one add at a time.
-  auto fm = arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
   return generic(b, loc, inputs, acc, maps, its,
                  [&](OpBuilder &nb, Location nl, ValueRange a) {
                    Value t = term(nb, nl, a.take_front(inputs.size()));
                    return SmallVector<Value>{
-                       arith::AddFOp::create(nb, nl, a.back(), t, fm)};
+                       arith::AddFOp::create(nb, nl, a.back(), t, kReassociable)};
                  })
       .front();
 }

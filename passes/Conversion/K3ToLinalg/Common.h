@@ -9,6 +9,7 @@
 #ifndef PASSES_CONVERSION_K3TOLINALG_COMMON_H
 #define PASSES_CONVERSION_K3TOLINALG_COMMON_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
@@ -63,6 +64,20 @@ generic(OpBuilder &b, Location loc, ValueRange inputs, ValueRange inits,
 Value elementwise(OpBuilder &b, Location loc, ValueRange inputs,
                   RankedTensorType resultType,
                   std::function<Value(OpBuilder &, Location, ValueRange)> fn);
+
+/// Fast-math flags of the contractions' multiply-adds: reassociable (so the
+/// sums vectorise) and contractible (so they fuse into FMAs).
+constexpr arith::FastMathFlags kReassociable =
+    arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+
+/// The body of a contraction generic with inputs (a, b) and accumulator c:
+/// `c + a·b` with kReassociable.
+SmallVector<Value> multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args);
+
+/// The end of an MLA lowering: `o` times `sigmoid(gate)` when there is a
+/// gate, converted to `outType`, and both results cast to the op's static
+/// result types where those are static (a decode step); replaces `op`.
+void finishMla(PatternRewriter &b, Operation *op, Value o, Value gate, Value newCache);
 
 /// `y[..., n] = Σ_k x[..., k] · w[n, k]`, accumulated in f32; x of any rank.
 Value contract(OpBuilder &b, Location loc, Value x, Value w);

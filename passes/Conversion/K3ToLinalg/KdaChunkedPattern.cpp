@@ -39,16 +39,15 @@ using namespace mlir::k3::lowering;
 namespace {
 
 using IT = utils::IteratorType;
-constexpr auto kFm = arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
 
 Value mul(OpBuilder &b, Location l, Value x, Value y) {
-  return arith::MulFOp::create(b, l, x, y, kFm);
+  return arith::MulFOp::create(b, l, x, y, kReassociable);
 }
 Value add(OpBuilder &b, Location l, Value x, Value y) {
-  return arith::AddFOp::create(b, l, x, y, kFm);
+  return arith::AddFOp::create(b, l, x, y, kReassociable);
 }
 Value sub(OpBuilder &b, Location l, Value x, Value y) {
-  return arith::SubFOp::create(b, l, x, y, kFm);
+  return arith::SubFOp::create(b, l, x, y, kReassociable);
 }
 Value exp(OpBuilder &b, Location l, Value x) { return math::ExpOp::create(b, l, x); }
 Value loopIndex(OpBuilder &b, Location l, int64_t dim) {
@@ -285,15 +284,12 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
           AffineExpr d4 = getAffineDimExpr(4, ctx);
           SmallVector<IT> pairIts{IT::parallel, IT::parallel, IT::parallel, IT::reduction,
                                   IT::parallel};
-          auto dot = [](OpBuilder &bb, Location bl, ValueRange a) {
-            return SmallVector<Value>{add(bb, bl, a[2], mul(bb, bl, a[0], a[1]))};
-          };
           auto pairs = [&](Value left) {
             Value acc = zeros(ib, l, attrs(ib, {hv, numSub, bs, c}));
             Value r = tiled(generic(ib, l, {rowsBySub(left, dk), kr}, acc,
                                     {map(ctx, 5, {d0, d1, d2, d3}), map(ctx, 5, {d1, d0, d3, d4}),
                                      map(ctx, 5, {d0, d1, d2, d4})},
-                                    pairIts, dot)
+                                    pairIts, multiplyAccumulate)
                                 .front(),
                             {1, 1, fit(bs, 4), 1, fit(c, 16)});
             return tensor::CollapseShapeOp::create(ib, l, r, splitRows);
@@ -406,22 +402,19 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
           SmallVector<IT> seq{IT::parallel, IT::reduction, IT::parallel, IT::parallel};
           AffineMap rowRed = map(ctx, 4, {d0, d2, d1}), state4 = map(ctx, 4, {d0, d1, d3}),
                     rowOut = map(ctx, 4, {d0, d2, d3});
-          auto fma = [](OpBuilder &bb, Location bl, ValueRange a) {
-            return SmallVector<Value>{add(bb, bl, a[2], mul(bb, bl, a[0], a[1]))};
-          };
           // Δ = U + (−W) S.
           Value delta =
-              tiled(generic(ib, l, {negW, S}, U, {rowRed, state4, rowOut}, seq, fma).front(),
+              tiled(generic(ib, l, {negW, S}, U, {rowRed, state4, rowOut}, seq, multiplyAccumulate).front(),
                     seqTile);
           // O = (scale Q⊙e^G) S + Aqk Δ; the second term over loops
           // (head, s, r, column).
           Value o = tiled(generic(ib, l, {qg, S}, zeros(ib, l, hcv), {rowRed, state4, rowOut},
-                                  seq, fma)
+                                  seq, multiplyAccumulate)
                               .front(),
                           seqTile);
           o = tiled(generic(ib, l, {A, delta}, o,
                             {map(ctx, 4, {d0, d2, d1}), map(ctx, 4, {d0, d1, d3}), rowOut}, seq,
-                            fma)
+                            multiplyAccumulate)
                         .front(),
                     seqTile);
           // S ← Diag(e^{G_last}) S + (K⊙e^{G_last−G})ᵀ Δ, updated in place;
@@ -439,7 +432,7 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
                                      {map(ctx, 4, {d0, d2, d1}), map(ctx, 4, {d0, d2, d3}),
                                       map(ctx, 4, {d0, d1, d3})},
                                      {IT::parallel, IT::parallel, IT::reduction, IT::parallel},
-                                     fma)
+                                     multiplyAccumulate)
                                  .front(),
                              {1, kt, 1, ct});
           // O back to token-major rows.

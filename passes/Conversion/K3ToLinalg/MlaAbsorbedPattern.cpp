@@ -25,11 +25,6 @@ using namespace mlir::k3::lowering;
 namespace {
 
 using IT = utils::IteratorType;
-constexpr auto kFm = arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
-
-SmallVector<Value> fmaBody(OpBuilder &b, Location l, ValueRange a) {
-  return {arith::AddFOp::create(b, l, a[2], arith::MulFOp::create(b, l, a[0], a[1], kFm), kFm)};
-}
 
 Value negInf(OpBuilder &b, Location loc) {
   return arith::ConstantOp::create(b, loc,
@@ -84,7 +79,7 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
         {b.getIndexAttr(h), b.getIndexAttr(dn), b.getIndexAttr(l)}, ones);
     Value qLat = generic(b, loc, {qNope, wuk}, zeros(b, loc, qlSizes),
                          {map4({d0, d1, d2}), map4({d1, d2, d3}), map4({d0, d1, d3})}, thirdRed,
-                         fmaBody)
+                         multiplyAccumulate)
                      .front();
     Value qt = empty(b, loc, {tokens, b.getIndexAttr(h), b.getIndexAttr(l + r)}, f32);
     qt = tensor::InsertSliceOp::create(b, loc, qLat, qt,
@@ -100,7 +95,7 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     SmallVector<OpFoldResult> sSizes{tokens, b.getIndexAttr(h), keys};
     Value dots = generic(b, loc, {qt, rows}, zeros(b, loc, sSizes),
                          {map4({d0, d1, d3}), map4({d2, d3}), map4({d0, d1, d2})}, lastRed,
-                         fmaBody)
+                         multiplyAccumulate)
                      .front();
     AffineMap id3 = identity(ctx, 3), th = project(ctx, 3, {0, 1});
     SmallVector<IT> par3(3, IT::parallel), redJ{IT::parallel, IT::parallel, IT::reduction};
@@ -156,12 +151,12 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
                     .front();
       Value sum = generic(b, loc, p, zeros(b, loc, thSizes), {id3, th}, redJ,
                           [](OpBuilder &nb, Location nl, ValueRange a) {
-                            return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[1], a[0], kFm)};
+                            return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[1], a[0], kReassociable)};
                           })
                       .front();
       // u[t, h, l] = Σ_j p[t, h, j] · c[j, l]; loops (t, h, j, l).
       Value u = generic(b, loc, {p, c}, zeros(b, loc, qlSizes),
-                        {map4({d0, d1, d2}), map4({d2, d3}), map4({d0, d1, d3})}, thirdRed, fmaBody)
+                        {map4({d0, d1, d2}), map4({d2, d3}), map4({d0, d1, d3})}, thirdRed, multiplyAccumulate)
                     .front();
       // lse = m + log l (−inf for an empty split); the partial output u / l.
       Value lse = generic(b, loc, {m, sum}, empty(b, loc, thSizes, f32),
@@ -245,19 +240,9 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     Value o = generic(b, loc, {oLat, wuv},
                       zeros(b, loc, {tokens, b.getIndexAttr(h), b.getIndexAttr(dv)}),
                       {map4({d0, d1, d3}), map4({d1, d2, d3}), map4({d0, d1, d2})}, lastRed,
-                      fmaBody)
+                      multiplyAccumulate)
                   .front();
-    if (op.getGate())
-      o = elementwise(b, loc, {o, op.getGate()}, cast<RankedTensorType>(o.getType()),
-                      [](OpBuilder &nb, Location nl, ValueRange a) {
-                        return Value(arith::MulFOp::create(nb, nl, a[0], sigmoid(nb, nl, a[1])));
-                      });
-    o = withElementType(b, loc, o, outType.getElementType());
-    if (o.getType() != outType)
-      o = tensor::CastOp::create(b, loc, outType, o);
-    if (full.getType() != op.getNewCache().getType())
-      full = tensor::CastOp::create(b, loc, op.getNewCache().getType(), full);
-    b.replaceOp(op, {o, full});
+    finishMla(b, op, o, op.getGate(), full);
     return success();
   }
 };

@@ -318,18 +318,7 @@ struct LowerMla : OpRewritePattern<MlaOp> {
                         return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[2], m)};
                       })
                   .front();
-    if (op.getGate())
-      o = elementwise(b, loc, {o, op.getGate()}, cast<RankedTensorType>(o.getType()),
-                      [](OpBuilder &nb, Location nl, ValueRange a) {
-                        return Value(arith::MulFOp::create(nb, nl, a[0], sigmoid(nb, nl, a[1])));
-                      });
-    o = withElementType(b, loc, o, outType.getElementType());
-    // Static result shapes (a decode step) refine the dynamic ones built here.
-    if (o.getType() != outType)
-      o = tensor::CastOp::create(b, loc, outType, o);
-    if (full.getType() != op.getNewCache().getType())
-      full = tensor::CastOp::create(b, loc, op.getNewCache().getType(), full);
-    b.replaceOp(op, {o, full});
+    finishMla(b, op, o, op.getGate(), full);
     return success();
   }
 };
