@@ -32,6 +32,12 @@ void registerK3Pipelines();
 /// `kdaSubChunk`) or keep its token recurrence.
 struct CpuK3Options {
   bool dequantize = true;
+  /// Routed experts: keep the checkpoint's format, quantize float experts
+  /// to MXFP4 (k3-quantize-mxfp4 with `scaleRule`), or decode MXFP4 ones to
+  /// bf16 ("none"). `expertInputs` "mxfp8" rounds the expert GEMMs' inputs.
+  std::string quantizeExperts = "keep";
+  std::string scaleRule = "floor";
+  std::string expertInputs = "none";
   bool kdaChunked = true;
   int64_t kdaChunk = 16;
   int64_t kdaSubChunk = 16;
@@ -49,7 +55,8 @@ struct CpuK3Options {
 /// weights), `tiles` (linalg on tensors) and `cpu` (bufferized, LLVM
 /// dialect).
 void buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options);
-void buildCpuTilesStage(OpPassManager &pm);
+/// `moeDispatch`: grouped or per-token (convert-k3-to-linalg).
+void buildCpuTilesStage(OpPassManager &pm, const std::string &moeDispatch = "grouped");
 void buildCpuLlvmStage(OpPassManager &pm);
 
 } // namespace mlir::k3

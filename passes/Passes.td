@@ -21,7 +21,19 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     recurrence, an scf.for carrying the f32 state); run `k3-decompose-mlp`
     first for the dense MLP. Ops without a lowering are left in place, so a later
     stage reports them.
+
+    `k3.moe` becomes grouped expert GEMMs (GroupedMoePattern.cpp: dispatch by
+    counts, offsets and a permutation of the (token, expert) pairs, then one
+    register-tiled GEMM pair per expert with its MXFP4 weights decoded into
+    [K, 16] panels) or, with `moe-dispatch=per-token`, one matrix-vector
+    product per token and selected expert (the benchmark's baseline).
+    MXFP4 linear weights are decoded inside the dot products' inner loop.
   }];
+  let options = [
+    Option<"moeDispatch", "moe-dispatch", "std::string", [{"grouped"}],
+           "How k3.moe runs its experts: grouped (one GEMM per expert over "
+           "its tokens) or per-token">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
@@ -71,17 +83,23 @@ def K3DecomposeMlpPass : Pass<"k3-decompose-mlp"> {
 }
 
 def K3DequantizeWeightsPass : Pass<"k3-dequantize-weights", "::mlir::ModuleOp"> {
-  let summary = "Replace MXFP4 weights by bf16 weights decoded at bundle time";
+  let summary = "Decode at bundle time the MXFP4 weights that no GEMM reads";
   let description = [{
-    The CPU path's stand-in for in-GEMM MXFP4 decoding: every `f4E2M1FN`
-    weight `W` becomes `k3.weight "W#bf16"` of the same logical shape in
-    bf16 (exact: an E2M1 value times a power of two), which the bundle
-    writer decodes from the packed codes and their scales. Its users drop
-    the scales: `k3.linear ... scales(...)`, `k3.moe ... scales(...)`, and
-    `arith.scaling_extf` of the weight (replaced by the bf16 weight). The
-    scale weights then die. Weights stay 4-bit in the checkpoint; the CPU
-    binary holds them in bf16 until the MoE issue's quantized GEMMs land.
+    `k3.linear` and `k3.moe` read MXFP4 weights packed and decode them in
+    their GEMMs. A packed weight that the importer widens with
+    `arith.scaling_extf` instead (a checkpoint storing, say, a dense MLP
+    matrix packed) is replaced by `k3.weight "W#bf16"` of the same logical
+    shape in bf16 (exact: an E2M1 value times a power of two), which the
+    bundle writer decodes from the codes and their scales. Weights with no
+    other users, and their scales, then die.
+
+    With `all`, every MXFP4 weight is decoded so (its `k3.linear` and
+    `k3.moe` users drop their scales): `k3-compile --quantize-experts=none`.
   }];
+  let options = [
+    Option<"all", "all", "bool", "false",
+           "Decode every MXFP4 weight, also those the GEMMs could read packed">
+  ];
 }
 
 def K3FuseKdaDecodePass : Pass<"k3-fuse-kda-decode"> {
@@ -191,6 +209,11 @@ def K3OutlineWeightsPass : Pass<"k3-outline-weights", "::mlir::ModuleOp"> {
     so that the bundle binds it to the stored blob. After this pass a
     function touches only its arguments, which is what the runtime calls.
 
+    MXFP4 codes `tensor<...xKxf4E2M1FN>` arrive as their packed bytes
+    `tensor<...x(K/2)xi8>` (attribute `k3.packed_e2m1`), viewed as codes by
+    `k3.unpack_e2m1`: the kernels read two codes per byte and the weight
+    stays 4-bit in memory.
+
     ```mlir
     func.func @f(%x: tensor<?x4xf32>) -> tensor<?x8xf32> {
       %w = k3.weight "w" : tensor<8x4xbf16>
@@ -199,6 +222,35 @@ def K3OutlineWeightsPass : Pass<"k3-outline-weights", "::mlir::ModuleOp"> {
     func.func @f(%x: tensor<?x4xf32>, %w: tensor<8x4xbf16> {k3.weight = "w"}) -> ...
     ```
   }];
+}
+
+def K3QuantizeMxfp4Pass : Pass<"k3-quantize-mxfp4", "::mlir::ModuleOp"> {
+  let summary = "Quantize float routed-expert weights to MXFP4 (OCP MX v1.0)";
+  let description = [{
+    Every `k3.moe` whose experts `w1, w3, w2` are float `k3.weight`s gets
+    MXFP4 experts instead: each `W` becomes the codes
+    `k3.weight "W#mxfp4.<rule>.codes"` (`f4E2M1FN`, the same logical shape)
+    and the scales `k3.weight "W#mxfp4.<rule>.scales"` (`f8E8M0FNU`,
+    `[..., K/32]`), which the bundle writer computes from the checkpoint's
+    values (MOE_MXFP4.md §2): blocks of 32 along the input dimension, scale
+    `2^(floor(log2 amax) − 2)` (`scale-rule=floor`, OCP; the top of a binade
+    clips to ±6·X) or `2^ceil(log2(amax / 6))` (`scale-rule=ceil`, never
+    clips), elements rounded to the nearest E2M1 value with ties to even and
+    saturated at ±6. The weights then stay 4-bit in the binary and in memory.
+
+    Experts that are already MXFP4 are left as they are. An input dimension
+    that is not a multiple of 32, or an expert matrix that is not a
+    checkpoint weight, is an error on the op. `inputs=mxfp8` also marks every
+    `k3.moe` `mxfp8_inputs`: the expert GEMMs' inputs are rounded to MXFP8
+    E4M3 (W4A8 numerics).
+  }];
+  let options = [
+    Option<"scaleRule", "scale-rule", "std::string", [{"floor"}],
+           "How each block's shared exponent is chosen: floor (OCP) or ceil">,
+    Option<"inputs", "inputs", "std::string", [{"none"}],
+           "Expert GEMM inputs: none (f32) or mxfp8 (E4M3, blocks of 32)">
+  ];
+  let dependentDialects = ["::mlir::k3::K3Dialect"];
 }
 
 def K3SegmentKdaPass : Pass<"k3-segment-kda"> {

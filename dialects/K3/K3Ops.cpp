@@ -256,6 +256,28 @@ LogicalResult WeightOp::verify() {
   return success();
 }
 
+LogicalResult UnpackE2m1Op::verify() {
+  auto in = cast<RankedTensorType>(getBytes().getType());
+  auto out = cast<RankedTensorType>(getCodes().getType());
+  if (in.getRank() == 0 || in.getRank() != out.getRank())
+    return emitOpError() << "bytes and codes must have the same non-zero rank, got "
+                         << in.getRank() << " and " << out.getRank();
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    int64_t b = in.getDimSize(i), c = out.getDimSize(i);
+    bool last = i + 1 == in.getRank();
+    if (ShapedType::isDynamic(b) || ShapedType::isDynamic(c)) {
+      if (last)
+        return emitOpError() << "needs a static last dimension";
+      continue;
+    }
+    if (c != (last ? 2 * b : b))
+      return emitOpError() << "codes dimension " << i << " must be "
+                           << (last ? 2 * b : b) << " for bytes of size " << b
+                           << (last ? " (two codes per byte)" : "") << ", got " << c;
+  }
+  return success();
+}
+
 LogicalResult EmbedOp::verify() {
   Value ids = getIds(), table = getTable(), out = getOut();
   Checker c(*this);

@@ -58,6 +58,27 @@ def K3_WeightOp : K3_Op<"weight", [Pure]> {
   let hasVerifier = 1;
 }
 
+def K3_UnpackE2m1Op : K3_Op<"unpack_e2m1", [Pure]> {
+  let summary = "View packed bytes as MXFP4 (E2M1) codes";
+  let description = [{
+    `bytes: [..., K/2]` of `i8`, two E2M1 codes per byte with element `2i`
+    in bits 3:0 and `2i+1` in bits 7:4 (MOE_MXFP4.md §3), viewed as the
+    `f4E2M1FN` codes `[..., K]`. It moves no data: k3-outline-weights puts
+    it between a packed weight argument and its users, and the lowering of
+    those users reads the bytes (two codes per load) inside their GEMMs.
+    A CPU memref of `f4E2M1FN` would spend one byte per code.
+
+    Example:
+    ```mlir
+    %w = k3.unpack_e2m1 %bytes : tensor<8x64x16xi8> -> tensor<8x64x32xf4E2M1FN>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I8]>:$bytes);
+  let results = (outs RankedTensorOf<[F4E2M1FN]>:$codes);
+  let assemblyFormat = "$bytes attr-dict `:` type($bytes) `->` type($codes)";
+  let hasVerifier = 1;
+}
+
 def K3_EmbedOp : K3_Op<"embed", [Pure]> {
   let summary = "Token embedding lookup";
   let description = [{
@@ -559,6 +580,12 @@ def K3_MoeOp : K3_Op<"moe", [Pure, AttrSizedOperandSegments]> {
     (eps `eps`). Shared: `shared_gate, shared_up: [Is, D]`,
     `shared_down: [D, Is]`, applied to the original `x`.
 
+    `indices` must lie in `[0, E)` (the router guarantees it). With
+    `mxfp8_inputs` (k3-quantize-mxfp4's `inputs=mxfp8`), each expert GEMM's
+    input rows (z, then the SiTU-GLU output) are first rounded to MXFP8 E4M3
+    in blocks of 32 along the input dimension (scale 2^(floor(log2 amax) − 8),
+    nearest even, saturating at ±448): W4A8 numerics, products in f32.
+
     Example:
     ```mlir
     %y = k3.moe %x routed(%i, %w) latent(%wd, %wu) norm(%n)
@@ -585,7 +612,8 @@ def K3_MoeOp : K3_Op<"moe", [Pure, AttrSizedOperandSegments]> {
                    Optional<K3_FloatTensor>:$shared_up,
                    Optional<K3_FloatTensor>:$shared_down,
                    F32Attr:$beta1, OptionalAttr<F32Attr>:$beta2,
-                   DefaultValuedAttr<F32Attr, "1.0e-5">:$eps);
+                   DefaultValuedAttr<F32Attr, "1.0e-5">:$eps,
+                   UnitAttr:$mxfp8_inputs);
   let results = (outs K3_FloatTensor:$y);
   let assemblyFormat = [{
     $x `routed` `(` $indices `,` $weights `)`

@@ -24,6 +24,7 @@ namespace fb = ::k3::bundle;
 using ::k3::model::Checkpoint;
 using ::k3::model::Config;
 using ::k3::model::Mixer;
+using ::k3::model::ScaleRule;
 using ::k3::model::TensorView;
 
 namespace {
@@ -78,11 +79,31 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
     error = "weight '" + name + "' has an element type the bundle cannot hold";
     return false;
   }
-  // `X#bf16` (k3-dequantize-weights): MXFP4 `X` decoded to bf16 here, from
-  // its codes and the matching `weight_scale`; exact, E2M1 × 2^k fits bf16.
-  const std::string suffix = "#bf16";
-  const bool decode = ::k3::model::endsWith(name, suffix);
-  std::string stored = decode ? name.substr(0, name.size() - suffix.size()) : name;
+  // Derived blobs, computed here from the checkpoint:
+  //  - `X#bf16` (k3-dequantize-weights): MXFP4 `X` decoded to bf16, from its
+  //    codes and the matching `weight_scale`; exact, E2M1 × 2^k fits bf16.
+  //  - `X#mxfp4.<rule>.codes` / `.scales` (k3-quantize-mxfp4): float `X`
+  //    quantized to MXFP4 along its rows (lib/Model/Numerics).
+  enum class Derive { None, Bf16, Codes, Scales } derive = Derive::None;
+  ScaleRule rule = ScaleRule::Floor;
+  std::string stored = name;
+  size_t hash = name.find('#');
+  if (hash != std::string::npos) {
+    std::string suffix = name.substr(hash);
+    stored = name.substr(0, hash);
+    if (suffix == "#bf16")
+      derive = Derive::Bf16;
+    else if (suffix == "#mxfp4.floor.codes" || suffix == "#mxfp4.ceil.codes")
+      derive = Derive::Codes;
+    else if (suffix == "#mxfp4.floor.scales" || suffix == "#mxfp4.ceil.scales")
+      derive = Derive::Scales;
+    else {
+      error = "weight '" + name + "' names an unknown derived form '" + suffix + "'";
+      return false;
+    }
+    if (suffix.find(".ceil.") != std::string::npos)
+      rule = ScaleRule::Ceil;
+  }
   size_t stack = stored.find("{e}");
   int64_t experts = stack == std::string::npos ? 1 : blob.shape.front();
   for (int64_t e = 0; e < experts; ++e) {
@@ -94,32 +115,39 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
       error = "weight '" + part + "' is not in the checkpoint";
       return false;
     }
-    if (!decode) {
+    std::vector<uint8_t> out;
+    if (derive == Derive::None) {
       blob.parts.push_back({v->data, v->bytes});
       blob.bytes += v->bytes;
       continue;
-    }
-    std::string scaleName = part;
-    size_t at = scaleName.rfind("weight_packed");
-    const TensorView *s =
-        at == std::string::npos
-            ? nullptr
-            : ck.findFull(scaleName.replace(at, 13, "weight_scale"));
-    if (!s || v->shape.size() != 2) {
-      error = "weight '" + part + "' has no MXFP4 scales to decode it with";
-      return false;
-    }
-    int64_t rows = v->shape[0], cols = v->shape[1] * 2;
-    std::vector<uint8_t> out(rows * cols * 2);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) {
-        uint8_t byte = v->data[r * (cols / 2) + c / 2];
-        uint8_t code = c % 2 ? byte >> 4 : byte & 0xF; // low nibble first
-        float value = ::k3::model::e2m1ToFloat(code) *
-                      ::k3::model::e8m0ToFloat(s->data[r * (cols / 32) + c / 32]);
-        uint16_t bits = ::k3::model::floatToBf16(value);
-        std::memcpy(&out[2 * (r * cols + c)], &bits, 2);
+    } else if (derive == Derive::Bf16) {
+      std::string scaleName = part;
+      size_t at = scaleName.rfind("weight_packed");
+      const TensorView *s =
+          at == std::string::npos ? nullptr
+                                  : ck.findFull(scaleName.replace(at, 13, "weight_scale"));
+      if (!s || v->shape.size() != 2) {
+        error = "weight '" + part + "' has no MXFP4 scales to decode it with";
+        return false;
       }
+      int64_t rows = v->shape[0], cols = v->shape[1] * 2;
+      std::vector<float> values = ::k3::model::unpackMxfp4(v->data, s->data, rows, cols);
+      out.resize(values.size() * 2);
+      for (size_t i = 0; i < values.size(); ++i) {
+        uint16_t bits = ::k3::model::floatToBf16(values[i]);
+        std::memcpy(&out[2 * i], &bits, 2);
+      }
+    } else {
+      if (v->shape.size() != 2 || v->shape[1] % 32 != 0 || v->dtype == ::k3::model::DType::U8) {
+        error = "weight '" + part + "' is not a float matrix with rows of a multiple of 32 "
+                "values; it cannot be quantized to MXFP4";
+        return false;
+      }
+      std::vector<uint8_t> codes, scales;
+      ::k3::model::packMxfp4(::k3::model::floatValues(*v).data(), v->shape[0], v->shape[1],
+                             codes, scales, rule);
+      out = derive == Derive::Codes ? std::move(codes) : std::move(scales);
+    }
     blob.decoded.push_back(std::move(out));
     blob.parts.push_back({blob.decoded.back().data(), blob.decoded.back().size()});
     blob.bytes += blob.decoded.back().size();
@@ -181,8 +209,14 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
                 "takes its tensors as arguments";
         return false;
       }
-      if (!addWeight(name, cast<RankedTensorType>(fn.getArgumentTypes()[i]),
-                     *checkpoint, blobs, seen, error))
+      auto type = cast<RankedTensorType>(fn.getArgumentTypes()[i]);
+      // Packed MXFP4 bytes (k3-outline-weights): the blob is the codes.
+      if (fn.getArgAttr(i, "k3.packed_e2m1")) {
+        SmallVector<int64_t> shape(type.getShape());
+        shape.back() *= 2;
+        type = RankedTensorType::get(shape, Float4E2M1FNType::get(type.getContext()));
+      }
+      if (!addWeight(name, type, *checkpoint, blobs, seen, error))
         return false;
     }
 

@@ -196,33 +196,34 @@ const TensorView *Checkpoint::find(const TensorSpec &spec) const {
   return store->find(fullName(spec));
 }
 
-std::vector<float> Checkpoint::readFloat(const std::string &relative) const {
-  const TensorView *v = relative == "lm_head.weight"
-                            ? store->find(headPrefix + relative)
-                            : find(relative);
-  std::vector<float> out;
-  if (!v)
-    return out;
-  int64_t n = numElements(v->shape);
-  out.resize(n);
+std::vector<float> floatValues(const TensorView &v) {
+  int64_t n = numElements(v.shape);
+  std::vector<float> out(n);
   for (int64_t i = 0; i < n; ++i) {
-    switch (v->dtype) {
+    switch (v.dtype) {
     case DType::F32:
-      std::memcpy(&out[i], v->data + 4 * i, 4);
+      std::memcpy(&out[i], v.data + 4 * i, 4);
       break;
     case DType::BF16:
     case DType::F16: {
       uint16_t bits;
-      std::memcpy(&bits, v->data + 2 * i, 2);
-      out[i] = v->dtype == DType::BF16 ? bf16ToFloat(bits) : f16ToFloat(bits);
+      std::memcpy(&bits, v.data + 2 * i, 2);
+      out[i] = v.dtype == DType::BF16 ? bf16ToFloat(bits) : f16ToFloat(bits);
       break;
     }
     case DType::U8:
-      out[i] = v->data[i];
+      out[i] = v.data[i];
       break;
     }
   }
   return out;
+}
+
+std::vector<float> Checkpoint::readFloat(const std::string &relative) const {
+  const TensorView *v = relative == "lm_head.weight"
+                            ? store->find(headPrefix + relative)
+                            : find(relative);
+  return v ? floatValues(*v) : std::vector<float>();
 }
 
 std::vector<float> Checkpoint::readLinear(const std::string &base) const {
@@ -230,17 +231,7 @@ std::vector<float> Checkpoint::readLinear(const std::string &base) const {
   const TensorView *scales = find(base + ".weight_scale");
   if (!packed || !scales)
     return readFloat(base + ".weight");
-  int64_t rows = packed->shape[0], cols = packed->shape[1] * 2;
-  std::vector<float> out(rows * cols);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) {
-      uint8_t byte = packed->data[r * (cols / 2) + c / 2];
-      // Low nibble first: element 2i in bits 3:0, 2i+1 in bits 7:4.
-      uint8_t code = (c % 2 == 0) ? (byte & 0xF) : (byte >> 4);
-      float s = e8m0ToFloat(scales->data[r * (cols / 32) + c / 32]);
-      out[r * cols + c] = e2m1ToFloat(code) * s;
-    }
-  return out;
+  return unpackMxfp4(packed->data, scales->data, packed->shape[0], packed->shape[1] * 2);
 }
 
 } // namespace k3::model

@@ -20,6 +20,9 @@
 
 namespace k3::model {
 
+/// The values of a stored float tensor (F32/BF16/F16; U8 as integers) in f32.
+std::vector<float> floatValues(const TensorView &view);
+
 class Checkpoint {
 public:
   /// Opens and validates `dir`. On failure returns nullptr and sets `error`

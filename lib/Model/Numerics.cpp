@@ -106,4 +106,29 @@ void encodeMxfp4Block(const float *values, uint8_t &scale, uint8_t codes[32],
     codes[i] = floatToE2m1(std::ldexp(values[i], -exp));
 }
 
+void packMxfp4(const float *values, int64_t rows, int64_t cols, std::vector<uint8_t> &packed,
+               std::vector<uint8_t> &scales, ScaleRule rule) {
+  packed.assign(rows * cols / 2, 0);
+  scales.assign(rows * cols / 32, 0);
+  uint8_t codes[32];
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < cols / 32; ++b) {
+      encodeMxfp4Block(&values[r * cols + b * 32], scales[r * (cols / 32) + b], codes, rule);
+      for (int i = 0; i < 32; i += 2)
+        packed[(r * cols + b * 32 + i) / 2] = uint8_t(codes[i] | codes[i + 1] << 4);
+    }
+}
+
+std::vector<float> unpackMxfp4(const uint8_t *packed, const uint8_t *scales, int64_t rows,
+                               int64_t cols) {
+  std::vector<float> out(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      uint8_t byte = packed[r * (cols / 2) + c / 2];
+      uint8_t code = c % 2 == 0 ? (byte & 0xF) : (byte >> 4); // low nibble first
+      out[r * cols + c] = e2m1ToFloat(code) * e8m0ToFloat(scales[r * (cols / 32) + c / 32]);
+    }
+  return out;
+}
+
 } // namespace k3::model

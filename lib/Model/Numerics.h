@@ -11,6 +11,7 @@
 #define LIB_MODEL_NUMERICS_H
 
 #include <cstdint>
+#include <vector>
 
 namespace k3::model {
 
@@ -36,6 +37,16 @@ enum class ScaleRule {
 /// Encodes 32 values as one E8M0 scale byte and 32 E2M1 codes.
 void encodeMxfp4Block(const float *values, uint8_t &scale, uint8_t codes[32],
                       ScaleRule rule = ScaleRule::Floor);
+
+/// Quantizes a row-major [rows, cols] matrix (cols a multiple of 32) to
+/// MXFP4 along its rows: `packed` [rows, cols/2] codes, low nibble first
+/// (element 2i in bits 3:0), and `scales` [rows, cols/32] E8M0 bytes.
+void packMxfp4(const float *values, int64_t rows, int64_t cols, std::vector<uint8_t> &packed,
+               std::vector<uint8_t> &scales, ScaleRule rule = ScaleRule::Floor);
+
+/// The inverse of packMxfp4: each element `e2m1 · 2^(scale − 127)`.
+std::vector<float> unpackMxfp4(const uint8_t *packed, const uint8_t *scales, int64_t rows,
+                               int64_t cols);
 
 } // namespace k3::model
 

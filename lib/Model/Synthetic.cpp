@@ -91,22 +91,6 @@ std::vector<uint8_t> encode(const std::vector<float> &v, DType dtype) {
   return out;
 }
 
-/// Packs a [rows, cols] matrix into `weight_packed` codes and `weight_scale`.
-void packMxfp4(const std::vector<float> &w, int64_t rows, int64_t cols,
-               std::vector<uint8_t> &packed, std::vector<uint8_t> &scales) {
-  packed.assign(rows * cols / 2, 0);
-  scales.assign(rows * cols / 32, 0);
-  uint8_t codes[32];
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t b = 0; b < cols / 32; ++b) {
-      encodeMxfp4Block(&w[r * cols + b * 32], scales[r * (cols / 32) + b],
-                       codes);
-      for (int i = 0; i < 32; i += 2)
-        packed[(r * cols + b * 32 + i) / 2] =
-            uint8_t(codes[i] | codes[i + 1] << 4); // low nibble first
-    }
-}
-
 } // namespace
 
 bool writeSyntheticCheckpoint(const Config &c, const std::string &configText,
@@ -140,7 +124,7 @@ bool writeSyntheticCheckpoint(const Config &c, const std::string &configText,
       scale.name = modelPrefix + base + ".weight_scale";
       scale.dtype = DType::U8;
       scale.shape = {rows, cols / 32};
-      packMxfp4(w, rows, cols, t.bytes, scale.bytes);
+      packMxfp4(w.data(), rows, cols, t.bytes, scale.bytes);
       tensors.push_back(std::move(t));
       tensors.push_back(std::move(scale));
       continue;

@@ -4,9 +4,10 @@
 // DESIGN.md §2, and the named pipeline `k3-cpu-to-llvm` running all three:
 //
 //   k3:    k3-decompose-mlp, [k3-segment-kda,] k3-fuse-kda-decode,
-//          k3-kda-chunkwise, k3-mla-absorb, k3-dequantize-weights,
-//          k3-outline-weights
-//   tiles: convert-k3-to-linalg, convert-elementwise-to-linalg, canonicalize
+//          k3-kda-chunkwise, k3-mla-absorb, [k3-quantize-mxfp4,]
+//          k3-dequantize-weights, k3-outline-weights
+//   tiles: convert-k3-to-linalg, k3-tile-contractions,
+//          convert-elementwise-to-linalg, canonicalize
 //          (linalg on tensors: what each tile computes, target independent)
 //   cpu:   one-shot bufferization → loops → LLVM dialect
 //
@@ -27,12 +28,13 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace {
 
 constexpr const char *kTilesStage =
-    "convert-k3-to-linalg,k3-tile-contractions,convert-elementwise-to-linalg,"
-    "canonicalize";
+    "convert-k3-to-linalg{{moe-dispatch={0}},k3-tile-contractions,"
+    "convert-elementwise-to-linalg,canonicalize";
 
 constexpr const char *kCpuStage =
     "k3-approximate-exp,"
@@ -43,7 +45,7 @@ constexpr const char *kCpuStage =
     "convert-vector-to-scf{full-unroll=true},convert-linalg-to-loops,"
     "convert-scf-to-cf,expand-strided-metadata,"
     "lower-affine,"
-    "arith-expand{include-bf16=true},"
+    "arith-expand{include-bf16=true include-f8e8m0=true},"
     "convert-math-to-llvm{approximate-log1p=false},convert-math-to-libm,"
     "convert-vector-to-llvm,finalize-memref-to-llvm,"
     "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,convert-ub-to-llvm,"
@@ -67,12 +69,18 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
         K3KdaChunkwisePassOptions{options.kdaChunk, options.kdaSubChunk}));
   pm.addPass(createK3MlaAbsorbPass(
       K3MlaAbsorbPassOptions{options.mlaDecodeSplits, options.mlaPrefill, options.mlaDecode}));
+  if (options.quantizeExperts == "mxfp4" || options.expertInputs == "mxfp8")
+    pm.addPass(createK3QuantizeMxfp4Pass(K3QuantizeMxfp4PassOptions{
+        options.scaleRule, options.expertInputs}));
   if (options.dequantize)
-    pm.addPass(createK3DequantizeWeightsPass());
+    pm.addPass(createK3DequantizeWeightsPass(
+        K3DequantizeWeightsPassOptions{options.quantizeExperts == "none"}));
   pm.addPass(createK3OutlineWeightsPass());
 }
 
-void mlir::k3::buildCpuTilesStage(OpPassManager &pm) { add(pm, kTilesStage); }
+void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const std::string &moeDispatch) {
+  add(pm, llvm::formatv(kTilesStage, moeDispatch).str().c_str());
+}
 
 void mlir::k3::buildCpuLlvmStage(OpPassManager &pm) { add(pm, kCpuStage); }
 

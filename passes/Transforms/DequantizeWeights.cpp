@@ -1,4 +1,4 @@
-//===- DequantizeWeights.cpp - MXFP4 weights as bf16 on the CPU path ------===//
+//===- DequantizeWeights.cpp - MXFP4 weights no GEMM reads, as bf16 -------===//
 //
 // Part of k3.
 //
@@ -35,38 +35,51 @@ struct K3DequantizeWeightsPass
     });
     IRRewriter rewriter(&getContext());
     for (WeightOp op : packed) {
+      SmallVector<Operation *> users;
+      for (Operation *user : op->getUsers())
+        if (all || isa<arith::ScalingExtFOp>(user))
+          users.push_back(user);
+      if (users.empty())
+        continue; // read packed by its GEMMs
       rewriter.setInsertionPoint(op);
       auto type = cast<RankedTensorType>(op.getType());
       Value bf16 = WeightOp::create(rewriter, op.getLoc(),
                                     type.clone(rewriter.getBF16Type()),
                                     (op.getName() + "#bf16").str());
-      for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
-        Operation *user = use.getOwner();
-        if (auto linear = dyn_cast<LinearOp>(user)) {
+      for (Operation *user : users) {
+        if (auto ext = dyn_cast<arith::ScalingExtFOp>(user)) {
+          rewriter.setInsertionPoint(ext);
+          Value repl = bf16;
+          if (ext.getType() != bf16.getType())
+            repl = arith::ExtFOp::create(rewriter, ext.getLoc(), ext.getType(), bf16);
+          rewriter.replaceOp(ext, repl);
+        } else if (auto linear = dyn_cast<LinearOp>(user)) {
           rewriter.modifyOpInPlace(linear, [&] {
             linear.getWeightMutable().assign(bf16);
             linear.getScalesMutable().clear();
           });
         } else if (auto moe = dyn_cast<MoeOp>(user)) {
           rewriter.modifyOpInPlace(moe, [&] {
-            use.set(bf16);
+            for (OpOperand &use : moe->getOpOperands())
+              if (use.get() == op.getResult())
+                use.set(bf16);
             // All experts become bf16 together; the scales go with the last.
-            moe.getW1ScaleMutable().clear();
-            moe.getW3ScaleMutable().clear();
-            moe.getW2ScaleMutable().clear();
+            if (!isa<Float4E2M1FNType>(moe.getW1().getType().getElementType()) &&
+                !isa<Float4E2M1FNType>(moe.getW3().getType().getElementType()) &&
+                !isa<Float4E2M1FNType>(moe.getW2().getType().getElementType())) {
+              moe.getW1ScaleMutable().clear();
+              moe.getW3ScaleMutable().clear();
+              moe.getW2ScaleMutable().clear();
+            }
           });
-        } else if (auto ext = dyn_cast<arith::ScalingExtFOp>(user)) {
-          Value repl = bf16;
-          if (ext.getType() != bf16.getType())
-            repl = arith::ExtFOp::create(rewriter, ext.getLoc(), ext.getType(), bf16);
-          rewriter.replaceOp(ext, repl);
         } else {
           user->emitOpError() << "uses MXFP4 weight '" << op.getName()
-                              << "' in a way the CPU path cannot dequantize";
+                              << "' in a way the CPU path cannot decode";
           return signalPassFailure();
         }
       }
-      rewriter.eraseOp(op);
+      if (op->use_empty())
+        rewriter.eraseOp(op);
     }
     // The scale weights and their broadcasts are dead now; the greedy
     // driver with no patterns erases trivially dead ops.

@@ -42,15 +42,37 @@ struct K3OutlineWeightsPass
             return signalPassFailure();
           }
         unsigned index = fn.getNumArguments();
-        auto attrs = DictionaryAttr::get(
-            &getContext(), {NamedAttribute(StringAttr::get(&getContext(), "k3.weight"),
-                                           StringAttr::get(&getContext(), name))});
-        if (failed(fn.insertArgument(index, type, attrs, ops.front().getLoc()))) {
+        MLIRContext *ctx = &getContext();
+        SmallVector<NamedAttribute> attrs{
+            NamedAttribute(StringAttr::get(ctx, "k3.weight"), StringAttr::get(ctx, name))};
+        // MXFP4 codes travel as their packed bytes (a memref of f4E2M1FN
+        // would take a byte per code).
+        auto tensor = cast<RankedTensorType>(type);
+        bool packed = isa<Float4E2M1FNType>(tensor.getElementType());
+        Type argType = type;
+        if (packed) {
+          SmallVector<int64_t> shape(tensor.getShape());
+          if (shape.empty() || ShapedType::isDynamic(shape.back()) || shape.back() % 2) {
+            ops.front().emitOpError() << "MXFP4 weight '" << name
+                                      << "' needs an even static last dimension";
+            return signalPassFailure();
+          }
+          shape.back() /= 2;
+          argType = RankedTensorType::get(shape, IntegerType::get(ctx, 8));
+          attrs.push_back(NamedAttribute(StringAttr::get(ctx, "k3.packed_e2m1"), UnitAttr::get(ctx)));
+        }
+        if (failed(fn.insertArgument(index, argType, DictionaryAttr::get(ctx, attrs),
+                                     ops.front().getLoc()))) {
           fn.emitOpError() << "cannot add an argument for weight '" << name << "'";
           return signalPassFailure();
         }
+        Value arg = fn.getArgument(index);
+        if (packed) {
+          OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
+          arg = UnpackE2m1Op::create(b, ops.front().getLoc(), type, arg);
+        }
         for (WeightOp op : ops) {
-          op.getResult().replaceAllUsesWith(fn.getArgument(index));
+          op.getResult().replaceAllUsesWith(arg);
           op.erase();
         }
       }

@@ -246,6 +246,9 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     if (a->kind() == BindingKind_Weight) {
       const Weight *w = bundle->root->weights()->Get(a->index());
       std::vector<int64_t> shape(w->shape()->begin(), w->shape()->end());
+      // Kernels read MXFP4 codes as their packed bytes, two per byte.
+      if (w->dtype() == DType_F4E2M1FN && !shape.empty())
+        shape.back() /= 2;
       descs.push_back(descriptor(bundle->data + w->offset(), shape));
     } else {
       HostTensor *t = inputs[a->index()];

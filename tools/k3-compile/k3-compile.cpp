@@ -127,6 +127,28 @@ static cl::opt<int64_t> mlaDecodeSplits(
     "mla-decode-splits",
     cl::desc("Key splits of an MLA decode step, merged by log-sum-exp (default 1)"),
     cl::init(1), cl::cat(k3Category));
+static cl::opt<std::string> quantizeExperts(
+    "quantize-experts",
+    cl::desc("Routed experts: keep (default: the checkpoint's format), mxfp4 "
+             "(quantize float experts, OCP MX v1.0) or none (decode MXFP4 "
+             "experts to bf16)"),
+    cl::init("keep"), cl::cat(k3Category));
+static cl::opt<std::string> mxfp4ScaleRule(
+    "mxfp4-scale-rule",
+    cl::desc("Block scale rule of --quantize-experts=mxfp4: floor (default, "
+             "OCP) or ceil (never clips)"),
+    cl::init("floor"), cl::cat(k3Category));
+static cl::opt<std::string> expertInputs(
+    "expert-inputs",
+    cl::desc("Expert GEMM inputs: f32 (default) or mxfp8 (rounded to E4M3 in "
+             "blocks of 32: W4A8 numerics)"),
+    cl::init("f32"), cl::cat(k3Category));
+static cl::opt<std::string> moeDispatch(
+    "moe-dispatch",
+    cl::desc("Routed experts: grouped (default; one GEMM per expert over its "
+             "tokens) or per-token (one matrix-vector product per token and "
+             "expert, for comparisons)"),
+    cl::init("grouped"), cl::cat(k3Category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Synthetic weights seed"),
                               cl::init(0), cl::cat(k3Category));
 static cl::opt<std::string> syntheticExperts(
@@ -258,6 +280,14 @@ int main(int argc, char **argv) {
   if (mlaDecodeSplits < 1 || mlaDecodeSplits > 256)
     return fail("--mla-decode-splits=" + Twine(mlaDecodeSplits.getValue()) +
                 ": expected 1 to 256");
+  if (quantizeExperts != "keep" && quantizeExperts != "mxfp4" && quantizeExperts != "none")
+    return fail("--quantize-experts=" + quantizeExperts + ": expected keep, mxfp4 or none");
+  if (mxfp4ScaleRule != "floor" && mxfp4ScaleRule != "ceil")
+    return fail("--mxfp4-scale-rule=" + mxfp4ScaleRule + ": expected floor or ceil");
+  if (expertInputs != "f32" && expertInputs != "mxfp8")
+    return fail("--expert-inputs=" + expertInputs + ": expected f32 or mxfp8");
+  if (moeDispatch != "grouped" && moeDispatch != "per-token")
+    return fail("--moe-dispatch=" + moeDispatch + ": expected grouped or per-token");
   if (kdaSegments < 1 || kdaSegments > 1024)
     return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected 1 to 1024");
   if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0 || kdaChunk > 1024)
@@ -336,8 +366,7 @@ int main(int argc, char **argv) {
   if (compileTo == "input")
     return printModule(*module, error);
   // Phase k3: weights become arguments (the bundle binds them, the kernels
-  // read them); the CPU kernels take MXFP4 weights as bf16 decoded into the
-  // bundle.
+  // read them); MXFP4 weights stay packed and the GEMMs decode them.
   if (!stage(*module, [&](OpPassManager &pm) {
         mlir::k3::CpuK3Options options;
         options.dequantize = compileTo != "bundle";
@@ -345,6 +374,9 @@ int main(int argc, char **argv) {
         options.kdaChunk = kdaChunk;
         options.kdaSubChunk = kdaSubChunk;
         options.kdaSegments = kdaSegments;
+        options.quantizeExperts = quantizeExperts;
+        options.scaleRule = mxfp4ScaleRule;
+        options.expertInputs = expertInputs == "mxfp8" ? "mxfp8" : "none";
         options.mlaPrefill = mlaForm;
         options.mlaDecodeSplits = mlaDecodeSplits;
         options.mlaDecode = mlaDecodeForm;
@@ -367,7 +399,9 @@ int main(int argc, char **argv) {
       fn.removeArgAttrsAttr();
       fn.removeResAttrsAttr();
     }
-    if (!stage(*lowered, mlir::k3::buildCpuTilesStage))
+    if (!stage(*lowered, [&](OpPassManager &pm) {
+          mlir::k3::buildCpuTilesStage(pm, moeDispatch);
+        }))
       return fail(firstError.empty() ? "the tiles phase failed" : firstError);
     if (!dump(*lowered, "tiles"))
       return fail(error);

@@ -1,9 +1,9 @@
 //===- ChannelMixingPatterns.cpp - router and routed LatentMoE ------------===//
 //
-// Part of k3. The CPU path's reference-shaped MoE: the router's top-k as
-// explicit loops (exact ties to the lower expert id), and the routed experts
-// run per (token, selected expert) on float weights. The grouped dispatch and
-// MXFP4 GEMMs are k3-quantize-mxfp4's and the MoE issue's job.
+// Part of k3. The router's top-k as explicit loops (exact ties to the lower
+// expert id); the per-token LatentMoE (one matrix-vector product per token
+// and selected expert, the baseline of the grouped lowering in
+// GroupedMoePattern.cpp); and the parts both MoE lowerings share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -118,7 +118,11 @@ struct LowerRouter : OpRewritePattern<RouterOp> {
           }
           scf::YieldOp::create(b1, l1, ValueRange{picks.getResult(0), w});
         });
-    b.replaceOp(op, perToken.getResults());
+    // A static token count (decode) refines the dynamic results built here.
+    SmallVector<Value> results;
+    for (auto [v, want] : llvm::zip(perToken.getResults(), op->getResultTypes()))
+      results.push_back(v.getType() == want ? Value(v) : Value(tensor::CastOp::create(b, loc, want, v)));
+    b.replaceOp(op, results);
     return success();
   }
 };
@@ -131,39 +135,20 @@ Value rowOf(OpBuilder &b, Location loc, Value m, Value t) {
                                         {b.getIndexAttr(1), b.getIndexAttr(1)});
 }
 
-/// Expert `e` of a stacked [E, rows, cols] weight, as [rows, cols].
-Value expertOf(OpBuilder &b, Location loc, Value w, Value e) {
-  auto type = cast<RankedTensorType>(w.getType());
-  return tensor::ExtractSliceOp::create(
-      b, loc, RankedTensorType::get(type.getShape().drop_front(), type.getElementType()),
-      w, {e, b.getIndexAttr(0), b.getIndexAttr(0)},
-      {b.getIndexAttr(1), b.getIndexAttr(type.getDimSize(1)),
-       b.getIndexAttr(type.getDimSize(2))},
-      {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1)});
-}
-
-/// The LatentMoE of MOE_MXFP4.md §6 on float experts: per token and selected
-/// expert, w2 · situ(w1 z, w3 z) weighted into an f32 combine; then the
-/// routed norm, the up-projection and the shared experts, emitted as k3 ops
-/// that this pass lowers in turn.
-struct LowerMoe : OpRewritePattern<MoeOp> {
+/// The per-token LatentMoE: per token and selected expert, one matrix-
+/// vector product per expert matrix (MXFP4 decoded in its inner loop),
+/// weighted into the f32 combine. The baseline `k3-bench moe` measures the
+/// grouped lowering against (`convert-k3-to-linalg{moe-dispatch=per-token}`).
+struct LowerMoePerToken : OpRewritePattern<MoeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MoeOp op, PatternRewriter &b) const override {
-    if (op.getW1Scale())
-      return b.notifyMatchFailure(op, "MXFP4 experts are dequantized earlier");
+    GemmWeight w1, w3, w2;
+    if (failed(moeWeights(b, op, w1, w3, w2)))
+      return failure();
     Location loc = op.getLoc();
-    auto yType = cast<RankedTensorType>(op.getY().getType());
-    double beta1 = op.getBeta1().convertToDouble();
-    FloatAttr beta2 = op.getBeta2Attr();
-    auto f32Of = [&](ArrayRef<int64_t> shape) {
-      return RankedTensorType::get(shape, b.getF32Type());
-    };
-    int64_t t = yType.getDimSize(0);
-    Value z = op.getX();
-    if (op.getLatentDown()) {
-      int64_t dl = cast<RankedTensorType>(op.getLatentDown().getType()).getDimSize(0);
-      z = LinearOp::create(b, loc, f32Of({t, dl}), z, op.getLatentDown(), Value());
-    }
+    FloatAttr beta1 = op.getBeta1Attr(), beta2 = op.getBeta2Attr();
+    bool mxfp8 = op.getMxfp8Inputs();
+    Value z = moeLatentInput(b, op);
     Value tokens = tensor::DimOp::create(b, loc, op.getX(), 0);
     int64_t k = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(1);
     Value u0 = zeros(b, loc, sizesOf(b, loc, z));
@@ -171,6 +156,8 @@ struct LowerMoe : OpRewritePattern<MoeOp> {
         b, loc, cstIndex(b, loc, 0), tokens, cstIndex(b, loc, 1), ValueRange{u0},
         [&](OpBuilder &b1, Location l1, Value tok, ValueRange it1) {
           Value zt = rowOf(b1, l1, z, tok);
+          if (mxfp8)
+            zt = roundToMxfp8(b1, l1, zt);
           auto perPick = scf::ForOp::create(
               b1, l1, cstIndex(b1, l1, 0), cstIndex(b1, l1, k), cstIndex(b1, l1, 1), it1,
               [&](OpBuilder &b2, Location l2, Value j, ValueRange it2) {
@@ -178,11 +165,12 @@ struct LowerMoe : OpRewritePattern<MoeOp> {
                     b2, l2, b2.getIndexType(),
                     tensor::ExtractOp::create(b2, l2, op.getIndices(), ValueRange{tok, j}));
                 Value wgt = tensor::ExtractOp::create(b2, l2, op.getWeights(), ValueRange{tok, j});
-                Value g = contract(b2, l2, zt, expertOf(b2, l2, op.getW1(), e));
-                Value up = contract(b2, l2, zt, expertOf(b2, l2, op.getW3(), e));
-                Value h = SituGluOp::create(b2, l2, g.getType(), g, up,
-                                            b2.getF32FloatAttr(beta1), beta2);
-                Value y = contract(b2, l2, h, expertOf(b2, l2, op.getW2(), e));
+                Value g = contractWeight(b2, l2, zt, expertOf(b2, l2, w1, e));
+                Value up = contractWeight(b2, l2, zt, expertOf(b2, l2, w3, e));
+                Value h = SituGluOp::create(b2, l2, g.getType(), g, up, beta1, beta2);
+                if (mxfp8)
+                  h = roundToMxfp8(b2, l2, h);
+                Value y = contractWeight(b2, l2, h, expertOf(b2, l2, w2, e));
                 // u[t] += w · y, in f32.
                 Value row = rowOf(b2, l2, it2[0], tok);
                 Value sum = elementwise(b2, l2, {row, y},
@@ -199,32 +187,72 @@ struct LowerMoe : OpRewritePattern<MoeOp> {
               });
           scf::YieldOp::create(b1, l1, perPick.getResults());
         });
-    Value u = perToken.getResult(0);
-    if (op.getNorm())
-      u = RmsNormOp::create(b, loc, u.getType(), u, op.getNorm(), Value(), op.getEpsAttr());
-    if (op.getLatentUp())
-      u = LinearOp::create(b, loc, f32Of(yType.getShape()), u, op.getLatentUp(), Value());
-    if (op.getSharedGate()) {
-      int64_t is = cast<RankedTensorType>(op.getSharedGate().getType()).getDimSize(0);
-      auto hType = f32Of({t, is});
-      Value sg = LinearOp::create(b, loc, hType, op.getX(), op.getSharedGate(), Value());
-      Value su = LinearOp::create(b, loc, hType, op.getX(), op.getSharedUp(), Value());
-      Value sh = SituGluOp::create(b, loc, hType, sg, su, op.getBeta1Attr(), beta2);
-      Value s = LinearOp::create(b, loc, f32Of(yType.getShape()), sh, op.getSharedDown(), Value());
-      u = elementwise(b, loc, {u, s}, cast<RankedTensorType>(u.getType()),
-                      [](OpBuilder &nb, Location nl, ValueRange a) {
-                        return Value(arith::AddFOp::create(nb, nl, a[0], a[1]));
-                      });
-    }
-    u = elementwise(b, loc, u, yType,
-                    [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-    b.replaceOp(op, u);
+    finishMoe(b, op, perToken.getResult(0));
     return success();
   }
 };
 
 } // namespace
 
+Value mlir::k3::lowering::moeLatentInput(PatternRewriter &b, MoeOp op) {
+  Location loc = op.getLoc();
+  if (!op.getLatentDown())
+    return withElementType(b, loc, op.getX(), b.getF32Type());
+  int64_t t = cast<RankedTensorType>(op.getY().getType()).getDimSize(0);
+  int64_t dl = cast<RankedTensorType>(op.getLatentDown().getType()).getDimSize(0);
+  return LinearOp::create(b, loc, RankedTensorType::get({t, dl}, b.getF32Type()), op.getX(),
+                          op.getLatentDown(), Value());
+}
+
+LogicalResult mlir::k3::lowering::moeWeights(PatternRewriter &b, MoeOp op, GemmWeight &w1,
+                                             GemmWeight &w3, GemmWeight &w2) {
+  FailureOr<GemmWeight> g1 = gemmWeight(b, op, op.getW1(), op.getW1Scale()),
+                        g3 = gemmWeight(b, op, op.getW3(), op.getW3Scale()),
+                        g2 = gemmWeight(b, op, op.getW2(), op.getW2Scale());
+  if (failed(g1) || failed(g3) || failed(g2))
+    return failure();
+  w1 = *g1;
+  w3 = *g3;
+  w2 = *g2;
+  return success();
+}
+
+void mlir::k3::lowering::finishMoe(PatternRewriter &b, MoeOp op, Value u) {
+  Location loc = op.getLoc();
+  auto yType = cast<RankedTensorType>(op.getY().getType());
+  auto f32Of = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getF32Type());
+  };
+  int64_t t = yType.getDimSize(0);
+  if (op.getNorm())
+    u = RmsNormOp::create(b, loc, u.getType(), u, op.getNorm(), Value(), op.getEpsAttr());
+  if (op.getLatentUp())
+    u = LinearOp::create(b, loc, f32Of(yType.getShape()), u, op.getLatentUp(), Value());
+  if (op.getSharedGate()) {
+    int64_t is = cast<RankedTensorType>(op.getSharedGate().getType()).getDimSize(0);
+    auto hType = f32Of({t, is});
+    Value sg = LinearOp::create(b, loc, hType, op.getX(), op.getSharedGate(), Value());
+    Value su = LinearOp::create(b, loc, hType, op.getX(), op.getSharedUp(), Value());
+    Value sh = SituGluOp::create(b, loc, hType, sg, su, op.getBeta1Attr(), op.getBeta2Attr());
+    Value s = LinearOp::create(b, loc, f32Of(yType.getShape()), sh, op.getSharedDown(), Value());
+    u = elementwise(b, loc, {u, s}, cast<RankedTensorType>(u.getType()),
+                    [](OpBuilder &nb, Location nl, ValueRange a) {
+                      return Value(arith::AddFOp::create(nb, nl, a[0], a[1]));
+                    });
+  }
+  u = elementwise(b, loc, u, yType, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  if (u.getType() != yType)
+    u = tensor::CastOp::create(b, loc, yType, u);
+  b.replaceOp(op, u);
+}
+
 void mlir::k3::lowering::populateChannelMixingPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerMoe, LowerRouter>(patterns.getContext());
+  patterns.add<LowerRouter>(patterns.getContext());
+}
+
+void mlir::k3::lowering::populateMoePatterns(RewritePatternSet &patterns, bool grouped) {
+  if (grouped)
+    populateGroupedMoePattern(patterns);
+  else
+    patterns.add<LowerMoePerToken>(patterns.getContext());
 }

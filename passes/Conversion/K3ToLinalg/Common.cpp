@@ -46,6 +46,13 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
   return v;
 }
 
+int64_t fit(int64_t extent, int64_t preferred) {
+  int64_t t = preferred;
+  while (t > 1 && extent % t != 0)
+    t /= 2;
+  return t;
+}
+
 Value cst(OpBuilder &b, Location loc, double value) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(value)));
 }

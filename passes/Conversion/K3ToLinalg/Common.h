@@ -9,6 +9,8 @@
 #ifndef PASSES_CONVERSION_K3TOLINALG_COMMON_H
 #define PASSES_CONVERSION_K3TOLINALG_COMMON_H
 
+#include "dialects/K3/K3Ops.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
@@ -32,6 +34,10 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to);
 inline Value f32(OpBuilder &b, Location loc, Value v) {
   return convertScalar(b, loc, v, b.getF32Type());
 }
+
+/// The largest power of two up to `preferred` that divides `extent`: a
+/// tile size that needs no partial tiles.
+int64_t fit(int64_t extent, int64_t preferred);
 
 /// Scalar helpers on f32, and index constants.
 Value cst(OpBuilder &b, Location loc, double value);
@@ -104,6 +110,64 @@ Value lastDims(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width)
 /// `[latent | k_rope]` in the cache's element type, [S+T, L+R].
 Value appendCacheRows(OpBuilder &b, Location loc, Value cache, Value latent, Value kRope);
 
+//===--- MXFP4 weights (Mxfp4.cpp) -----------------------------------===//
+
+/// A weight as the GEMMs read it: float data `[..., N, K]`, or MXFP4 with
+/// `data` the packed bytes `[..., N, K/2]` behind `k3.unpack_e2m1` and
+/// `scales` the E8M0 bytes `[..., N, K/32]`.
+struct GemmWeight {
+  Value data;
+  Value scales;
+  bool packed() const { return bool(scales); }
+};
+
+/// The GemmWeight of an op's weight operand and optional scales; fails (on
+/// `op`) for f4E2M1FN codes that do not come from `k3.unpack_e2m1`.
+FailureOr<GemmWeight> gemmWeight(PatternRewriter &b, Operation *op, Value w, Value scales);
+
+/// Matrix `e` of a stacked `[E, N, K]` weight, as `[N, K]`.
+GemmWeight expertOf(OpBuilder &b, Location loc, const GemmWeight &w, Value e);
+
+/// `e2m1 · 2^(scale − 127)` in f32 for the code in the low (or, with
+/// `high` an i1 true, the high) nibble of `byte` (i8); `scale` is the
+/// block's scale already widened to f32 and `table` the E2M1 codebook
+/// (`e2m1Table`), read by code.
+Value decodeE2m1(OpBuilder &b, Location loc, Value table, Value byte, Value high,
+                 Value scale);
+/// The 16 E2M1 values by code, as an f32 constant tensor.
+Value e2m1Table(OpBuilder &b, Location loc);
+
+/// `y[..., n] = Σ_k x[..., k] · W[n, k]` in f32 for a 2-D weight; MXFP4
+/// codes are decoded inside the dot products' inner loop (two codes per
+/// byte load), never into a copy of W.
+Value contractWeight(OpBuilder &b, Location loc, Value x, const GemmWeight &w);
+
+/// Rows [n0, n0 + nt) of a 2-D weight `[N, K]`, transposed to an f32 panel
+/// `[K, nt]` (decoded from MXFP4 when packed): the B operand of a register-
+/// tiled GEMM, whose micro-kernel reads one contiguous row of nt per k.
+Value weightPanel(OpBuilder &b, Location loc, const GemmWeight &w, Value n0, int64_t nt);
+
+/// `a [m, K] · panel [K, nt]` as one generic marked for
+/// k3-tile-contractions (register tile m × nt, reduction innermost).
+Value panelProduct(OpBuilder &b, Location loc, Value a, Value panel);
+
+/// `x [R, K]` rounded to MXFP8 E4M3 in blocks of 32 along K (OCP floor
+/// scale 2^(floor(log2 amax) − 8), nearest even, saturating at ±448·X),
+/// returned as the f32 values it represents (W4A8 numerics on the CPU).
+Value roundToMxfp8(OpBuilder &b, Location loc, Value x);
+
+//===--- LatentMoE (ChannelMixingPatterns.cpp) ------------------------===//
+
+/// The experts' input z in f32: `x · latent_downᵀ`, or x without a latent.
+Value moeLatentInput(PatternRewriter &b, MoeOp op);
+/// The end of a MoE lowering from the f32 combine `u [T, Dl]`: the routed
+/// norm, the up-projection and the shared experts on x, as k3 ops lowered
+/// in turn; replaces `op`.
+void finishMoe(PatternRewriter &b, MoeOp op, Value u);
+/// Both MoE lowerings' expert weights; fails for codes without their bytes.
+LogicalResult moeWeights(PatternRewriter &b, MoeOp op, GemmWeight &w1, GemmWeight &w3,
+                         GemmWeight &w2);
+
 void populatePlumbingPatterns(RewritePatternSet &patterns);
 void populateChannelMixingPatterns(RewritePatternSet &patterns);
 void populateMixingPatterns(RewritePatternSet &patterns);
@@ -111,6 +175,10 @@ void populateTokenMixingPatterns(RewritePatternSet &patterns);
 void populateKdaChunkedPatterns(RewritePatternSet &patterns);
 void populateKdaDecodePatterns(RewritePatternSet &patterns);
 void populateMlaAbsorbedPatterns(RewritePatternSet &patterns);
+/// `grouped`: the grouped-GEMM MoE (GroupedMoePattern.cpp), else the
+/// per-token loop (ChannelMixingPatterns.cpp).
+void populateMoePatterns(RewritePatternSet &patterns, bool grouped);
+void populateGroupedMoePattern(RewritePatternSet &patterns);
 
 } // namespace mlir::k3::lowering
 

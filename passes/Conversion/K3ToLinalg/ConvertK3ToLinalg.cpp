@@ -25,7 +25,14 @@ struct ConvertK3ToLinalgPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (moeDispatch != "grouped" && moeDispatch != "per-token") {
+      emitError(getOperation()->getLoc())
+          << "convert-k3-to-linalg: moe-dispatch must be grouped or per-token, got '"
+          << moeDispatch << "'";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
+    k3::lowering::populateMoePatterns(patterns, moeDispatch == "grouped");
     k3::lowering::populatePlumbingPatterns(patterns);
     k3::lowering::populateChannelMixingPatterns(patterns);
     k3::lowering::populateMixingPatterns(patterns);

@@ -108,14 +108,6 @@ Value paddedRows(OpBuilder &b, Location loc, Value src, Value start, Value len, 
   return tensor::InsertSliceOp::create(b, loc, slice, tile, offsets, sizes, ones);
 }
 
-/// The largest power of two up to `preferred` that divides `extent`.
-int64_t fit(int64_t extent, int64_t preferred) {
-  int64_t t = preferred;
-  while (t > 1 && extent % t != 0)
-    t /= 2;
-  return t;
-}
-
 /// Marks the generic producing `v` for k3-tile-contractions: register tiles
 /// of `sizes` (one per loop), reductions innermost.
 Value tiled(Value v, ArrayRef<int64_t> sizes) {

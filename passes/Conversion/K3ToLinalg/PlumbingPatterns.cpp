@@ -53,15 +53,15 @@ struct LowerEmbed : OpRewritePattern<EmbedOp> {
   }
 };
 
-/// y = x · Wᵀ for float weights (MXFP4 weights are dequantized before this
-/// pass on the CPU path).
+/// y = x · Wᵀ; MXFP4 weights are decoded inside the dot products.
 struct LowerLinear : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LinearOp op, PatternRewriter &b) const override {
-    if (op.getScales())
-      return b.notifyMatchFailure(op, "MXFP4 weights are dequantized earlier");
+    FailureOr<GemmWeight> w = gemmWeight(b, op, op.getWeight(), op.getScales());
+    if (failed(w))
+      return failure();
     Location loc = op.getLoc();
-    Value acc = contract(b, loc, op.getX(), op.getWeight());
+    Value acc = contractWeight(b, loc, op.getX(), *w);
     auto type = cast<RankedTensorType>(op.getY().getType());
     b.replaceOp(op, withElementType(b, loc, acc, type.getElementType()));
     return success();

@@ -1,0 +1,269 @@
+//===- Mxfp4.cpp - MXFP4 weights and MX rounding inside the GEMMs ---------===//
+//
+// Part of k3. How the CPU GEMMs read MXFP4 weights (MOE_MXFP4.md §1-4):
+// the codes stay packed (two per byte, low nibble first) and are decoded
+// where they are used, either inside a dot product's inner loop
+// (`contractWeight`, one row of activations per decode) or into a small
+// [K, 16] panel that a register-tiled GEMM reuses for every row of an
+// expert's token group (`weightPanel`). Neither builds a dequantized copy
+// of a weight.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/K3/K3Ops.h"
+#include "passes/Conversion/K3ToLinalg/Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::k3::lowering {
+
+namespace {
+
+using IT = utils::IteratorType;
+
+SmallVector<OpFoldResult> ones(OpBuilder &b, unsigned n) {
+  return SmallVector<OpFoldResult>(n, b.getIndexAttr(1));
+}
+
+/// `[..., K]` → `[..., K/32, 16, 2]` or `[..., K/32, 32]` (block, then the
+/// position in the block), for maps that name the block and the nibble.
+Value splitLast(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> tail) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, v);
+  sizes.pop_back();
+  SmallVector<int64_t> shape(type.getShape().drop_back());
+  int64_t k = type.getShape().back(), inner = 1;
+  for (int64_t t : tail)
+    inner *= t;
+  shape.push_back(k / inner);
+  sizes.push_back(b.getIndexAttr(k / inner));
+  for (int64_t t : tail) {
+    shape.push_back(t);
+    sizes.push_back(b.getIndexAttr(t));
+  }
+  SmallVector<ReassociationIndices> re;
+  for (int64_t i = 0; i + 1 < type.getRank(); ++i)
+    re.push_back({i});
+  ReassociationIndices last;
+  for (size_t i = 0; i <= tail.size(); ++i)
+    last.push_back(type.getRank() - 1 + i);
+  re.push_back(last);
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), v, re, sizes);
+}
+
+/// Rows [n0, n0 + nt) of a 2-D tensor.
+Value rows(OpBuilder &b, Location loc, Value m, Value n0, int64_t nt) {
+  int64_t cols = cast<RankedTensorType>(m.getType()).getDimSize(1);
+  return tensor::ExtractSliceOp::create(b, loc, m, {n0, b.getIndexAttr(0)},
+                                        {b.getIndexAttr(nt), b.getIndexAttr(cols)},
+                                        ones(b, 2));
+}
+
+Value i32c(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, v, 32);
+}
+
+} // namespace
+
+FailureOr<GemmWeight> gemmWeight(PatternRewriter &b, Operation *op, Value w, Value scales) {
+  if (!scales)
+    return GemmWeight{w, Value()};
+  auto unpack = w.getDefiningOp<UnpackE2m1Op>();
+  if (!unpack)
+    return b.notifyMatchFailure(op, "MXFP4 codes must be the packed bytes of a "
+                                    "k3.unpack_e2m1 (k3-outline-weights inserts it)");
+  return GemmWeight{unpack.getBytes(), scales};
+}
+
+GemmWeight expertOf(OpBuilder &b, Location loc, const GemmWeight &w, Value e) {
+  auto matrix = [&](Value v) -> Value {
+    if (!v)
+      return v;
+    auto type = cast<RankedTensorType>(v.getType());
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(type.getShape().drop_front(), type.getElementType()),
+        v, {e, b.getIndexAttr(0), b.getIndexAttr(0)},
+        {b.getIndexAttr(1), b.getIndexAttr(type.getDimSize(1)),
+         b.getIndexAttr(type.getDimSize(2))},
+        ones(b, 3));
+  };
+  return GemmWeight{matrix(w.data), matrix(w.scales)};
+}
+
+Value e2m1Table(OpBuilder &b, Location loc) {
+  // MOE_MXFP4.md §1: code `s e1 e0 m`.
+  const float values[16] = {0,    0.5f,  1,  1.5f,  2,  3,  4,  6,
+                            -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+  auto type = RankedTensorType::get({16}, b.getF32Type());
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, ArrayRef<float>(values)));
+}
+
+Value decodeE2m1(OpBuilder &b, Location loc, Value table, Value byte, Value high,
+                 Value scale) {
+  // A table read costs fewer instructions than assembling the float's bits
+  // (code 1 is the subnormal 0.5 and needs its own case there).
+  Value four = arith::ConstantIntOp::create(b, loc, 4, 8);
+  Value nibble = arith::SelectOp::create(b, loc, high, arith::ShRUIOp::create(b, loc, byte, four),
+                                         byte);
+  nibble = arith::AndIOp::create(b, loc, nibble, arith::ConstantIntOp::create(b, loc, 15, 8));
+  Value index = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), nibble);
+  Value value = tensor::ExtractOp::create(b, loc, table, index);
+  // Exact: a 2-bit significand times a power of two.
+  return arith::MulFOp::create(b, loc, value, scale);
+}
+
+Value contractWeight(OpBuilder &b, Location loc, Value x, const GemmWeight &w) {
+  if (!w.packed())
+    return contract(b, loc, x, w.data);
+  MLIRContext *ctx = b.getContext();
+  auto xType = cast<RankedTensorType>(x.getType());
+  unsigned r = xType.getRank();
+  // Loops: leading..., n, block, pair, nibble.
+  unsigned n = r - 1, blk = r, pair = r + 1, nib = r + 2, loops = r + 3;
+  SmallVector<unsigned> xDims, outDims;
+  for (unsigned i = 0; i + 1 < r; ++i) {
+    xDims.push_back(i);
+    outDims.push_back(i);
+  }
+  outDims.push_back(n);
+  xDims.append({blk, pair, nib});
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
+  sizes.back() = sizesOf(b, loc, w.data).front();
+  Value acc = zeros(b, loc, sizes);
+  SmallVector<IT> its(loops, IT::parallel);
+  its[blk] = its[pair] = its[nib] = IT::reduction;
+  Value table = e2m1Table(b, loc);
+  return generic(b, loc,
+                 {splitLast(b, loc, x, {16, 2}), splitLast(b, loc, w.data, {16}), w.scales},
+                 acc,
+                 {project(ctx, loops, xDims), project(ctx, loops, {n, blk, pair}),
+                  project(ctx, loops, {n, blk}), project(ctx, loops, outDims)},
+                 its,
+                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   Value high = arith::CmpIOp::create(
+                       nb, nl, arith::CmpIPredicate::ne, linalg::IndexOp::create(nb, nl, nib),
+                       cstIndex(nb, nl, 0));
+                   Value wv = decodeE2m1(nb, nl, table, a[1], high, a[2]);
+                   return multiplyAccumulate(nb, nl, {a[0], wv, a[3]});
+                 })
+      .front();
+}
+
+Value weightPanel(OpBuilder &b, Location loc, const GemmWeight &w, Value n0, int64_t nt) {
+  MLIRContext *ctx = b.getContext();
+  Value data = rows(b, loc, w.data, n0, nt);
+  if (!w.packed()) {
+    int64_t k = cast<RankedTensorType>(data.getType()).getDimSize(1);
+    Value out = empty(b, loc, {b.getIndexAttr(k), b.getIndexAttr(nt)}, b.getF32Type());
+    return generic(b, loc, data, out, {project(ctx, 2, {1, 0}), identity(ctx, 2)},
+                   {IT::parallel, IT::parallel},
+                   [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; })
+        .front();
+  }
+  // Loops (block, pair, nibble, n) over the panel [K/32, 16, 2, nt]: the
+  // writes run along n (one row of the panel), each byte feeds two rows.
+  int64_t k = 2 * cast<RankedTensorType>(data.getType()).getDimSize(1);
+  Value out = empty(b, loc,
+                    {b.getIndexAttr(k / 32), b.getIndexAttr(16), b.getIndexAttr(2),
+                     b.getIndexAttr(nt)},
+                    b.getF32Type());
+  Value table = e2m1Table(b, loc);
+  Value panel =
+      generic(b, loc, {splitLast(b, loc, data, {16}), rows(b, loc, w.scales, n0, nt)}, out,
+              {project(ctx, 4, {3, 0, 1}), project(ctx, 4, {3, 0}), identity(ctx, 4)},
+              SmallVector<IT>(4, IT::parallel),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                Value high = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne,
+                                                   linalg::IndexOp::create(nb, nl, 2),
+                                                   cstIndex(nb, nl, 0));
+                return SmallVector<Value>{decodeE2m1(nb, nl, table, a[0], high, a[1])};
+              })
+          .front();
+  return tensor::CollapseShapeOp::create(b, loc, panel,
+                                         ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+}
+
+Value panelProduct(OpBuilder &b, Location loc, Value a, Value panel) {
+  MLIRContext *ctx = b.getContext();
+  int64_t m = cast<RankedTensorType>(a.getType()).getDimSize(0);
+  int64_t nt = cast<RankedTensorType>(panel.getType()).getDimSize(1);
+  Value acc = zeros(b, loc, {b.getIndexAttr(m), b.getIndexAttr(nt)});
+  Value y = generic(b, loc, {a, panel}, acc,
+                    {project(ctx, 3, {0, 2}), project(ctx, 3, {2, 1}), project(ctx, 3, {0, 1})},
+                    {IT::parallel, IT::parallel, IT::reduction}, multiplyAccumulate)
+                .front();
+  y.getDefiningOp()->setAttr("k3.tile", DenseI64ArrayAttr::get(ctx, {m, nt, 1}));
+  return y;
+}
+
+Value roundToMxfp8(OpBuilder &b, Location loc, Value x) {
+  MLIRContext *ctx = b.getContext();
+  Value blocks = splitLast(b, loc, x, {32}); // [R, K/32, 32]
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, blocks);
+  sizes.pop_back();
+  Value amax = generic(b, loc, blocks, zeros(b, loc, sizes),
+                       {identity(ctx, 3), leading(ctx, 3)},
+                       {IT::parallel, IT::parallel, IT::reduction},
+                       [](OpBuilder &nb, Location nl, ValueRange a) {
+                         return SmallVector<Value>{arith::MaximumFOp::create(
+                             nb, nl, a[1], math::AbsFOp::create(nb, nl, a[0]))};
+                       })
+                   .front();
+  Value out = empty(b, loc, sizesOf(b, loc, blocks), b.getF32Type());
+  Value rounded =
+      generic(b, loc, {blocks, amax}, out, {identity(ctx, 3), leading(ctx, 3), identity(ctx, 3)},
+              SmallVector<IT>(3, IT::parallel),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                // Bit-level, so no fast-math rewrite can change it.
+                Type i32 = nb.getI32Type();
+                auto bits = [&](Value f) { return arith::BitcastOp::create(nb, nl, i32, f); };
+                auto flt = [&](Value i) {
+                  return arith::BitcastOp::create(nb, nl, nb.getF32Type(), i);
+                };
+                auto c = [&](int64_t v) { return i32c(nb, nl, v); };
+                // Biased exponent of X = 2^(floor(log2 amax) − 8), at least 1.
+                Value ea = arith::ShRUIOp::create(nb, nl, bits(a[1]), c(23));
+                Value sx = arith::MaxSIOp::create(nb, nl, arith::SubIOp::create(nb, nl, ea, c(8)),
+                                                  c(1));
+                Value vb = bits(a[0]);
+                Value sign = arith::AndIOp::create(nb, nl, vb, c(0x80000000LL));
+                Value mag = arith::AndIOp::create(nb, nl, vb, c(0x7FFFFFFF));
+                Value ev = arith::ShRUIOp::create(nb, nl, mag, c(23));
+                // E4M3 normals (|v| ≥ 2^-6 X) keep 3 mantissa bits: drop 20,
+                // rounding to nearest even.
+                Value odd = arith::AndIOp::create(
+                    nb, nl, arith::ShRUIOp::create(nb, nl, mag, c(20)), c(1));
+                Value normal = arith::AndIOp::create(
+                    nb, nl,
+                    arith::AddIOp::create(nb, nl, mag,
+                                          arith::AddIOp::create(nb, nl, c(0x7FFFF), odd)),
+                    c(0xFFF00000LL));
+                // Below, multiples of 2^-9 X: adding 1.5·2^23 quanta rounds
+                // to nearest even in the f32 adder.
+                Value magic = flt(arith::OrIOp::create(
+                    nb, nl, arith::ShLIOp::create(nb, nl, arith::AddIOp::create(nb, nl, sx, c(14)),
+                                                  c(23)),
+                    c(0x400000)));
+                Value sub = bits(arith::SubFOp::create(
+                    nb, nl, arith::AddFOp::create(nb, nl, flt(mag), magic), magic));
+                Value isNormal = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, ev,
+                                                       arith::SubIOp::create(nb, nl, sx, c(6)));
+                Value r = arith::SelectOp::create(nb, nl, isNormal, normal, sub);
+                // Saturate at 448·X = 1.75·2^8·X (also Inf and NaN).
+                Value top = arith::OrIOp::create(
+                    nb, nl, arith::ShLIOp::create(nb, nl, arith::AddIOp::create(nb, nl, sx, c(8)),
+                                                  c(23)),
+                    c(0x600000));
+                r = arith::MinUIOp::create(nb, nl, r, top);
+                return SmallVector<Value>{flt(arith::OrIOp::create(nb, nl, r, sign))};
+              })
+          .front();
+  return tensor::CollapseShapeOp::create(b, loc, rounded,
+                                         ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+}
+
+} // namespace mlir::k3::lowering
