@@ -6,6 +6,7 @@
 
 #include "lib/Model/Numerics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -129,6 +130,45 @@ std::vector<float> unpackMxfp4(const uint8_t *packed, const uint8_t *scales, int
       out[r * cols + c] = e2m1ToFloat(code) * e8m0ToFloat(scales[r * (cols / 32) + c / 32]);
     }
   return out;
+}
+
+float e4m3ToFloat(uint8_t byte) {
+  const bool negative = byte & 0x80;
+  const int e = (byte >> 3) & 0xF, m = byte & 7;
+  if (e == 15 && m == 7)
+    return std::numeric_limits<float>::quiet_NaN();
+  float v = e == 0 ? std::ldexp(float(m), -9) : std::ldexp(1.0f + m / 8.0f, e - 7);
+  return negative ? -v : v;
+}
+
+uint8_t floatToE4m3(float value) {
+  if (std::isnan(value))
+    return 0x7F;
+  const uint8_t sign = std::signbit(value) ? 0x80 : 0;
+  const float a = std::fabs(value);
+  // The 127 non-negative finite codes increase with their bit patterns:
+  // find the last not above `a`, then round between it and the next.
+  uint8_t lo = 0;
+  for (uint8_t c = 1; c < 0x7F; ++c)
+    if (e4m3ToFloat(c) <= a)
+      lo = c;
+  if (lo == 0x7E)
+    return sign | lo; // saturate at 448
+  const float down = e4m3ToFloat(lo), up = e4m3ToFloat(uint8_t(lo + 1));
+  uint8_t code = lo;
+  if (a - down > up - a || (a - down == up - a && (lo & 1)))
+    code = uint8_t(lo + 1);
+  return sign | code;
+}
+
+void roundMxfp8Block(const float *values, float *out) {
+  float amax = 0.0f;
+  for (int i = 0; i < 32; ++i)
+    amax = std::fmax(amax, std::fabs(values[i]));
+  // emax of E4M3 is 8; the exponent stays a normal f32 one.
+  int exp = amax > 0 && std::isfinite(amax) ? std::max(std::ilogb(amax) - 8, -126) : -126;
+  for (int i = 0; i < 32; ++i)
+    out[i] = std::ldexp(e4m3ToFloat(floatToE4m3(std::ldexp(values[i], -exp))), exp);
 }
 
 } // namespace k3::model

@@ -28,6 +28,17 @@ uint8_t floatToE2m1(float value);
 /// E8M0 scale byte → 2^(byte − 127); 0xFF is NaN.
 float e8m0ToFloat(uint8_t byte);
 
+/// E4M3 (MXFP8) byte → value: bias 7, subnormals down to 2^-9, ±448 at
+/// most, S.1111.111 is NaN, no infinities.
+float e4m3ToFloat(uint8_t byte);
+/// Nearest E4M3 value, ties to even mantissa, finite values saturating at
+/// ±448 (OCP); NaN → 0x7F.
+uint8_t floatToE4m3(float value);
+
+/// Rounds 32 values through MXFP8 E4M3 (scale 2^(floor(log2 amax) − 8),
+/// OCP floor rule) and back: what `k3.moe {mxfp8_inputs}` feeds its GEMMs.
+void roundMxfp8Block(const float *values, float *out);
+
 /// How the shared exponent of an MX block is chosen (MOE_MXFP4.md §2).
 enum class ScaleRule {
   Floor, ///< OCP: 2^(floor(log2 amax) − 2); may clip the top of a binade.

@@ -116,7 +116,8 @@ void kdaStep(std::vector<T> &s, int64_t dk, int64_t dv, const T *q, const T *k,
 //===----------------------------------------------------------------------===//
 
 template <typename T>
-Model<T>::Model(const model::Checkpoint &ck) : cfg(ck.config()) {
+Model<T>::Model(const model::Checkpoint &ck, std::optional<model::ScaleRule> quantizeExperts)
+    : cfg(ck.config()) {
   if (!ck.hasWeights()) {
     std::fprintf(stderr, "reference: the checkpoint has no weights\n");
     std::abort();
@@ -131,6 +132,15 @@ Model<T>::Model(const model::Checkpoint &ck) : cfg(ck.config()) {
       values = ck.readLinear(name.substr(0, name.size() - 7));
     } else {
       values = ck.readFloat(name);
+      // A routed expert matrix (not a shared one) rounded through MXFP4.
+      bool routed = name.find(".experts.") != std::string::npos &&
+                    name.find("shared_experts") == std::string::npos;
+      if (quantizeExperts && routed && s.shape.size() == 2) {
+        std::vector<uint8_t> codes, scales;
+        model::packMxfp4(values.data(), s.shape[0], s.shape[1], codes, scales,
+                         *quantizeExperts);
+        values = model::unpackMxfp4(codes.data(), scales.data(), s.shape[0], s.shape[1]);
+      }
     }
     weights[name].assign(values.begin(), values.end());
   }

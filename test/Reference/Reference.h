@@ -12,6 +12,7 @@
 #define TEST_REFERENCE_REFERENCE_H
 
 #include "lib/Model/Checkpoint.h"
+#include "lib/Model/Numerics.h"
 
 #include <cmath>
 #include <cstdint>
@@ -51,6 +52,10 @@ template <typename T>
 void kdaStep(std::vector<T> &state, int64_t dk, int64_t dv, const T *q,
              const T *k, const T *v, const T *g, T beta, T scale, T *out);
 
+/// Writes the inputs and fp64 answers of one op-level LatentMoE case
+/// (MoeCase.cpp) into `dir`; 0 on success.
+int writeMoeCase(const std::string &kind, int64_t tokens, uint64_t seed, const std::string &dir);
+
 //===----------------------------------------------------------------------===//
 // The model
 //===----------------------------------------------------------------------===//
@@ -70,7 +75,11 @@ public:
     int64_t tokens = 0; ///< tokens seen so far
   };
 
-  explicit Model(const model::Checkpoint &checkpoint);
+  /// With `quantizeExperts`, float routed experts take the values of their
+  /// MXFP4 quantization under that rule (what `k3-compile
+  /// --quantize-experts=mxfp4` stores), as packed experts do.
+  explicit Model(const model::Checkpoint &checkpoint,
+                 std::optional<model::ScaleRule> quantizeExperts = std::nullopt);
 
   const model::Config &config() const { return cfg; }
   /// A fresh request: zero conv windows and KDA state, empty caches.

@@ -7,6 +7,8 @@
 //   k3-reference DIR --tokens=1,2,3 [--generate=N] [--dump-logits=PATH.npy]
 //   k3-reference --kda-case=GATE --tokens-count=T --seed=S --write-dir=DIR
 //                [--boundary-chunk=C]
+//   k3-reference --moe-case=KIND --tokens-count=T --seed=S --write-dir=DIR
+//   k3-reference DIR ... --quantize-experts=mxfp4[-ceil]
 //
 // The second form writes one seeded op-level KDA case for
 // test/Execution/Inputs/kda_layer.mlir: its eight inputs (q.npy, k.npy,
@@ -17,6 +19,12 @@
 // want_snap.npy [⌊T/C⌋, HV, K, V]). GATE: `lb` (lower bound −5, varied decays),
 // `lb-saturated` (every channel at −5 for the whole sequence), `softplus`,
 // `softplus-large` (A_log = 3: per-token decays down to about −100).
+//
+// The third writes one op-level LatentMoE case for
+// test/Execution/Inputs/moe_layer.mlir (MoeCase.cpp): KIND `random`, `ties`
+// (exact score ties), `one-expert` (every token to expert 3) or
+// `all-experts` (top-k = E). The fourth gives float routed experts their
+// MXFP4 values, as `k3-compile --quantize-experts=mxfp4` stores them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,13 +137,15 @@ int writeKdaCase(const std::string &gate, int64_t t, uint64_t seed, const std::s
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string kdaCase, writeDir;
+  std::string kdaCase, moeCase, writeDir;
   int64_t count = 0, boundaryChunk = 0;
   uint64_t seed = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--kda-case=", 0) == 0)
       kdaCase = a.substr(11);
+    else if (a.rfind("--moe-case=", 0) == 0)
+      moeCase = a.substr(11);
     else if (a.rfind("--tokens-count=", 0) == 0)
       count = std::stoll(a.substr(15));
     else if (a.rfind("--seed=", 0) == 0)
@@ -147,9 +157,12 @@ int main(int argc, char **argv) {
   }
   if (!kdaCase.empty())
     return writeKdaCase(kdaCase, count, seed, writeDir, boundaryChunk);
+  if (!moeCase.empty())
+    return k3::ref::writeMoeCase(moeCase, count, seed, writeDir);
   std::string dir, dump;
   std::vector<int32_t> ids;
   long generate = 0;
+  std::optional<k3::model::ScaleRule> quantize;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--tokens=", 0) == 0) {
@@ -164,12 +177,17 @@ int main(int argc, char **argv) {
       }
     } else if (a.rfind("--generate=", 0) == 0) {
       generate = std::stol(a.substr(11));
-    } else if (a.rfind("--kda-case=", 0) == 0 || a.rfind("--tokens-count=", 0) == 0 ||
+    } else if (a.rfind("--kda-case=", 0) == 0 || a.rfind("--moe-case=", 0) == 0 ||
+               a.rfind("--tokens-count=", 0) == 0 ||
                a.rfind("--seed=", 0) == 0 || a.rfind("--write-dir=", 0) == 0 ||
                a.rfind("--boundary-chunk=", 0) == 0) {
       continue;
     } else if (a.rfind("--dump-logits=", 0) == 0) {
       dump = a.substr(14);
+    } else if (a == "--quantize-experts=mxfp4") {
+      quantize = k3::model::ScaleRule::Floor;
+    } else if (a == "--quantize-experts=mxfp4-ceil") {
+      quantize = k3::model::ScaleRule::Ceil;
     } else {
       dir = a;
     }
@@ -180,7 +198,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "k3-reference: error: %s\n", error.c_str());
     return 1;
   }
-  k3::ref::Model<double> model(*ck);
+  k3::ref::Model<double> model(*ck, quantize);
   auto state = model.initialState();
   const int64_t vocab = ck->config().vocabSize;
   std::vector<double> logits = model.forward(ids, state);

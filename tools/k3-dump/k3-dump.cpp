@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <string>
 #include <sys/stat.h>
 
@@ -236,6 +237,25 @@ void printText(const json &j, const std::string &path) {
                 (unsigned long long)w["bytes"].get<uint64_t>(),
                 w["dtype"].get<std::string>().c_str(), shape(w["shape"]).c_str(),
                 w["checksum"].get<uint32_t>(), w["name"].get<std::string>().c_str());
+  // Bytes per storage format, over all weights and over the routed experts
+  // (stacked `experts.{e}` tensors), which MXFP4 shrinks.
+  std::map<std::string, uint64_t> all, experts;
+  for (const json &w : j["weights"]) {
+    std::string dtype = w["dtype"].get<std::string>();
+    all[dtype] += w["bytes"].get<uint64_t>();
+    if (w["name"].get<std::string>().find(".experts.{e}.") != std::string::npos)
+      experts[dtype] += w["bytes"].get<uint64_t>();
+  }
+  for (auto [label, byFormat] : {std::pair{"weight bytes by format:", &all},
+                                 std::pair{"routed expert bytes:", &experts}}) {
+    uint64_t sum = 0;
+    std::printf("%s", label);
+    for (const auto &[dtype, bytes] : *byFormat) {
+      std::printf(" %s %llu,", dtype.c_str(), (unsigned long long)bytes);
+      sum += bytes;
+    }
+    std::printf(" total %llu\n", (unsigned long long)sum);
+  }
 }
 
 /// Recomputes every weight's checksum; the first mismatch names the weight.

@@ -257,8 +257,13 @@ int runFunction(k3rt::CpuExecutable &exe, const k3::bundle::EntryPoint &ep,
       tensors[i].dtype = k3::bundle::DType_F32;
     else if (a.dtype == "<i4")
       tensors[i].dtype = k3::bundle::DType_I32;
+    else if (a.dtype == "|u1")
+      // Bytes: packed MXFP4 codes (i8) or E8M0 scales, as the input says.
+      tensors[i].dtype = ep.inputs()->Get(i)->dtype() == k3::bundle::DType_F8E8M0FNU
+                             ? k3::bundle::DType_F8E8M0FNU
+                             : k3::bundle::DType_U8;
     else
-      return fail(o.inputs[i] + ": dtype " + a.dtype + " (k3-run reads <f4 and <i4)");
+      return fail(o.inputs[i] + ": dtype " + a.dtype + " (k3-run reads <f4, <i4 and |u1)");
     tensors[i].shape = a.shape;
     tensors[i].bytes = std::move(a.data);
     args.push_back(&tensors[i]);

@@ -1,0 +1,67 @@
+// RUN: k3-opt %s --convert-k3-to-linalg | FileCheck %s
+// RUN: k3-opt %s --convert-k3-to-linalg=moe-dispatch=per-token | FileCheck %s --check-prefix=TOKEN
+// RUN: not k3-opt %s --convert-k3-to-linalg=moe-dispatch=sorted 2>&1 | FileCheck %s --check-prefix=BAD
+
+// k3.moe as grouped expert GEMMs (MOE_MXFP4.md §7): one pass over the T·k
+// (token, expert) pairs counts each expert's tokens; offsets round each
+// count up to the 4-row register tile; a second pass places the pair ids by
+// expert. Then per expert with tokens (scf.if): its latent rows gathered
+// once (row p / k), GEMM1 per 16-column panel of w1 and w3, each panel
+// decoded once from the packed bytes (high nibble by shift, the codebook by
+// table, times the block scale) into [64, 16], register tiles of 4 rows
+// marked for k3-tile-contractions, SiTU-GLU on the tile; GEMM2 per panel of
+// w2 ([96, 16]), each tile row weighted into its token's f32 row.
+// CHECK-LABEL: func.func @moe_mx
+//       CHECK:   tensor.collapse_shape %{{.+}} {{\[\[}}0, 1]] : tensor<?x2xi32> into tensor<?xi32>
+//       CHECK:   scf.for %{{.+}} -> (tensor<8xindex>)
+//       CHECK:     tensor.insert %{{.+}} : tensor<8xindex>
+//       CHECK:   scf.for %{{.+}} -> (tensor<9xindex>)
+//       CHECK:     arith.andi %{{.+}}, %c-4 : index
+//       CHECK:   scf.for %{{.+}} -> (tensor<?xindex>, tensor<8xindex>)
+//       CHECK:   scf.for %{{.+}} = %c0 to %c8 step %c1 iter_args(%{{.+}}) -> (tensor<?x64xf32>)
+//       CHECK:     arith.cmpi ugt
+//       CHECK:     scf.if
+//       CHECK:       arith.divui %{{.+}}, %c2 : index
+//       CHECK:       tensor.extract_slice %{{.+}} [1, 64] [1, 1] : tensor<?x64xf32> to tensor<1x64xf32>
+//       CHECK:       scf.for %{{.+}} = %c0 to %c96 step %c16 iter_args(%{{.+}}) -> (tensor<?x96xf32>)
+//       CHECK:         linalg.generic {{.+}} ins(%{{.+}} : tensor<16x2x16xi8>, tensor<16x2xf8E8M0FNU>) outs(%{{.+}} : tensor<2x16x2x16xf32>)
+//       CHECK:           arith.shrui %{{.+}}, %c4_i8 : i8
+//       CHECK:           arith.andi %{{.+}}, %c15_i8 : i8
+//       CHECK:           tensor.extract %{{.+}} : tensor<16xf32>
+//       CHECK:         tensor.collapse_shape %{{.+}} : tensor<2x16x2x16xf32> into tensor<64x16xf32>
+//       CHECK:         scf.for %{{.+}} step %c4 iter_args(%{{.+}}) -> (tensor<?x96xf32>)
+//       CHECK:           linalg.generic {{.+}} ins(%{{.+}} : tensor<4x64xf32>, tensor<64x16xf32>) outs(%{{.+}} : tensor<4x16xf32>) attrs = {k3.tile = array<i64: 4, 16, 1>}
+//       CHECK:           linalg.generic {{.+}} ins(%{{.+}} : tensor<4x64xf32>, tensor<64x16xf32>) outs(%{{.+}} : tensor<4x16xf32>) attrs = {k3.tile = array<i64: 4, 16, 1>}
+//       CHECK:           math.tanh
+//       CHECK:           tensor.insert_slice %{{.+}} [4, 16] [1, 1] : tensor<4x16xf32> into tensor<?x96xf32>
+//       CHECK:       scf.for %{{.+}} = %c0 to %c64 step %c16 iter_args(%{{.+}}) -> (tensor<?x64xf32>)
+//       CHECK:         tensor.collapse_shape %{{.+}} : tensor<3x16x2x16xf32> into tensor<96x16xf32>
+//       CHECK:         linalg.generic {{.+}} ins(%{{.+}} : tensor<4x96xf32>, tensor<96x16xf32>) outs(%{{.+}} : tensor<4x16xf32>) attrs = {k3.tile = array<i64: 4, 16, 1>}
+//       CHECK:           tensor.insert_slice %{{.+}} [1, 16] [1, 1] : tensor<1x16xf32> into tensor<?x64xf32>
+//   CHECK-NOT:   k3.moe
+// The per-token baseline decodes inside each dot product's reduction.
+// TOKEN-LABEL: func.func @moe_mx
+//       TOKEN:   scf.for
+//       TOKEN:     scf.for
+//       TOKEN:       linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%{{.+}} : tensor<1x2x16x2xf32>, tensor<96x2x16xi8>, tensor<96x2xf8E8M0FNU>)
+//       TOKEN:         arith.shrui
+//       TOKEN:         arith.mulf %{{.+}} fastmath<reassoc,contract> : f32
+// BAD: convert-k3-to-linalg: moe-dispatch must be grouped or per-token, got 'sorted'
+func.func @moe_mx(%x: tensor<?x64xf32>, %wr: tensor<8x64xf32>, %bias: tensor<8xf32>,
+    %wd: tensor<64x64xf32>, %wu: tensor<64x64xf32>, %n: tensor<64xf32>,
+    %c1: tensor<8x96x32xi8>, %c3: tensor<8x96x32xi8>, %c2: tensor<8x64x48xi8>,
+    %e1: tensor<8x96x2xf8E8M0FNU>, %e3: tensor<8x96x2xf8E8M0FNU>, %e2: tensor<8x64x3xf8E8M0FNU>,
+    %sg: tensor<32x64xf32>, %su: tensor<32x64xf32>, %sd: tensor<64x32xf32>) -> tensor<?x64xf32> {
+  %i, %p = k3.router %x, %wr bias(%bias) top_k = 2 renormalize scaling = 1.0
+      : (tensor<?x64xf32>, tensor<8x64xf32>, tensor<8xf32>) -> (tensor<?x2xi32>, tensor<?x2xf32>)
+  %w1 = k3.unpack_e2m1 %c1 : tensor<8x96x32xi8> -> tensor<8x96x64xf4E2M1FN>
+  %w3 = k3.unpack_e2m1 %c3 : tensor<8x96x32xi8> -> tensor<8x96x64xf4E2M1FN>
+  %w2 = k3.unpack_e2m1 %c2 : tensor<8x64x48xi8> -> tensor<8x64x96xf4E2M1FN>
+  %y = k3.moe %x routed(%i, %p) latent(%wd, %wu) norm(%n) experts(%w1, %w3, %w2) scales(%e1, %e3, %e2)
+      shared(%sg, %su, %sd) {beta1 = 4.0 : f32, beta2 = 25.0 : f32, eps = 1.0e-05 : f32}
+      : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<64x64xf32>, tensor<64x64xf32>,
+         tensor<64xf32>, tensor<8x96x64xf4E2M1FN>, tensor<8x96x64xf4E2M1FN>, tensor<8x64x96xf4E2M1FN>,
+         tensor<8x96x2xf8E8M0FNU>, tensor<8x96x2xf8E8M0FNU>, tensor<8x64x3xf8E8M0FNU>,
+         tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x32xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
