@@ -77,6 +77,78 @@ TEST(Mxfp4, BlockScaleRules) {
   EXPECT_EQ(model::e2m1ToFloat(codes[0]) * model::e8m0ToFloat(scale), 3.0f);
 }
 
+/// Low nibble first: element 2i in bits 3:0 (MOE_MXFP4.md §3), checked with
+/// an asymmetric pattern; unpack inverts pack.
+TEST(Mxfp4, PackIsLowNibbleFirst) {
+  std::vector<float> row(32, 0.0f);
+  row[0] = 6.0f;  // code 7
+  row[1] = -0.5f; // code 9
+  std::vector<uint8_t> packed, scales;
+  model::packMxfp4(row.data(), 1, 32, packed, scales);
+  ASSERT_EQ(packed.size(), 16u);
+  ASSERT_EQ(scales.size(), 1u);
+  EXPECT_EQ(scales[0], 127); // amax 6: 2^(2 − 2)
+  EXPECT_EQ(packed[0], 0x97);
+  std::vector<float> back = model::unpackMxfp4(packed.data(), scales.data(), 1, 32);
+  EXPECT_EQ(back[0], 6.0f);
+  EXPECT_EQ(back[1], -0.5f);
+}
+
+/// Quantize → dequantize bounds on seeded Gaussian blocks: with the floor
+/// rule every element within X (half the widest E2M1 step, [4, 6]) unless
+/// its block's top clips (then within 2X, amax < 8X); with the ceil rule
+/// nothing clips and every element is within X. Relative RMSE is the usual
+/// ~10% of 4-bit formats.
+TEST(Mxfp4, QuantizeDequantizeErrorBounds) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int64_t rows = 64, cols = 256;
+  std::vector<float> w(rows * cols);
+  for (float &v : w)
+    v = normal(rng) * std::ldexp(1.0f, int(rng() % 9) - 4);
+  for (model::ScaleRule rule : {model::ScaleRule::Floor, model::ScaleRule::Ceil}) {
+    std::vector<uint8_t> packed, scales;
+    model::packMxfp4(w.data(), rows, cols, packed, scales, rule);
+    std::vector<float> q = model::unpackMxfp4(packed.data(), scales.data(), rows, cols);
+    double err2 = 0, ref2 = 0;
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      float x = model::e8m0ToFloat(scales[i / 32]);
+      bool clipped = std::fabs(w[i]) > 6.0f * x;
+      EXPECT_TRUE(rule == model::ScaleRule::Floor || !clipped) << i;
+      EXPECT_LE(std::fabs(w[i] - q[i]), (clipped ? 2.0f : 1.0f) * x) << i;
+      // Rounding never moves a value past zero or grows its magnitude past 6X.
+      EXPECT_LE(std::fabs(q[i]), 6.0f * x);
+      EXPECT_TRUE(q[i] == 0 || std::signbit(q[i]) == std::signbit(w[i]));
+      err2 += double(w[i] - q[i]) * (w[i] - q[i]);
+      ref2 += double(w[i]) * w[i];
+    }
+    EXPECT_LT(std::sqrt(err2 / ref2), 0.15);
+  }
+}
+
+/// E4M3 (MXFP8): the table's extremes, ties to even, saturation at 448.
+TEST(Mxfp8, E4m3EncodeDecode) {
+  EXPECT_EQ(model::e4m3ToFloat(0x7E), 448.0f);
+  EXPECT_EQ(model::e4m3ToFloat(0x08), std::ldexp(1.0f, -6)); // min normal
+  EXPECT_EQ(model::e4m3ToFloat(0x01), std::ldexp(1.0f, -9)); // min subnormal
+  EXPECT_TRUE(std::isnan(model::e4m3ToFloat(0x7F)));
+  EXPECT_EQ(model::e4m3ToFloat(0xB8), -1.0f);
+  for (int c = 0; c < 0x7F; ++c) // every finite code round-trips
+    EXPECT_EQ(model::floatToE4m3(model::e4m3ToFloat(uint8_t(c))), c) << c;
+  // 1 + 1/16 is halfway between 1 and 1.125: even mantissa (1).
+  EXPECT_EQ(model::e4m3ToFloat(model::floatToE4m3(1.0625f)), 1.0f);
+  EXPECT_EQ(model::e4m3ToFloat(model::floatToE4m3(1.1875f)), 1.25f);
+  EXPECT_EQ(model::e4m3ToFloat(model::floatToE4m3(500.0f)), 448.0f);
+  EXPECT_EQ(model::e4m3ToFloat(model::floatToE4m3(-1e9f)), -448.0f);
+  EXPECT_EQ(model::e4m3ToFloat(model::floatToE4m3(std::ldexp(1.0f, -10))), 0.0f); // tie to 0
+  // A block: amax 3 → X = 2^(1 − 8); 3 and 1/3 round to E4M3 steps of X.
+  float in[32] = {3.0f, 1.0f / 3.0f}, out[32];
+  model::roundMxfp8Block(in, out);
+  EXPECT_EQ(out[0], 3.0f);
+  EXPECT_EQ(out[1], 0.34375f); // 1/3 = 1.333 · 2^-2 → 1.375 · 2^-2
+  EXPECT_EQ(out[2], 0.0f);
+}
+
 TEST(Bf16, RoundsToNearestEven) {
   EXPECT_EQ(model::floatToBf16(1.0f), 0x3F80);
   // 1 + 2^-8 is halfway between bf16 1 and 1 + 2^-7: ties to even (1).
