@@ -34,6 +34,7 @@ tools = [
     ToolSubst("k3-run", unresolved="fatal"),
     ToolSubst("k3-reference", unresolved="fatal"),
     ToolSubst("k3rt-c-api", unresolved="fatal"),
+    ToolSubst("k3-bench", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

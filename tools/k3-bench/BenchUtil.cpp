@@ -68,6 +68,10 @@ Loaded::~Loaded() {
 }
 
 bool load(const std::string &path, const std::string &entry, Loaded &out, std::string &error) {
+  out.exe.reset(); // a second load replaces the first
+  if (out.bundle)
+    k3rt_bundle_release(out.bundle);
+  out.bundle = nullptr;
   if (k3rt_status_t s = k3rt_bundle_open(path.c_str(), &out.bundle)) {
     error = k3rt_status_message(s);
     k3rt_status_free(s);
