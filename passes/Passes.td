@@ -15,19 +15,18 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
   let description = [{
     The CPU path's first lowering: each k3 op becomes `linalg.generic`s on
     tensors (f32 statistics and accumulation, results converted to the op's
-    element type), ready for one-shot bufferization. Covered so far: embed,
-    linear (float weights), lm_head, rms_norm (gated or not), l2_norm,
-    sigmoid, situ_glu, kda_gate, attn_res, short_conv and kda (as its token
-    recurrence, an scf.for carrying the f32 state); run `k3-decompose-mlp`
-    first for the dense MLP. Ops without a lowering are left in place, so a later
-    stage reports them.
+    element type), ready for one-shot bufferization: every k3 op but
+    `k3.mlp` (run `k3-decompose-mlp` first) and `k3.unpack_e2m1` (read by
+    its users, then dead). Ops without a lowering are left in place, so a
+    later stage reports them.
 
     `k3.moe` becomes grouped expert GEMMs (GroupedMoePattern.cpp: dispatch by
     counts, offsets and a permutation of the (token, expert) pairs, then one
     register-tiled GEMM pair per expert with its MXFP4 weights decoded into
     [K, 16] panels) or, with `moe-dispatch=per-token`, one matrix-vector
     product per token and selected expert (the benchmark's baseline).
-    MXFP4 linear weights are decoded inside the dot products' inner loop.
+    MXFP4 linear weights are decoded inside the dot products' inner loop;
+    MXFP4 codes must be the bytes of a `k3.unpack_e2m1`.
   }];
   let options = [
     Option<"moeDispatch", "moe-dispatch", "std::string", [{"grouped"}],
