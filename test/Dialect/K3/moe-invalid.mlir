@@ -427,3 +427,15 @@ func.func @dyn_topk(%x: tensor<5x16xf32>, %i: tensor<?x?xi32>, %w: tensor<5x5xf3
       : (tensor<5x16xf32>, tensor<?x?xi32>, tensor<5x5xf32>, tensor<4x24x16xf32>, tensor<4x24x16xf32>, tensor<4x16x24xf32>) -> tensor<5x16xf32>
   return
 }
+
+// -----
+
+func.func @mxfp8_blocks(%x: tensor<?x48xf32>, %i: tensor<?x2xi32>, %w: tensor<?x2xf32>,
+                        %w1: tensor<4x64x48xf32>, %w3: tensor<4x64x48xf32>, %w2: tensor<4x48x64xf32>)
+    -> tensor<?x48xf32> {
+  // expected-error @+1 {{'k3.moe' op mxfp8_inputs rounds blocks of 32 along each expert input, got Dl 48 and Ie 64}}
+  %y = k3.moe %x routed(%i, %w) experts(%w1, %w3, %w2) {beta1 = 4.0 : f32, mxfp8_inputs}
+      : (tensor<?x48xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<4x64x48xf32>, tensor<4x64x48xf32>,
+         tensor<4x48x64xf32>) -> tensor<?x48xf32>
+  return %y : tensor<?x48xf32>
+}
