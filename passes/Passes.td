@@ -241,13 +241,15 @@ def K3QuantizeMxfp4Pass : Pass<"k3-quantize-mxfp4", "::mlir::ModuleOp"> {
     that is not a multiple of 32, or an expert matrix that is not a
     checkpoint weight, is an error on the op. `inputs=mxfp8` also marks every
     `k3.moe` `mxfp8_inputs`: the expert GEMMs' inputs are rounded to MXFP8
-    E4M3 (W4A8 numerics).
+    E4M3 (W4A8 numerics); with `weights=false` that is all the pass does.
   }];
   let options = [
     Option<"scaleRule", "scale-rule", "std::string", [{"floor"}],
            "How each block's shared exponent is chosen: floor (OCP) or ceil">,
     Option<"inputs", "inputs", "std::string", [{"none"}],
-           "Expert GEMM inputs: none (f32) or mxfp8 (E4M3, blocks of 32)">
+           "Expert GEMM inputs: none (f32) or mxfp8 (E4M3, blocks of 32)">,
+    Option<"weights", "weights", "bool", "true",
+           "Quantize float expert weights (false: only mark mxfp8 inputs)">
   ];
   let dependentDialects = ["::mlir::k3::K3Dialect"];
 }

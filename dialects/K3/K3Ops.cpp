@@ -709,7 +709,8 @@ LogicalResult MoeOp::verify() {
       .mxScales(w1, "w1", getW1Scale(), "w1_scale")
       .mxScales(w3, "w3", getW3Scale(), "w3_scale")
       .mxScales(w2, "w2", getW2Scale(), "w2_scale")
-      .require(!getMxfp8Inputs() || (extent(w1, 2) % 32 == 0 && extent(w1, 1) % 32 == 0),
+      .require(!getMxfp8Inputs() || ((!isStatic(extent(w1, 2)) || extent(w1, 2) % 32 == 0) &&
+                                      (!isStatic(extent(w1, 1)) || extent(w1, 1) % 32 == 0)),
                [&](InFlightDiagnostic &diag) {
                  diag << "mxfp8_inputs rounds blocks of 32 along each expert input, got Dl "
                       << extent(w1, 2) << " and Ie " << extent(w1, 1);

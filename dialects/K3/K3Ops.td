@@ -580,7 +580,8 @@ def K3_MoeOp : K3_Op<"moe", [Pure, AttrSizedOperandSegments]> {
     (eps `eps`). Shared: `shared_gate, shared_up: [Is, D]`,
     `shared_down: [D, Is]`, applied to the original `x`.
 
-    `indices` must lie in `[0, E)` (the router guarantees it). With
+    A pair whose index lies outside `[0, E)` is dropped (the router never
+    produces one). With
     `mxfp8_inputs` (k3-quantize-mxfp4's `inputs=mxfp8`), each expert GEMM's
     input rows (z, then the SiTU-GLU output) are first rounded to MXFP8 E4M3
     in blocks of 32 along the input dimension (scale 2^(floor(log2 amax) − 8),

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -143,9 +144,15 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
                 "values; it cannot be quantized to MXFP4";
         return false;
       }
+      std::vector<float> values = ::k3::model::floatValues(*v);
+      for (size_t i = 0; i < values.size(); ++i)
+        if (!std::isfinite(values[i])) {
+          error = "weight '" + part + "' holds a non-finite value at element " +
+                  std::to_string(i) + "; it cannot be quantized to MXFP4";
+          return false;
+        }
       std::vector<uint8_t> codes, scales;
-      ::k3::model::packMxfp4(::k3::model::floatValues(*v).data(), v->shape[0], v->shape[1],
-                             codes, scales, rule);
+      ::k3::model::packMxfp4(values.data(), v->shape[0], v->shape[1], codes, scales, rule);
       out = derive == Derive::Codes ? std::move(codes) : std::move(scales);
     }
     blob.decoded.push_back(std::move(out));

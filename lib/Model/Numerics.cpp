@@ -165,8 +165,17 @@ void roundMxfp8Block(const float *values, float *out) {
   float amax = 0.0f;
   for (int i = 0; i < 32; ++i)
     amax = std::fmax(amax, std::fabs(values[i]));
-  // emax of E4M3 is 8; the exponent stays a normal f32 one.
-  int exp = amax > 0 && std::isfinite(amax) ? std::max(std::ilogb(amax) - 8, -126) : -126;
+  // Out of range (or non-finite, which fmax may skip: any NaN counts):
+  // unrounded, as the compiled rounding does.
+  bool finite = true;
+  for (int i = 0; i < 32; ++i)
+    finite = finite && std::isfinite(values[i]);
+  if (!finite || amax < std::ldexp(1.0f, -100) || amax >= std::ldexp(1.0f, 121)) {
+    std::copy(values, values + 32, out);
+    return;
+  }
+  // emax of E4M3 is 8.
+  int exp = std::ilogb(amax) - 8;
   for (int i = 0; i < 32; ++i)
     out[i] = std::ldexp(e4m3ToFloat(floatToE4m3(std::ldexp(values[i], -exp))), exp);
 }

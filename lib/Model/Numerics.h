@@ -37,6 +37,8 @@ uint8_t floatToE4m3(float value);
 
 /// Rounds 32 values through MXFP8 E4M3 (scale 2^(floor(log2 amax) − 8),
 /// OCP floor rule) and back: what `k3.moe {mxfp8_inputs}` feeds its GEMMs.
+/// A block with amax outside [2^-100, 2^121), or a non-finite value, is
+/// returned unrounded.
 void roundMxfp8Block(const float *values, float *out);
 
 /// How the shared exponent of an MX block is chosen (MOE_MXFP4.md §2).

@@ -71,7 +71,7 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
       K3MlaAbsorbPassOptions{options.mlaDecodeSplits, options.mlaPrefill, options.mlaDecode}));
   if (options.quantizeExperts == "mxfp4" || options.expertInputs == "mxfp8")
     pm.addPass(createK3QuantizeMxfp4Pass(K3QuantizeMxfp4PassOptions{
-        options.scaleRule, options.expertInputs}));
+        options.scaleRule, options.expertInputs, options.quantizeExperts == "mxfp4"}));
   if (options.dequantize)
     pm.addPass(createK3DequantizeWeightsPass(
         K3DequantizeWeightsPassOptions{options.quantizeExperts == "none"}));

@@ -70,8 +70,8 @@ struct K3QuantizeMxfp4Pass : k3::impl::K3QuantizeMxfp4PassBase<K3QuantizeMxfp4Pa
     getOperation().walk([&](MoeOp moe) {
       if (inputs == "mxfp8")
         moe.setMxfp8Inputs(true);
-      if (moe.getW1Scale())
-        return; // already MXFP4
+      if (!weights || moe.getW1Scale())
+        return; // asked for inputs only, or already MXFP4
       auto [c1, s1] = quantize(moe, moe.getW1(), "w1");
       auto [c3, s3] = c1 ? quantize(moe, moe.getW3(), "w3") : std::pair<Value, Value>();
       auto [c2, s2] = c3 ? quantize(moe, moe.getW2(), "w2") : std::pair<Value, Value>();

@@ -385,7 +385,8 @@ int64_t weightBytes(DType dtype, const flatbuffers::Vector<int64_t> &shape) {
   case DType_F8E8M0FNU:
     return elements;
   case DType_F4E2M1FN:
-    return elements % 2 ? -1 : elements / 2;
+    // Kernels read rows of packed bytes: the last dimension pairs up.
+    return shape.size() == 0 || shape.Get(shape.size() - 1) % 2 ? -1 : elements / 2;
   }
   return -1;
 }

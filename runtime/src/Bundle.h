@@ -35,7 +35,8 @@ k3rt_status_t verifyBundle(const uint8_t *data, size_t size,
                            const k3::bundle::Bundle *&root);
 
 /// Bytes a weight of `dtype` and `shape` occupies (F4E2M1FN: two per byte);
-/// -1 if the shape is negative, odd for F4E2M1FN, or overflows.
+/// -1 if the shape is negative, overflows, or (F4E2M1FN) has no even last
+/// dimension.
 int64_t weightBytes(k3::bundle::DType dtype, const flatbuffers::Vector<int64_t> &shape);
 
 const char *dtypeName(k3::bundle::DType dtype);

@@ -2,7 +2,9 @@
 
 // The compiled MXFP4 decode is bit-exact with the OCP tables (MOE_MXFP4.md
 // §1, §3): a k3.linear over packed bytes, times the identity, prints its
-// decoded weight. Each row holds the 16 codes twice, low nibble first
+// decoded weight (the dot-product decode; the grouped MoE's panel decode
+// shares decodeE2m1 and is checked against the reference by
+// moe-grouped.test). Each row holds the 16 codes twice, low nibble first
 // (byte 0x10 is code 0 then code 1); scales 2^0, 2^2 and 2^-15.
 // (The product with the identity adds +0, so code 8's -0 prints as 0.)
 // CHECK:      {{\[\[}}0, 0.5, 1, 1.5, 2, 3, 4, 6, 0, -0.5, -1, -1.5, -2, -3, -4, -6, 0, 0.5, 1, 1.5, 2, 3, 4, 6, 0, -0.5, -1, -1.5, -2, -3, -4, -6],

@@ -188,6 +188,9 @@ int main(int argc, char **argv) {
       quantize = k3::model::ScaleRule::Floor;
     } else if (a == "--quantize-experts=mxfp4-ceil") {
       quantize = k3::model::ScaleRule::Ceil;
+    } else if (a.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "k3-reference: error: unknown flag '%s'\n", a.c_str());
+      return 1;
     } else {
       dir = a;
     }

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <random>
@@ -147,6 +148,14 @@ TEST(Mxfp8, E4m3EncodeDecode) {
   EXPECT_EQ(out[0], 3.0f);
   EXPECT_EQ(out[1], 0.34375f); // 1/3 = 1.333 · 2^-2 → 1.375 · 2^-2
   EXPECT_EQ(out[2], 0.0f);
+  // Out of range or non-finite blocks pass through unrounded (as compiled).
+  for (float special : {INFINITY, NAN, std::ldexp(1.0f, 122), std::ldexp(1.0f, -101)}) {
+    float blk[32] = {special, 1.0f / 3.0f}, got[32];
+    if (std::ldexp(1.0f, -101) == special)
+      blk[1] = std::ldexp(1.0f, -102) / 3;
+    model::roundMxfp8Block(blk, got);
+    EXPECT_EQ(std::memcmp(blk, got, sizeof blk), 0) << special;
+  }
 }
 
 TEST(Bf16, RoundsToNearestEven) {

@@ -6,6 +6,9 @@
 //          [--top-k=K] [--top-p=P] [--seed=S] [--device=cpu|cuda|auto]
 //          [--dump-logits=PATH.npy]
 //   k3-run FILE.k3b --function=NAME --input=@a.npy ... --output=@o.npy
+//   k3-run FILE.k3b --requests=FILE.jsonl [--max-batch=N] [--no-prefix-cache]
+//          [--speculate=K] [--block-tokens=512] [--page-blocks=1]
+//          [--prefill-chunk=2048] [--pool-mib=256] [--dump-logits-dir=DIR]
 //
 // Everything up to execution is here: flags, the verified binary, token ids
 // against the vocabulary, .npy inputs, the device choice. Executing needs
@@ -20,6 +23,7 @@
 #include "runtime/src/Npy.h"
 #include "runtime/src/Sampling.h"
 #include "runtime/src/Session.h"
+#include "tools/k3-run/Requests.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -76,6 +80,8 @@ struct Options {
   long long generate = 0;
   std::vector<std::string> inputs, outputs;
   k3rt::SamplingOptions sampling;
+  RequestsOptions requests; ///< --requests mode when its path is set
+  bool servingFlag = false; ///< a flag that only --requests takes
 };
 
 /// One line per problem, in the order the flags were given.
@@ -99,7 +105,10 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         key == "--tokens" || key == "--generate" || key == "--temperature" ||
         key == "--top-k" || key == "--top-p" || key == "--seed" ||
         key == "--device" || key == "--dump-logits" || key == "--function" ||
-        key == "--input" || key == "--output";
+        key == "--input" || key == "--output" || key == "--requests" ||
+        key == "--max-batch" || key == "--speculate" || key == "--block-tokens" ||
+        key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-mib" ||
+        key == "--dump-logits-dir";
     if (flagWithValue && take().empty()) {
       error = key + " needs a value";
       return false;
@@ -171,11 +180,30 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         return false;
       }
       (key == "--input" ? o.inputs : o.outputs).push_back(v.substr(1));
-    } else if (key == "--requests" || key == "--max-batch" ||
-               key == "--no-prefix-cache") {
-      error = key + ": multi-request serving arrives with the cache manager "
-                    "(issue 8); not available yet";
-      return false;
+    } else if (key == "--requests") {
+      o.requests.path = take();
+    } else if (key == "--no-prefix-cache") {
+      o.requests.engine.prefixCache = false;
+      o.servingFlag = true;
+    } else if (key == "--dump-logits-dir") {
+      o.requests.dumpLogitsDir = take();
+      o.requests.engine.keepLogits = true;
+      o.servingFlag = true;
+    } else if (key == "--max-batch" || key == "--speculate" || key == "--block-tokens" ||
+               key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-mib") {
+      const bool zeroOk = key == "--speculate";
+      if (!parseInt(take(), zeroOk ? 0 : 1, 1 << 20, n)) {
+        error = key + ": '" + value + "' is not a " + (zeroOk ? "count" : "positive count");
+        return false;
+      }
+      k3rt::EngineOptions &e = o.requests.engine;
+      (key == "--max-batch"       ? e.maxBatch
+       : key == "--speculate"     ? e.speculate
+       : key == "--block-tokens"  ? e.blockTokens
+       : key == "--page-blocks"   ? e.pageBlocks
+       : key == "--prefill-chunk" ? e.prefillChunk
+                                  : e.poolBytes) = key == "--pool-mib" ? n << 20 : n;
+      o.servingFlag = true;
     } else if (a == "-h" || a == "--help") {
       error = "help";
       return false;
@@ -191,6 +219,29 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
   }
   if (o.path.empty()) {
     error = "no binary (usage: k3-run FILE.k3b --tokens=1,2,3 [--generate=N])";
+    return false;
+  }
+  if (!o.requests.path.empty()) {
+    if (o.haveTokens || !o.function.empty() || o.generate || o.sampled || !o.dumpLogits.empty()) {
+      error = "--requests runs the requests of its file (greedy); it takes no --tokens, "
+              "--function, --generate, sampling flags or --dump-logits";
+      return false;
+    }
+    k3rt::EngineOptions &e = o.requests.engine;
+    // Only a prefill chunk of whole blocks keeps snapshots on boundaries.
+    if (e.prefillChunk == k3rt::EngineOptions().prefillChunk &&
+        e.prefillChunk % e.blockTokens != 0)
+      e.prefillChunk = (e.prefillChunk / e.blockTokens + 1) * e.blockTokens;
+    if (e.prefillChunk % e.blockTokens != 0) {
+      error = "--prefill-chunk=" + std::to_string(e.prefillChunk) +
+              " must be a multiple of --block-tokens=" + std::to_string(e.blockTokens);
+      return false;
+    }
+    return true;
+  }
+  if (o.servingFlag) {
+    error = "--max-batch, --no-prefix-cache, --speculate, --block-tokens, --page-blocks, "
+            "--prefill-chunk, --pool-mib and --dump-logits-dir go with --requests=FILE.jsonl";
     return false;
   }
   if (o.function.empty() && !o.haveTokens) {
@@ -370,7 +421,11 @@ int main(int argc, char **argv) {
                   "[--temperature=T --top-k=K --top-p=P --seed=S] "
                   "[--device=cpu|cuda|auto] [--dump-logits=PATH.npy]\n"
                   "       k3-run FILE.k3b --function=NAME --input=@a.npy ... "
-                  "--output=@o.npy\n");
+                  "--output=@o.npy\n"
+                  "       k3-run FILE.k3b --requests=FILE.jsonl [--max-batch=N] "
+                  "[--no-prefix-cache] [--speculate=K] [--block-tokens=512] "
+                  "[--page-blocks=1] [--prefill-chunk=2048] [--pool-mib=256] "
+                  "[--dump-logits-dir=DIR]\n");
       return 0;
     }
     return fail(error);
@@ -395,7 +450,9 @@ int main(int argc, char **argv) {
   const k3::bundle::Bundle &root = *bundle->root;
 
   std::string entry = o.function.empty() ? "prefill" : o.function;
-  if (o.function.empty()) {
+  if (!o.requests.path.empty()) {
+    // Checked per request by the engine.
+  } else if (o.function.empty()) {
     const int64_t vocab = root.config()->vocab_size();
     if (o.tokens.empty())
       return fail("--tokens: the prompt is empty");
@@ -435,5 +492,7 @@ int main(int argc, char **argv) {
   }
   if (!o.function.empty())
     return runFunction(*exe, *ep, o);
+  if (!o.requests.path.empty())
+    return runRequests(*exe, o.requests);
   return generate(*exe, o);
 }

@@ -152,10 +152,30 @@ struct LowerMoePerToken : OpRewritePattern<MoeOp> {
     Value tokens = tensor::DimOp::create(b, loc, op.getX(), 0);
     int64_t k = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(1);
     Value u0 = zeros(b, loc, sizesOf(b, loc, z));
+    Value zt;
+    // u[t] += w · E_e(z[t]), in f32.
+    auto pick = [&](OpBuilder &b2, Location l2, Value e, Value tok, Value j, Value u) -> Value {
+      Value wgt = tensor::ExtractOp::create(b2, l2, op.getWeights(), ValueRange{tok, j});
+      Value g = contractWeight(b2, l2, zt, expertOf(b2, l2, w1, e));
+      Value up = contractWeight(b2, l2, zt, expertOf(b2, l2, w3, e));
+      Value h = SituGluOp::create(b2, l2, g.getType(), g, up, beta1, beta2);
+      if (mxfp8)
+        h = roundToMxfp8(b2, l2, h);
+      Value y = contractWeight(b2, l2, h, expertOf(b2, l2, w2, e));
+      Value row = rowOf(b2, l2, u, tok);
+      Value sum = elementwise(b2, l2, {row, y}, cast<RankedTensorType>(row.getType()),
+                              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                                return Value(arith::AddFOp::create(
+                                    nb, nl, a[0], arith::MulFOp::create(nb, nl, wgt, a[1])));
+                              });
+      return tensor::InsertSliceOp::create(b2, l2, sum, u, {tok, b2.getIndexAttr(0)},
+                                           sizesOf(b2, l2, row),
+                                           {b2.getIndexAttr(1), b2.getIndexAttr(1)});
+    };
     auto perToken = scf::ForOp::create(
         b, loc, cstIndex(b, loc, 0), tokens, cstIndex(b, loc, 1), ValueRange{u0},
         [&](OpBuilder &b1, Location l1, Value tok, ValueRange it1) {
-          Value zt = rowOf(b1, l1, z, tok);
+          zt = rowOf(b1, l1, z, tok);
           if (mxfp8)
             zt = roundToMxfp8(b1, l1, zt);
           auto perPick = scf::ForOp::create(
@@ -164,26 +184,16 @@ struct LowerMoePerToken : OpRewritePattern<MoeOp> {
                 Value e = arith::IndexCastOp::create(
                     b2, l2, b2.getIndexType(),
                     tensor::ExtractOp::create(b2, l2, op.getIndices(), ValueRange{tok, j}));
-                Value wgt = tensor::ExtractOp::create(b2, l2, op.getWeights(), ValueRange{tok, j});
-                Value g = contractWeight(b2, l2, zt, expertOf(b2, l2, w1, e));
-                Value up = contractWeight(b2, l2, zt, expertOf(b2, l2, w3, e));
-                Value h = SituGluOp::create(b2, l2, g.getType(), g, up, beta1, beta2);
-                if (mxfp8)
-                  h = roundToMxfp8(b2, l2, h);
-                Value y = contractWeight(b2, l2, h, expertOf(b2, l2, w2, e));
-                // u[t] += w · y, in f32.
-                Value row = rowOf(b2, l2, it2[0], tok);
-                Value sum = elementwise(b2, l2, {row, y},
-                                        cast<RankedTensorType>(row.getType()),
-                                        [&](OpBuilder &nb, Location nl, ValueRange a) {
-                                          return Value(arith::AddFOp::create(
-                                              nb, nl, a[0], arith::MulFOp::create(nb, nl, wgt, a[1])));
-                                        });
-                SmallVector<OpFoldResult> sizes = sizesOf(b2, l2, row);
-                Value next = tensor::InsertSliceOp::create(
-                    b2, l2, sum, it2[0], {tok, b2.getIndexAttr(0)}, sizes,
-                    {b2.getIndexAttr(1), b2.getIndexAttr(1)});
-                scf::YieldOp::create(b2, l2, ValueRange{next});
+                // A pick outside [0, E) is dropped, as in the grouped form.
+                Value numExperts = tensor::DimOp::create(b2, l2, w1.data, 0);
+                Value valid = arith::CmpIOp::create(b2, l2, arith::CmpIPredicate::ult, e, numExperts);
+                auto guard = scf::IfOp::create(
+                    b2, l2, valid,
+                    [&](OpBuilder &b3, Location l3) {
+                      scf::YieldOp::create(b3, l3, pick(b3, l3, e, tok, j, it2[0]));
+                    },
+                    [&](OpBuilder &b3, Location l3) { scf::YieldOp::create(b3, l3, it2); });
+                scf::YieldOp::create(b2, l2, guard.getResults());
               });
           scf::YieldOp::create(b1, l1, perPick.getResults());
         });
@@ -251,8 +261,9 @@ void mlir::k3::lowering::populateChannelMixingPatterns(RewritePatternSet &patter
 }
 
 void mlir::k3::lowering::populateMoePatterns(RewritePatternSet &patterns, bool grouped) {
+  // The per-token form also catches what the grouped one declines
+  // (dynamic expert shapes).
   if (grouped)
     populateGroupedMoePattern(patterns);
-  else
-    patterns.add<LowerMoePerToken>(patterns.getContext());
+  patterns.add<LowerMoePerToken>(patterns.getContext(), /*benefit=*/grouped ? 0 : 1);
 }

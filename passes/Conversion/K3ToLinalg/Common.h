@@ -138,8 +138,8 @@ Value decodeE2m1(OpBuilder &b, Location loc, Value table, Value byte, Value high
 Value e2m1Table(OpBuilder &b, Location loc);
 
 /// `y[..., n] = Σ_k x[..., k] · W[n, k]` in f32 for a 2-D weight; MXFP4
-/// codes are decoded inside the dot products' inner loop (two codes per
-/// byte load), never into a copy of W.
+/// codes are decoded inside the dot products' inner loop, never into a
+/// copy of W.
 Value contractWeight(OpBuilder &b, Location loc, Value x, const GemmWeight &w);
 
 /// Rows [n0, n0 + nt) of a 2-D weight `[N, K]`, transposed to an f32 panel
@@ -154,6 +154,7 @@ Value panelProduct(OpBuilder &b, Location loc, Value a, Value panel);
 /// `x [R, K]` rounded to MXFP8 E4M3 in blocks of 32 along K (OCP floor
 /// scale 2^(floor(log2 amax) − 8), nearest even, saturating at ±448·X),
 /// returned as the f32 values it represents (W4A8 numerics on the CPU).
+/// Blocks with amax outside [2^-100, 2^121), or not finite, stay as they are.
 Value roundToMxfp8(OpBuilder &b, Location loc, Value x);
 
 //===--- LatentMoE (ChannelMixingPatterns.cpp) ------------------------===//

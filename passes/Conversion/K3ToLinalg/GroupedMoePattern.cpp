@@ -88,6 +88,8 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
       return failure();
     Location loc = op.getLoc();
     auto w1Type = cast<RankedTensorType>(op.getW1().getType());
+    if (!w1Type.hasStaticShape())
+      return b.notifyMatchFailure(op, "grouped GEMMs need static expert shapes");
     const int64_t experts = w1Type.getDimSize(0), ie = w1Type.getDimSize(1),
                   dl = w1Type.getDimSize(2);
     const int64_t k = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(1);
@@ -107,14 +109,30 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
     auto expertOfPair = [&](OpBuilder &nb, Location nl, Value p) {
       return arith::IndexCastOp::create(nb, nl, idx, at(nb, nl, ids, p)).getResult();
     };
+    // `update(e)` for a pair routed to expert e in [0, E); a pair with any
+    // other index (negative ones wrap to large unsigned) is dropped.
+    auto routed = [&](OpBuilder &nb, Location nl, Value p, ValueRange it,
+                      function_ref<SmallVector<Value>(OpBuilder &, Location, Value)> update) {
+      Value e = expertOfPair(nb, nl, p);
+      Value valid = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, e,
+                                          cstIndex(nb, nl, experts));
+      auto guard = scf::IfOp::create(
+          nb, nl, valid,
+          [&](OpBuilder &tb, Location tl) { scf::YieldOp::create(tb, tl, update(tb, tl, e)); },
+          [&](OpBuilder &fb, Location fl) { scf::YieldOp::create(fb, fl, it); });
+      return SmallVector<Value>(guard.getResults());
+    };
 
     // Dispatch metadata: counts, padded offsets, pair ids grouped by expert.
     Value counts =
         loop(b, loc, pairs, 1, filled(b, loc, b.getIndexAttr(experts), c0),
-             [&](OpBuilder &nb, Location nl, Value p, ValueRange it) -> SmallVector<Value> {
-               Value e = expertOfPair(nb, nl, p);
-               Value n = arith::AddIOp::create(nb, nl, at(nb, nl, it[0], e), cstIndex(nb, nl, 1));
-               return {put(nb, nl, n, it[0], e)};
+             [&](OpBuilder &nb, Location nl, Value p, ValueRange it) {
+               return routed(nb, nl, p, it,
+                             [&](OpBuilder &tb, Location tl, Value e) -> SmallVector<Value> {
+                               Value n = arith::AddIOp::create(tb, tl, at(tb, tl, it[0], e),
+                                                               cstIndex(tb, tl, 1));
+                               return {put(tb, tl, n, it[0], e)};
+                             });
              })
             .getResult(0);
     Value offsets =
@@ -135,12 +153,15 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
                                                    {b.getIndexAttr(experts)}, ones(b, 1));
     Value sorted =
         loop(b, loc, pairs, 1, ValueRange{filled(b, loc, total, pairs), cursor0},
-             [&](OpBuilder &nb, Location nl, Value p, ValueRange it) -> SmallVector<Value> {
-               Value e = expertOfPair(nb, nl, p);
-               Value pos = at(nb, nl, it[1], e);
-               return {put(nb, nl, p, it[0], pos),
-                       put(nb, nl, arith::AddIOp::create(nb, nl, pos, cstIndex(nb, nl, 1)),
-                           it[1], e)};
+             [&](OpBuilder &nb, Location nl, Value p, ValueRange it) {
+               return routed(nb, nl, p, it,
+                             [&](OpBuilder &tb, Location tl, Value e) -> SmallVector<Value> {
+                               Value pos = at(tb, tl, it[1], e);
+                               return {put(tb, tl, p, it[0], pos),
+                                       put(tb, tl,
+                                           arith::AddIOp::create(tb, tl, pos, cstIndex(tb, tl, 1)),
+                                           it[1], e)};
+                             });
              })
             .getResult(0);
 
@@ -259,5 +280,5 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
 } // namespace
 
 void mlir::k3::lowering::populateGroupedMoePattern(RewritePatternSet &patterns) {
-  patterns.add<LowerMoeGrouped>(patterns.getContext());
+  patterns.add<LowerMoeGrouped>(patterns.getContext(), /*benefit=*/1);
 }

@@ -3,7 +3,7 @@
 // Part of k3. How the CPU GEMMs read MXFP4 weights (MOE_MXFP4.md §1-4):
 // the codes stay packed (two per byte, low nibble first) and are decoded
 // where they are used, either inside a dot product's inner loop
-// (`contractWeight`, one row of activations per decode) or into a small
+// (`contractWeight`, each byte's two codes in adjacent iterations) or into a small
 // [K, 16] panel that a register-tiled GEMM reuses for every row of an
 // expert's token group (`weightPanel`). Neither builds a dequantized copy
 // of a weight.
@@ -112,7 +112,9 @@ Value decodeE2m1(OpBuilder &b, Location loc, Value table, Value byte, Value high
   nibble = arith::AndIOp::create(b, loc, nibble, arith::ConstantIntOp::create(b, loc, 15, 8));
   Value index = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), nibble);
   Value value = tensor::ExtractOp::create(b, loc, table, index);
-  // Exact: a 2-bit significand times a power of two.
+  // Exact: a 2-bit significand times a power of two. (Scale byte 0x00,
+  // 2^-127, widens to 0 through arith-expand; the kernels flush subnormals
+  // anyway, so it would be 0 either way.)
   return arith::MulFOp::create(b, loc, value, scale);
 }
 
@@ -253,13 +255,21 @@ Value roundToMxfp8(OpBuilder &b, Location loc, Value x) {
                 Value isNormal = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, ev,
                                                        arith::SubIOp::create(nb, nl, sx, c(6)));
                 Value r = arith::SelectOp::create(nb, nl, isNormal, normal, sub);
-                // Saturate at 448·X = 1.75·2^8·X (also Inf and NaN).
+                // Saturate at 448·X = 1.75·2^8·X.
                 Value top = arith::OrIOp::create(
                     nb, nl, arith::ShLIOp::create(nb, nl, arith::AddIOp::create(nb, nl, sx, c(8)),
                                                   c(23)),
                     c(0x600000));
                 r = arith::MinUIOp::create(nb, nl, r, top);
-                return SmallVector<Value>{flt(arith::OrIOp::create(nb, nl, r, sign))};
+                // Blocks with amax outside [2^-100, 2^121) (and non-finite
+                // ones) pass through unrounded: keeps every constant above a
+                // normal f32, and lets Inf and NaN propagate as they would
+                // without MXFP8.
+                Value inRange = arith::AndIOp::create(
+                    nb, nl, arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, ea, c(27)),
+                    arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sle, ea, c(247)));
+                Value rounded = flt(arith::OrIOp::create(nb, nl, r, sign));
+                return SmallVector<Value>{arith::SelectOp::create(nb, nl, inRange, rounded, a[0])};
               })
           .front();
   return tensor::CollapseShapeOp::create(b, loc, rounded,

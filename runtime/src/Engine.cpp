@@ -1,0 +1,460 @@
+//===- Engine.cpp - Many requests over one model and one cache pool -------===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/Engine.h"
+#include "runtime/src/Sampling.h"
+#include "runtime/src/Status.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <deque>
+
+using namespace k3::bundle;
+
+namespace k3rt {
+
+struct Engine::Request {
+  RequestSpec spec;
+  RequestResult result;
+  std::vector<int32_t> context; ///< the tokens in the cache, in order
+  int64_t len = 0;              ///< context.size()
+  int32_t pending = -1;         ///< chosen, not yet fed
+  bool done = false;
+  std::vector<int32_t> kdaPages;            ///< the private KDA working state
+  std::vector<std::vector<int32_t>> table;  ///< per MLA layer: a page per pageTokens rows
+  std::vector<Block *> chain;               ///< pinned registered blocks of `context`
+  int64_t charge = 0;                       ///< reserved pages
+};
+
+namespace {
+
+int64_t dtypeBytes(DType d) {
+  switch (d) {
+  case DType_F32:
+  case DType_I32:
+    return 4;
+  case DType_BF16:
+  case DType_F16:
+    return 2;
+  case DType_I64:
+    return 8;
+  default:
+    return 1;
+  }
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+} // namespace
+
+k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
+                             std::unique_ptr<Engine> &out) {
+  const EntryPoint *prefill = exe.entry("prefill");
+  if (!prefill || !exe.entry("decode") || !prefill->inputs() || !prefill->outputs() ||
+      prefill->inputs()->size() < 1 || prefill->outputs()->size() < prefill->inputs()->size())
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      "the binary is not a model: it needs prefill and decode entry points");
+  if (options.blockTokens <= 0 || options.pageBlocks <= 0 || options.maxBatch <= 0 ||
+      options.prefillChunk <= 0 || options.prefillChunk % options.blockTokens != 0 ||
+      options.speculate < 0)
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      "engine options: block tokens, page blocks, max batch and prefill chunk "
+                      "must be positive, the chunk a multiple of the block (" +
+                          std::to_string(options.prefillChunk) + " vs " +
+                          std::to_string(options.blockTokens) + ")");
+  std::unique_ptr<Engine> e(new Engine(exe, options));
+  e->pageTokens = options.blockTokens * options.pageBlocks;
+  for (size_t i = 1; i < prefill->inputs()->size(); ++i) {
+    const TensorInfo *info = prefill->inputs()->Get(i);
+    StateInput in;
+    in.dtype = info->dtype();
+    in.shape.assign(info->shape()->begin(), info->shape()->end());
+    std::string name = info->name()->str();
+    int64_t elements = 1;
+    for (size_t d = 1; d < in.shape.size(); ++d)
+      elements *= in.shape[d];
+    if (name.size() > 10 && name.compare(name.size() - 10, 10, ".mla_cache") == 0) {
+      if (in.shape.size() != 2 || in.shape[0] >= 0)
+        return makeStatus(K3RT_INVALID_ARGUMENT, "state '" + name + "' is not an [S, W] cache");
+      in.mla = true;
+      in.mlaLayer = e->numMla++;
+      in.rowBytes = elements * dtypeBytes(in.dtype);
+      if (e->rowBytes && e->rowBytes != in.rowBytes)
+        return makeStatus(K3RT_INVALID_ARGUMENT, "MLA layers with different row sizes");
+      e->rowBytes = in.rowBytes;
+    } else {
+      for (int64_t d : in.shape)
+        if (d < 0)
+          return makeStatus(K3RT_INVALID_ARGUMENT, "state '" + name + "' has a dynamic shape");
+      in.offset = e->kdaBytes;
+      in.bytes = elements * in.shape[0] * dtypeBytes(in.dtype);
+      e->kdaBytes += in.bytes;
+    }
+    e->inputs.push_back(in);
+  }
+  const auto *logits = prefill->outputs()->Get(0)->shape();
+  e->vocab = logits->size() == 2 ? logits->Get(1) : 0;
+  // A page is pageTokens rows of one MLA layer (at least 4 KiB without MLA).
+  int64_t pageBytes = std::max<int64_t>(e->pageTokens * e->rowBytes, 4096);
+  int64_t pages = options.poolBytes / pageBytes;
+  if (pages < 1)
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      "the pool (" + std::to_string(options.poolBytes) +
+                          " bytes) holds no page of " + std::to_string(pageBytes) + " bytes");
+  e->pool = std::make_unique<PagePool>(pageBytes, pages);
+  e->cache = std::make_unique<PrefixCache>(*e->pool, options.blockTokens, e->kdaBytes);
+  out = std::move(e);
+  return nullptr;
+}
+
+Engine::~Engine() = default;
+
+int64_t Engine::pagesFor(const RequestSpec &spec) const {
+  // The working state, and per MLA layer every row the request may write
+  // (prompt, new tokens, drafts) plus one page copied at a hit.
+  int64_t rows = int64_t(spec.prompt.size()) + spec.maxNewTokens + opt.speculate + 1;
+  return ceilDiv(kdaBytes, pool->pageBytes()) + numMla * (ceilDiv(rows, pageTokens) + 1);
+}
+
+EngineStats Engine::stats() const {
+  EngineStats s = counters;
+  s.pages = pool->pages();
+  s.pageBytes = pool->pageBytes();
+  s.freePages = pool->freePages();
+  s.blocks = cache->blocks();
+  s.snapshots = cache->snapshots();
+  s.evictions = cache->evictions();
+  return s;
+}
+
+void Engine::clearCache() { cache->clear(); }
+
+k3rt_status_t Engine::admit(Request &r) {
+  r.table.assign(size_t(numMla), {});
+  std::vector<Block *> hit;
+  if (opt.prefixCache)
+    hit = cache->lookup(r.spec.prompt, r.spec.salt, step);
+  // Pin the hit before allocating anything: allocation may evict.
+  for (Block *b : hit)
+    cache->pin(b);
+  Snapshot *snap = hit.empty() ? nullptr : hit.back()->snapshot.get();
+  if (snap)
+    ++snap->pins;
+  auto fail = [&](const std::string &m) {
+    if (snap)
+      --snap->pins;
+    for (Block *b : hit)
+      cache->unpin(b);
+    return makeStatus(K3RT_RESOURCE_EXHAUSTED, m);
+  };
+  for (int64_t i = 0; i < ceilDiv(kdaBytes, pool->pageBytes()); ++i) {
+    int32_t p = cache->allocatePage();
+    if (p < 0)
+      return fail("no page for the KDA state");
+    r.kdaPages.push_back(p);
+  }
+  if (snap) {
+    // Restore: copy the snapshot into the private working state.
+    for (size_t i = 0; i < r.kdaPages.size(); ++i)
+      std::memcpy(pool->data(r.kdaPages[i]), pool->data(snap->pages[i]), size_t(pool->pageBytes()));
+    --snap->pins;
+    snap = nullptr;
+  } else {
+    std::vector<uint8_t> zero(static_cast<size_t>(kdaBytes), 0);
+    pool->write(r.kdaPages, zero.data(), kdaBytes);
+  }
+  const int64_t b = int64_t(hit.size()) * opt.blockTokens;
+  // Full pages are shared read-only; a page that the hit ends inside is
+  // copied up to the hit (copy on write: the request writes after it).
+  for (int64_t m = 0; m < numMla; ++m)
+    for (int64_t start = 0; start < b; start += pageTokens) {
+      Block *first = hit[size_t(start / opt.blockTokens)];
+      int32_t page = first->pages[size_t(m)];
+      if (start + pageTokens <= b) {
+        pool->retain(page);
+        r.table[size_t(m)].push_back(page);
+        continue;
+      }
+      int32_t copy = cache->allocatePage();
+      if (copy < 0)
+        return fail("no page for a copy on write");
+      std::memcpy(pool->data(copy), pool->data(page), size_t((b - start) * rowBytes));
+      r.table[size_t(m)].push_back(copy);
+    }
+  r.chain = hit;
+  for (Block *blk : hit)
+    cache->touch(blk);
+  r.context.assign(r.spec.prompt.begin(), r.spec.prompt.begin() + b);
+  r.len = b;
+  r.result.prefixHitTokens = b;
+  return nullptr;
+}
+
+k3rt_status_t Engine::call(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out) {
+  HostTensor idT = HostTensor::zeros(DType_I32, {n});
+  std::memcpy(idT.bytes.data(), ids, size_t(n) * 4);
+  std::vector<uint8_t> blob(static_cast<size_t>(kdaBytes));
+  pool->read(r.kdaPages, blob.data(), kdaBytes);
+  std::vector<HostTensor> state;
+  state.reserve(inputs.size());
+  for (const StateInput &in : inputs) {
+    HostTensor t;
+    t.dtype = in.dtype;
+    t.shape = in.shape;
+    if (!in.mla) {
+      t.bytes.assign(blob.begin() + in.offset, blob.begin() + in.offset + in.bytes);
+    } else {
+      t.shape[0] = r.len;
+      t.bytes.resize(size_t(r.len * rowBytes));
+      const std::vector<int32_t> &pages = r.table[size_t(in.mlaLayer)];
+      for (int64_t row = 0; row < r.len; row += pageTokens) {
+        int64_t rows = std::min(pageTokens, r.len - row);
+        std::memcpy(&t.bytes[size_t(row * rowBytes)], pool->data(pages[size_t(row / pageTokens)]),
+                    size_t(rows * rowBytes));
+      }
+    }
+    state.push_back(std::move(t));
+  }
+  std::vector<HostTensor *> args{&idT};
+  for (HostTensor &t : state)
+    args.push_back(&t);
+  return exe.run(n == 1 && r.len > 0 ? "decode" : "prefill", args, out);
+}
+
+k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out) {
+  std::vector<uint8_t> blob(static_cast<size_t>(kdaBytes));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const StateInput &in = inputs[i];
+    const HostTensor &t = out[1 + i];
+    if (!in.mla) {
+      std::memcpy(&blob[size_t(in.offset)], t.bytes.data(), size_t(in.bytes));
+      continue;
+    }
+    std::vector<int32_t> &pages = r.table[size_t(in.mlaLayer)];
+    for (int64_t row = r.len; row < r.len + n; ++row) {
+      if (row / pageTokens >= int64_t(pages.size())) {
+        int32_t p = cache->allocatePage();
+        if (p < 0)
+          return makeStatus(K3RT_RESOURCE_EXHAUSTED, "no page for new MLA rows");
+        pages.push_back(p);
+      }
+      std::memcpy(pool->data(pages[size_t(row / pageTokens)]) + (row % pageTokens) * rowBytes,
+                  &t.bytes[size_t(row * rowBytes)], size_t(rowBytes));
+    }
+  }
+  pool->write(r.kdaPages, blob.data(), kdaBytes);
+  r.context.insert(r.context.end(), ids, ids + n);
+  r.len += n;
+  if (!opt.prefixCache)
+    return nullptr;
+  // Register the blocks completed by this call (all of them verified: only
+  // accepted tokens are committed), then a snapshot if the call ended on a
+  // block boundary and its state is finite.
+  for (int64_t b = int64_t(r.chain.size()); (b + 1) * opt.blockTokens <= r.len; ++b) {
+    std::vector<int32_t> pages;
+    for (const auto &t : r.table)
+      pages.push_back(t[size_t(b * opt.blockTokens / pageTokens)]);
+    Block *blk = cache->insert(r.chain.empty() ? nullptr : r.chain.back(), r.spec.salt,
+                               &r.context[size_t(b * opt.blockTokens)], b, pages,
+                               (b * opt.blockTokens) % pageTokens, step);
+    cache->pin(blk);
+    r.chain.push_back(blk);
+  }
+  if (r.len % opt.blockTokens == 0 && !r.chain.empty()) {
+    bool finite = true;
+    for (size_t i = 0; i < inputs.size() && finite; ++i)
+      if (!inputs[i].mla && inputs[i].dtype == DType_F32) {
+        const float *f = reinterpret_cast<const float *>(&blob[size_t(inputs[i].offset)]);
+        for (int64_t j = 0; j < inputs[i].bytes / 4 && finite; ++j)
+          finite = std::isfinite(f[j]);
+      }
+    // A snapshot that finds no pages is simply not taken.
+    if (finite)
+      (void)cache->addSnapshot(r.chain.back(), blob.data());
+  }
+  return nullptr;
+}
+
+void Engine::emit(Request &r, int32_t token, const float *logits) {
+  r.result.tokens.push_back(token);
+  if (opt.keepLogits)
+    r.result.logits.insert(r.result.logits.end(), logits, logits + vocab);
+  r.pending = token;
+  if (int64_t(r.result.tokens.size()) >= r.spec.maxNewTokens ||
+      std::find(r.spec.stop.begin(), r.spec.stop.end(), token) != r.spec.stop.end())
+    r.done = true;
+}
+
+std::vector<int32_t> Engine::draft(const Request &r, int64_t k) const {
+  // Prompt lookup: the tokens that followed the latest earlier occurrence
+  // of the context's last n tokens (n = 3, 2, 1).
+  std::vector<int32_t> c = r.context;
+  c.push_back(r.pending);
+  const int64_t len = int64_t(c.size());
+  for (int64_t n = 3; n >= 1; --n) {
+    if (len <= n)
+      continue;
+    for (int64_t j = len - n - 1; j >= 0; --j)
+      if (std::equal(c.end() - n, c.end(), c.begin() + j)) {
+        int64_t from = j + n, to = std::min(len, from + k);
+        if (from < to)
+          return std::vector<int32_t>(c.begin() + from, c.begin() + to);
+      }
+  }
+  return {};
+}
+
+k3rt_status_t Engine::advance(Request &r) {
+  const int64_t promptLen = int64_t(r.spec.prompt.size());
+  std::vector<HostTensor> out;
+  if (r.len < promptLen) {
+    // A prefill chunk: up to the next multiple of the chunk, stopping at
+    // the prompt's last block boundary so that a snapshot lands there.
+    int64_t end = std::min(promptLen, (r.len / opt.prefillChunk + 1) * opt.prefillChunk);
+    int64_t lastBoundary = promptLen / opt.blockTokens * opt.blockTokens;
+    if (r.len < lastBoundary && lastBoundary < end)
+      end = lastBoundary;
+    const int32_t *ids = &r.spec.prompt[size_t(r.len)];
+    if (k3rt_status_t s = call(r, ids, end - r.len, out))
+      return s;
+    if (k3rt_status_t s = commit(r, ids, end - r.len, out))
+      return s;
+    if (r.len == promptLen) {
+      if (r.spec.maxNewTokens == 0) {
+        r.done = true;
+        return nullptr;
+      }
+      const float *last = out[0].f32() + (out[0].numElements() - vocab);
+      emit(r, argmax(last, size_t(vocab)), last);
+    }
+    return nullptr;
+  }
+  // Decode: the pending token, with drafts when speculating.
+  int64_t room = r.spec.maxNewTokens - int64_t(r.result.tokens.size()) - 1;
+  std::vector<int32_t> feed{r.pending};
+  if (opt.speculate > 0 && room > 0) {
+    std::vector<int32_t> d = draft(r, std::min(opt.speculate, room));
+    feed.insert(feed.end(), d.begin(), d.end());
+  }
+  if (k3rt_status_t s = call(r, feed.data(), int64_t(feed.size()), out))
+    return s;
+  const int64_t k = int64_t(feed.size()) - 1;
+  int64_t a = 0;
+  while (a < k && argmax(out[0].f32() + a * vocab, size_t(vocab)) == feed[size_t(a + 1)])
+    ++a;
+  r.result.drafted += k;
+  r.result.accepted += a;
+  std::vector<float> rows(out[0].f32(), out[0].f32() + (a + 1) * vocab);
+  if (a < k) {
+    // Roll back: the pool still holds the state before the verify; replay
+    // the accepted tokens from it.
+    out.clear();
+    if (k3rt_status_t s = call(r, feed.data(), a + 1, out))
+      return s;
+  }
+  if (k3rt_status_t s = commit(r, feed.data(), a + 1, out))
+    return s;
+  for (int64_t j = 0; j <= a && !r.done; ++j) {
+    const float *l = &rows[size_t(j * vocab)];
+    emit(r, j < a ? feed[size_t(j + 1)] : argmax(l, size_t(vocab)), l);
+  }
+  return nullptr;
+}
+
+void Engine::finish(Request &r) {
+  // Tail first: the end of the context is the least reusable part, so its
+  // blocks become the oldest in the LRU order and its pages go back first.
+  for (auto it = r.chain.rbegin(); it != r.chain.rend(); ++it) {
+    cache->touch(*it);
+    cache->unpin(*it);
+  }
+  for (auto &t : r.table)
+    for (auto it = t.rbegin(); it != t.rend(); ++it)
+      pool->release(*it);
+  for (int32_t p : r.kdaPages)
+    pool->release(p);
+  r.chain.clear();
+  r.table.clear();
+  r.kdaPages.clear();
+  reserved -= r.charge;
+  r.charge = 0;
+  r.done = true;
+}
+
+k3rt_status_t Engine::run(const std::vector<RequestSpec> &specs,
+                          std::vector<RequestResult> &results) {
+  std::vector<Request> all(specs.size());
+  std::deque<size_t> queue;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    all[i].spec = specs[i];
+    all[i].result.id = specs[i].id;
+    for (int32_t t : specs[i].prompt)
+      if (t < 0 || t >= vocab)
+        all[i].result.error = "token id " + std::to_string(t) + " is outside the vocabulary (" +
+                              std::to_string(vocab) + " ids)";
+    if (specs[i].prompt.empty())
+      all[i].result.error = "the prompt is empty";
+    if (all[i].result.error.empty())
+      queue.push_back(i);
+  }
+  std::vector<size_t> running;
+  while (!queue.empty() || !running.empty()) {
+    ++step;
+    // Admission in file order under the page budget.
+    while (!queue.empty() && int64_t(running.size()) < opt.maxBatch) {
+      Request &r = all[queue.front()];
+      int64_t need = pagesFor(r.spec);
+      if (need > pool->pages()) {
+        r.result.error = "needs " + std::to_string(need) + " pages of " +
+                         std::to_string(pool->pageBytes()) + " bytes, the pool has " +
+                         std::to_string(pool->pages());
+        queue.pop_front();
+        continue;
+      }
+      if (reserved + need > pool->pages()) {
+        ++counters.waits; // waits for running requests to finish
+        break;
+      }
+      reserved += need;
+      r.charge = need;
+      if (k3rt_status_t s = admit(r)) {
+        r.result.error = k3rt_status_message(s);
+        k3rt_status_free(s);
+        finish(r);
+      } else {
+        running.push_back(queue.front());
+      }
+      queue.pop_front();
+    }
+    // One step for each running request: a prefill chunk or a decode.
+    for (size_t i : running) {
+      Request &r = all[i];
+      if (k3rt_status_t s = advance(r)) {
+        r.result.error = k3rt_status_message(s);
+        k3rt_status_free(s);
+        r.done = true;
+      }
+    }
+    std::vector<size_t> still;
+    for (size_t i : running) {
+      if (all[i].done)
+        finish(all[i]);
+      else
+        still.push_back(i);
+    }
+    running = std::move(still);
+  }
+  results.clear();
+  for (Request &r : all) {
+    counters.drafted += r.result.drafted;
+    counters.accepted += r.result.accepted;
+    results.push_back(std::move(r.result));
+  }
+  return nullptr;
+}
+
+} // namespace k3rt

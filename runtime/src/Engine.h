@@ -1,0 +1,124 @@
+//===- Engine.h - Many requests over one model and one cache pool -*- C++ -*-===//
+//
+// Part of k3. Runs a list of requests through a compiled model with the
+// hybrid cache of PrefixCache.h: admission in order under a page budget, at
+// most `maxBatch` in flight, every step advancing each running request by
+// one prefill chunk or one decode (or speculative verify) step, so prefills
+// and decodes interleave (continuous batching at the scheduler; the CPU
+// kernels run one request per call).
+//
+// Per request: a private KDA working state (conv windows and recurrent
+// state of every KDA layer, one run of pages) and per MLA layer a table of
+// pages of `pageTokens` latent rows. The kernels take contiguous state
+// tensors, so each call gathers them from the pages and scatters the new
+// rows back.
+//
+// Speculative decoding (`speculate` = k > 0): an n-gram drafter proposes up
+// to k tokens from the request's own context; one prefill call verifies
+// them with the pending token; the longest prefix that greedy decoding
+// agrees with is accepted plus the model's next token. Rollback: the
+// committed state in the pool is the checkpoint (verify outputs live in
+// per-call scratch); when a draft is rejected the accepted tokens are
+// replayed from it (KDA and MLA both; MLA rows past them are never
+// written). Memory: no extra pool pages, one transient copy of the state
+// per call; compute: a+1 extra tokens when a < k drafts are accepted.
+// Unverified tokens are never registered.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUNTIME_SRC_ENGINE_H
+#define RUNTIME_SRC_ENGINE_H
+
+#include "runtime/src/CpuExecutable.h"
+#include "runtime/src/PrefixCache.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace k3rt {
+
+struct EngineOptions {
+  int64_t poolBytes = int64_t(256) << 20;
+  int64_t blockTokens = 512; ///< hash block and prefix-hit granularity
+  int64_t pageBlocks = 1;    ///< blocks per MLA page (> 1: hits inside a page copy it)
+  int64_t prefillChunk = 2048;
+  int64_t maxBatch = 4;
+  bool prefixCache = true;
+  int64_t speculate = 0; ///< draft tokens per step (0: plain decode)
+  bool keepLogits = false;
+};
+
+struct RequestSpec {
+  std::string id;
+  std::vector<int32_t> prompt;
+  int64_t maxNewTokens = 16;
+  uint64_t salt = 0;
+  std::vector<int32_t> stop; ///< generation ends after any of these
+};
+
+struct RequestResult {
+  std::string id;
+  std::vector<int32_t> tokens;
+  int64_t prefixHitTokens = 0;
+  std::string error;
+  /// With keepLogits: the logits each generated token was chosen from.
+  std::vector<float> logits;
+  int64_t drafted = 0, accepted = 0;
+};
+
+struct EngineStats {
+  int64_t pages = 0, pageBytes = 0, freePages = 0, blocks = 0, snapshots = 0,
+          evictions = 0, drafted = 0, accepted = 0, waits = 0;
+};
+
+class Engine {
+public:
+  static k3rt_status_t create(CpuExecutable &exe, const EngineOptions &options,
+                              std::unique_ptr<Engine> &out);
+  ~Engine();
+
+  /// Runs every request to completion; `results` in the order of `specs`.
+  /// A request that can never fit fails alone (its `error`), the others run.
+  k3rt_status_t run(const std::vector<RequestSpec> &specs, std::vector<RequestResult> &results);
+
+  EngineStats stats() const;
+  /// Drops every cached block and snapshot (nothing is running between runs).
+  void clearCache();
+  /// Pages a request needs at most (its admission charge).
+  int64_t pagesFor(const RequestSpec &spec) const;
+
+  struct Request;
+
+private:
+  Engine(CpuExecutable &exe, const EngineOptions &options) : exe(exe), opt(options) {}
+  k3rt_status_t admit(Request &r);
+  k3rt_status_t advance(Request &r);
+  k3rt_status_t call(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out);
+  k3rt_status_t commit(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out);
+  void emit(Request &r, int32_t token, const float *logits);
+  void finish(Request &r);
+  std::vector<int32_t> draft(const Request &r, int64_t k) const;
+
+  CpuExecutable &exe;
+  EngineOptions opt;
+  /// The state inputs of the entry points, in order: a KDA part (bytes at
+  /// `offset` of a request's KDA blob) or an MLA layer's cache.
+  struct StateInput {
+    bool mla = false;
+    int64_t mlaLayer = 0, offset = 0, bytes = 0, rowBytes = 0;
+    k3::bundle::DType dtype = k3::bundle::DType_F32;
+    std::vector<int64_t> shape;
+  };
+  std::vector<StateInput> inputs;
+  int64_t kdaBytes = 0, numMla = 0, rowBytes = 0, pageTokens = 0, vocab = 0;
+  std::unique_ptr<PagePool> pool;
+  std::unique_ptr<PrefixCache> cache;
+  uint64_t step = 0;
+  int64_t reserved = 0;
+  EngineStats counters;
+};
+
+} // namespace k3rt
+
+#endif // RUNTIME_SRC_ENGINE_H

@@ -1,0 +1,160 @@
+//===- Requests.cpp - k3-run --requests=FILE.jsonl ------------------------===//
+//
+// Part of k3. Many requests through one engine (runtime/src/Engine.h): one
+// JSON object per input line (`id`, `tokens`, `max_new_tokens`, optional
+// `cache_salt` and `stop`), one JSON result per request on stdout in input
+// order (`id`, `tokens`, `prefix_hit_tokens`, and `error` for a request that
+// failed alone); cache and speculation statistics on stderr.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/k3-run/Requests.h"
+
+#include "runtime/src/Npy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+using json = nlohmann::json;
+
+namespace {
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "k3-run: error: %s\n", message.c_str());
+  return 1;
+}
+
+/// One request line; false with `error` naming the field.
+bool parseRequest(const std::string &line, k3rt::RequestSpec &r, std::string &error) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    error = "not a JSON object";
+    return false;
+  }
+  auto id = j.find("id");
+  if (id == j.end() || !(id->is_string() || id->is_number_integer())) {
+    error = "needs an \"id\" (string or integer)";
+    return false;
+  }
+  r.id = id->is_string() ? id->get<std::string>() : std::to_string(id->get<long long>());
+  auto tokens = j.find("tokens");
+  if (tokens == j.end() || !tokens->is_array() || tokens->empty()) {
+    error = "request '" + r.id + "' needs \"tokens\", a non-empty array of token ids";
+    return false;
+  }
+  for (const json &t : *tokens) {
+    if (!t.is_number_integer() || t.get<long long>() < 0 || t.get<long long>() > INT32_MAX) {
+      error = "request '" + r.id + "': \"tokens\" holds " + t.dump() + ", not a token id";
+      return false;
+    }
+    r.prompt.push_back(int32_t(t.get<long long>()));
+  }
+  if (auto m = j.find("max_new_tokens"); m != j.end()) {
+    if (!m->is_number_integer() || m->get<long long>() < 0 || m->get<long long>() > (1 << 24)) {
+      error = "request '" + r.id + "': \"max_new_tokens\" must be an integer in [0, 2^24]";
+      return false;
+    }
+    r.maxNewTokens = m->get<long long>();
+  }
+  if (auto s = j.find("cache_salt"); s != j.end()) {
+    if (!s->is_string() && !s->is_number_integer()) {
+      error = "request '" + r.id + "': \"cache_salt\" must be a string or an integer";
+      return false;
+    }
+    // Any distinct salt starts a distinct hash chain.
+    r.salt = std::hash<std::string>()(s->dump()) | 1;
+  }
+  if (auto s = j.find("stop"); s != j.end()) {
+    if (!s->is_array()) {
+      error = "request '" + r.id + "': \"stop\" must be an array of token ids";
+      return false;
+    }
+    for (const json &t : *s) {
+      if (!t.is_number_integer()) {
+        error = "request '" + r.id + "': \"stop\" holds " + t.dump() + ", not a token id";
+        return false;
+      }
+      r.stop.push_back(int32_t(t.get<long long>()));
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
+  std::ifstream in(o.path);
+  if (!in)
+    return fail("--requests: cannot open '" + o.path + "'");
+  std::vector<k3rt::RequestSpec> specs;
+  std::string line, error;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    k3rt::RequestSpec r;
+    if (!parseRequest(line, r, error))
+      return fail(o.path + ":" + std::to_string(n) + ": " + error);
+    specs.push_back(std::move(r));
+  }
+  if (specs.empty())
+    return fail("--requests: '" + o.path + "' holds no request");
+
+  std::unique_ptr<k3rt::Engine> engine;
+  if (k3rt_status_t s = k3rt::Engine::create(exe, o.engine, engine)) {
+    int rc = fail(k3rt_status_message(s));
+    k3rt_status_free(s);
+    return rc;
+  }
+  std::vector<k3rt::RequestResult> results;
+  auto t0 = std::chrono::steady_clock::now();
+  if (k3rt_status_t s = engine->run(specs, results)) {
+    int rc = fail(k3rt_status_message(s));
+    k3rt_status_free(s);
+    return rc;
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  int failed = 0;
+  int64_t generated = 0, hit = 0, prompt = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const k3rt::RequestResult &r = results[i];
+    json out = {{"id", r.id}, {"tokens", r.tokens}, {"prefix_hit_tokens", r.prefixHitTokens}};
+    if (!r.error.empty()) {
+      out["error"] = r.error;
+      std::fprintf(stderr, "k3-run: error: request '%s': %s\n", r.id.c_str(), r.error.c_str());
+      ++failed;
+    }
+    std::printf("%s\n", out.dump().c_str());
+    generated += int64_t(r.tokens.size());
+    hit += r.prefixHitTokens;
+    prompt += int64_t(specs[i].prompt.size());
+    if (!o.dumpLogitsDir.empty() && !r.logits.empty()) {
+      int64_t vocab = int64_t(r.logits.size() / r.tokens.size());
+      if (!k3rt::writeNpy(o.dumpLogitsDir + "/" + r.id + ".npy",
+                          k3rt::makeF32({int64_t(r.tokens.size()), vocab}, r.logits.data()), error))
+        return fail(error);
+    }
+  }
+  k3rt::EngineStats s = engine->stats();
+  std::fprintf(stderr,
+               "requests: %zu in %.3f s, %lld prompt tokens (%lld from the prefix cache), "
+               "%lld generated, %lld admissions waited for memory\n",
+               results.size(), secs, (long long)prompt, (long long)hit, (long long)generated,
+               (long long)s.waits);
+  if (s.drafted)
+    std::fprintf(stderr, "speculation: %lld drafted, %lld accepted (acceptance %.3f)\n",
+                 (long long)s.drafted, (long long)s.accepted, double(s.accepted) / s.drafted);
+  std::fprintf(stderr,
+               "pool: %lld pages of %lld bytes, %lld free after the requests; cached %lld "
+               "blocks and %lld snapshots; %lld evictions\n",
+               (long long)s.pages, (long long)s.pageBytes, (long long)s.freePages,
+               (long long)s.blocks, (long long)s.snapshots, (long long)s.evictions);
+  engine->clearCache();
+  s = engine->stats();
+  std::fprintf(stderr, "pool after clearing the cache: %lld of %lld pages free\n",
+               (long long)s.freePages, (long long)s.pages);
+  return failed ? 1 : 0;
+}
