@@ -168,13 +168,22 @@ k3rt_status_t Engine::admit(Request &r) {
     pool->write(r.kdaPages, zero.data(), kdaBytes);
   }
   const int64_t b = int64_t(hit.size()) * opt.blockTokens;
-  // Full pages are shared read-only; a page that the hit ends inside is
-  // copied up to the hit (copy on write: the request writes after it).
+  // A page whose blocks all sit in one page, in place, and which the hit
+  // covers is shared read-only. Otherwise (the hit ends inside it: the
+  // request writes after the hit; or its blocks were registered from
+  // different requests' pages) its rows are copied into a private page:
+  // copy on write.
+  const int64_t perPage = pageTokens / opt.blockTokens;
   for (int64_t m = 0; m < numMla; ++m)
     for (int64_t start = 0; start < b; start += pageTokens) {
-      Block *first = hit[size_t(start / opt.blockTokens)];
-      int32_t page = first->pages[size_t(m)];
-      if (start + pageTokens <= b) {
+      const int64_t first = start / opt.blockTokens,
+                    last = std::min(first + perPage, int64_t(hit.size()));
+      int32_t page = hit[size_t(first)]->pages[size_t(m)];
+      bool shared = last - first == perPage;
+      for (int64_t i = first; i < last && shared; ++i)
+        shared = hit[size_t(i)]->pages[size_t(m)] == page &&
+                 hit[size_t(i)]->row == (i - first) * opt.blockTokens;
+      if (shared) {
         pool->retain(page);
         r.table[size_t(m)].push_back(page);
         continue;
@@ -182,7 +191,13 @@ k3rt_status_t Engine::admit(Request &r) {
       int32_t copy = cache->allocatePage();
       if (copy < 0)
         return fail("no page for a copy on write");
-      std::memcpy(pool->data(copy), pool->data(page), size_t((b - start) * rowBytes));
+      for (int64_t i = first; i < last; ++i) {
+        const Block *blk = hit[size_t(i)];
+        std::memcpy(pool->data(copy) + (i - first) * opt.blockTokens * rowBytes,
+                    pool->data(blk->pages[size_t(m)]) + blk->row * rowBytes,
+                    size_t(opt.blockTokens * rowBytes));
+      }
+      ++counters.copiedPages;
       r.table[size_t(m)].push_back(copy);
     }
   r.chain = hit;

@@ -69,7 +69,7 @@ struct RequestResult {
 
 struct EngineStats {
   int64_t pages = 0, pageBytes = 0, freePages = 0, blocks = 0, snapshots = 0,
-          evictions = 0, drafted = 0, accepted = 0, waits = 0;
+          evictions = 0, drafted = 0, accepted = 0, waits = 0, copiedPages = 0;
 };
 
 class Engine {

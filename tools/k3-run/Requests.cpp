@@ -149,9 +149,10 @@ int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
                  (long long)s.drafted, (long long)s.accepted, double(s.accepted) / s.drafted);
   std::fprintf(stderr,
                "pool: %lld pages of %lld bytes, %lld free after the requests; cached %lld "
-               "blocks and %lld snapshots; %lld evictions\n",
+               "blocks and %lld snapshots; %lld evictions; %lld pages copied on write\n",
                (long long)s.pages, (long long)s.pageBytes, (long long)s.freePages,
-               (long long)s.blocks, (long long)s.snapshots, (long long)s.evictions);
+               (long long)s.blocks, (long long)s.snapshots, (long long)s.evictions,
+               (long long)s.copiedPages);
   engine->clearCache();
   s = engine->stats();
   std::fprintf(stderr, "pool after clearing the cache: %lld of %lld pages free\n",

@@ -8,7 +8,7 @@
 //   k3-run FILE.k3b --function=NAME --input=@a.npy ... --output=@o.npy
 //   k3-run FILE.k3b --requests=FILE.jsonl [--max-batch=N] [--no-prefix-cache]
 //          [--speculate=K] [--block-tokens=512] [--page-blocks=1]
-//          [--prefill-chunk=2048] [--pool-mib=256] [--dump-logits-dir=DIR]
+//          [--prefill-chunk=2048] [--pool-kib=262144] [--dump-logits-dir=DIR]
 //
 // Everything up to execution is here: flags, the verified binary, token ids
 // against the vocabulary, .npy inputs, the device choice. Executing needs
@@ -107,7 +107,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         key == "--device" || key == "--dump-logits" || key == "--function" ||
         key == "--input" || key == "--output" || key == "--requests" ||
         key == "--max-batch" || key == "--speculate" || key == "--block-tokens" ||
-        key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-mib" ||
+        key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-kib" ||
         key == "--dump-logits-dir";
     if (flagWithValue && take().empty()) {
       error = key + " needs a value";
@@ -190,7 +190,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       o.requests.engine.keepLogits = true;
       o.servingFlag = true;
     } else if (key == "--max-batch" || key == "--speculate" || key == "--block-tokens" ||
-               key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-mib") {
+               key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-kib") {
       const bool zeroOk = key == "--speculate";
       if (!parseInt(take(), zeroOk ? 0 : 1, 1 << 20, n)) {
         error = key + ": '" + value + "' is not a " + (zeroOk ? "count" : "positive count");
@@ -202,7 +202,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
        : key == "--block-tokens"  ? e.blockTokens
        : key == "--page-blocks"   ? e.pageBlocks
        : key == "--prefill-chunk" ? e.prefillChunk
-                                  : e.poolBytes) = key == "--pool-mib" ? n << 20 : n;
+                                  : e.poolBytes) = key == "--pool-kib" ? n << 10 : n;
       o.servingFlag = true;
     } else if (a == "-h" || a == "--help") {
       error = "help";
@@ -241,7 +241,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
   }
   if (o.servingFlag) {
     error = "--max-batch, --no-prefix-cache, --speculate, --block-tokens, --page-blocks, "
-            "--prefill-chunk, --pool-mib and --dump-logits-dir go with --requests=FILE.jsonl";
+            "--prefill-chunk, --pool-kib and --dump-logits-dir go with --requests=FILE.jsonl";
     return false;
   }
   if (o.function.empty() && !o.haveTokens) {
@@ -424,7 +424,7 @@ int main(int argc, char **argv) {
                   "--output=@o.npy\n"
                   "       k3-run FILE.k3b --requests=FILE.jsonl [--max-batch=N] "
                   "[--no-prefix-cache] [--speculate=K] [--block-tokens=512] "
-                  "[--page-blocks=1] [--prefill-chunk=2048] [--pool-mib=256] "
+                  "[--page-blocks=1] [--prefill-chunk=2048] [--pool-kib=262144] "
                   "[--dump-logits-dir=DIR]\n");
       return 0;
     }
