@@ -13,7 +13,8 @@
 namespace k3rt {
 
 PagePool::PagePool(int64_t pageBytes, int64_t pages)
-    : bytesPerPage(pageBytes), arena(size_t(pageBytes * pages)), refcount(size_t(pages), 0) {
+    : bytesPerPage(pageBytes), arena(new uint8_t[size_t(pageBytes * pages)]),
+      refcount(size_t(pages), 0) {
   // Low page numbers first.
   for (int64_t p = pages - 1; p >= 0; --p)
     freeList.push_back(int32_t(p));

@@ -41,15 +41,16 @@ public:
   /// Drops one reference; at zero the page is free again.
   void release(int32_t page);
   int32_t refs(int32_t page) const { return refcount[page]; }
-  uint8_t *data(int32_t page) { return &arena[size_t(page) * bytesPerPage]; }
-  const uint8_t *data(int32_t page) const { return &arena[size_t(page) * bytesPerPage]; }
+  uint8_t *data(int32_t page) { return arena.get() + size_t(page) * bytesPerPage; }
+  const uint8_t *data(int32_t page) const { return arena.get() + size_t(page) * bytesPerPage; }
   /// `bytes` laid over the run `pages` in order (a state, a snapshot).
   void write(const std::vector<int32_t> &pages, const uint8_t *src, int64_t bytes);
   void read(const std::vector<int32_t> &pages, uint8_t *dst, int64_t bytes) const;
 
 private:
   int64_t bytesPerPage;
-  std::vector<uint8_t> arena;
+  /// Not zeroed: untouched pages cost no memory.
+  std::unique_ptr<uint8_t[]> arena;
   std::vector<int32_t> refcount;
   std::vector<int32_t> freeList;
 };
