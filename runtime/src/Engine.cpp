@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <set>
 
 using namespace k3::bundle;
 
@@ -28,6 +29,8 @@ struct Engine::Request {
   std::vector<std::vector<int32_t>> table;  ///< per MLA layer: a page per pageTokens rows
   std::vector<Block *> chain;               ///< pinned registered blocks of `context`
   int64_t charge = 0;                       ///< reserved pages
+  bool waited = false;                      ///< admission had to wait
+  bool poisoned = false;                    ///< produced a non-finite value
 };
 
 namespace {
@@ -48,6 +51,26 @@ int64_t dtypeBytes(DType d) {
 }
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Whether every f32 / bf16 value of `t` from byte `from` on is finite.
+bool finite(const HostTensor &t, int64_t from) {
+  if (t.dtype == DType_F32) {
+    for (size_t i = size_t(from); i + 4 <= t.bytes.size(); i += 4) {
+      uint32_t bits;
+      std::memcpy(&bits, &t.bytes[i], 4);
+      if ((bits & 0x7F800000u) == 0x7F800000u)
+        return false;
+    }
+  } else if (t.dtype == DType_BF16) {
+    for (size_t i = size_t(from); i + 2 <= t.bytes.size(); i += 2) {
+      uint16_t bits;
+      std::memcpy(&bits, &t.bytes[i], 2);
+      if ((bits & 0x7F80u) == 0x7F80u)
+        return false;
+    }
+  }
+  return true;
+}
 
 } // namespace
 
@@ -114,10 +137,11 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
 Engine::~Engine() = default;
 
 int64_t Engine::pagesFor(const RequestSpec &spec) const {
-  // The working state, and per MLA layer every row the request may write
-  // (prompt, new tokens, drafts) plus one page copied at a hit.
+  // The working state, and per MLA layer a table page for every row the
+  // request may hold (prompt, new tokens, drafts). Pages it pins without
+  // holding them are charged when it pins them (hitPages, commit).
   int64_t rows = int64_t(spec.prompt.size()) + spec.maxNewTokens + opt.speculate + 1;
-  return ceilDiv(kdaBytes, pool->pageBytes()) + numMla * (ceilDiv(rows, pageTokens) + 1);
+  return ceilDiv(kdaBytes, pool->pageBytes()) + numMla * ceilDiv(rows, pageTokens);
 }
 
 EngineStats Engine::stats() const {
@@ -133,14 +157,36 @@ EngineStats Engine::stats() const {
 
 void Engine::clearCache() { cache->clear(); }
 
-k3rt_status_t Engine::admit(Request &r) {
+bool Engine::sharedRange(const std::vector<Block *> &hit, int64_t start, int64_t m) const {
+  const int64_t perPage = pageTokens / opt.blockTokens, first = start / opt.blockTokens,
+                last = std::min(first + perPage, int64_t(hit.size()));
+  int32_t page = hit[size_t(first)]->pages[size_t(m)];
+  bool shared = last - first == perPage;
+  for (int64_t i = first; i < last && shared; ++i)
+    shared = hit[size_t(i)]->pages[size_t(m)] == page &&
+             hit[size_t(i)]->row == (i - first) * opt.blockTokens;
+  return shared;
+}
+
+int64_t Engine::pinnedOnly(const std::vector<Block *> &hit) const {
+  // Pages of the hit blocks that are copied, not shared: the pins keep them
+  // without the request's table holding them.
+  const int64_t b = int64_t(hit.size()) * opt.blockTokens;
+  int64_t n = 0;
+  for (int64_t m = 0; m < numMla; ++m)
+    for (int64_t start = 0; start < b; start += pageTokens)
+      if (!sharedRange(hit, start, m)) {
+        std::set<int32_t> pages;
+        for (int64_t i = start / opt.blockTokens;
+             i < std::min((start + pageTokens) / opt.blockTokens, int64_t(hit.size())); ++i)
+          pages.insert(hit[size_t(i)]->pages[size_t(m)]);
+        n += int64_t(pages.size());
+      }
+  return n;
+}
+
+k3rt_status_t Engine::admit(Request &r, const std::vector<Block *> &hit) {
   r.table.assign(size_t(numMla), {});
-  std::vector<Block *> hit;
-  if (opt.prefixCache)
-    hit = cache->lookup(r.spec.prompt, r.spec.salt, step);
-  // Pin the hit before allocating anything: allocation may evict.
-  for (Block *b : hit)
-    cache->pin(b);
   Snapshot *snap = hit.empty() ? nullptr : hit.back()->snapshot.get();
   if (snap)
     ++snap->pins;
@@ -179,11 +225,7 @@ k3rt_status_t Engine::admit(Request &r) {
       const int64_t first = start / opt.blockTokens,
                     last = std::min(first + perPage, int64_t(hit.size()));
       int32_t page = hit[size_t(first)]->pages[size_t(m)];
-      bool shared = last - first == perPage;
-      for (int64_t i = first; i < last && shared; ++i)
-        shared = hit[size_t(i)]->pages[size_t(m)] == page &&
-                 hit[size_t(i)]->row == (i - first) * opt.blockTokens;
-      if (shared) {
+      if (sharedRange(hit, start, m)) {
         pool->retain(page);
         r.table[size_t(m)].push_back(page);
         continue;
@@ -264,7 +306,12 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vec
   pool->write(r.kdaPages, blob.data(), kdaBytes);
   r.context.insert(r.context.end(), ids, ids + n);
   r.len += n;
-  if (!opt.prefixCache)
+  // A non-finite state or latent row must never reach the cache (one NaN
+  // state would poison every later hit on its chain): this request
+  // registers nothing more.
+  for (size_t i = 0; i < inputs.size() && !r.poisoned; ++i)
+    r.poisoned = !finite(out[1 + i], inputs[i].mla ? (r.len - n) * rowBytes : 0);
+  if (!opt.prefixCache || r.poisoned)
     return nullptr;
   // Register the blocks completed by this call (all of them verified: only
   // accepted tokens are committed), then a snapshot if the call ended on a
@@ -273,24 +320,31 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vec
     std::vector<int32_t> pages;
     for (const auto &t : r.table)
       pages.push_back(t[size_t(b * opt.blockTokens / pageTokens)]);
-    Block *blk = cache->insert(r.chain.empty() ? nullptr : r.chain.back(), r.spec.salt,
-                               &r.context[size_t(b * opt.blockTokens)], b, pages,
-                               (b * opt.blockTokens) % pageTokens, step);
+    Block *parent = r.chain.empty() ? nullptr : r.chain.back();
+    const int32_t *tokens = &r.context[size_t(b * opt.blockTokens)];
+    Block *blk = cache->find(parent, r.spec.salt, tokens);
+    if (blk) {
+      // Registered already (the same prompt ran, or runs, elsewhere): its
+      // pages are not in this request's table, so pinning it is charged,
+      // and when the budget has no room the request registers no more.
+      if (reserved + numMla > pool->pages())
+        return nullptr;
+      reserved += numMla;
+      r.charge += numMla;
+    } else {
+      blk = cache->insert(parent, r.spec.salt, tokens, b, pages,
+                          (b * opt.blockTokens) % pageTokens, step);
+    }
     cache->pin(blk);
     r.chain.push_back(blk);
   }
-  if (r.len % opt.blockTokens == 0 && !r.chain.empty()) {
-    bool finite = true;
-    for (size_t i = 0; i < inputs.size() && finite; ++i)
-      if (!inputs[i].mla && inputs[i].dtype == DType_F32) {
-        const float *f = reinterpret_cast<const float *>(&blob[size_t(inputs[i].offset)]);
-        for (int64_t j = 0; j < inputs[i].bytes / 4 && finite; ++j)
-          finite = std::isfinite(f[j]);
-      }
-    // A snapshot that finds no pages is simply not taken.
-    if (finite)
-      (void)cache->addSnapshot(r.chain.back(), blob.data());
-  }
+  // Snapshots stay sparse: where a prefill chunk ends on a boundary (chunk
+  // multiples and the prompt's last boundary), or a decode reaches a chunk
+  // multiple. One that finds no pages is simply not taken.
+  const bool prefill = r.len <= int64_t(r.spec.prompt.size());
+  if (r.len % opt.blockTokens == 0 && int64_t(r.chain.size()) * opt.blockTokens == r.len &&
+      (prefill || r.len % opt.prefillChunk == 0))
+    (void)cache->addSnapshot(r.chain.back(), blob.data());
   return nullptr;
 }
 
@@ -305,6 +359,11 @@ void Engine::emit(Request &r, int32_t token, const float *logits) {
 }
 
 std::vector<int32_t> Engine::draft(const Request &r, int64_t k) const {
+  // The request's own guess of the tokens after those generated so far.
+  const size_t g = r.result.tokens.size();
+  if (g < r.spec.draft.size())
+    return std::vector<int32_t>(r.spec.draft.begin() + g,
+                                r.spec.draft.begin() + std::min(r.spec.draft.size(), g + size_t(k)));
   // Prompt lookup: the tokens that followed the latest earlier occurrence
   // of the context's last n tokens (n = 3, 2, 1).
   std::vector<int32_t> c = r.context;
@@ -407,10 +466,11 @@ k3rt_status_t Engine::run(const std::vector<RequestSpec> &specs,
   for (size_t i = 0; i < specs.size(); ++i) {
     all[i].spec = specs[i];
     all[i].result.id = specs[i].id;
-    for (int32_t t : specs[i].prompt)
-      if (t < 0 || t >= vocab)
-        all[i].result.error = "token id " + std::to_string(t) + " is outside the vocabulary (" +
-                              std::to_string(vocab) + " ids)";
+    for (const std::vector<int32_t> *list : {&specs[i].prompt, &specs[i].draft})
+      for (int32_t t : *list)
+        if (t < 0 || t >= vocab)
+          all[i].result.error = "token id " + std::to_string(t) +
+                                " is outside the vocabulary (" + std::to_string(vocab) + " ids)";
     if (specs[i].prompt.empty())
       all[i].result.error = "the prompt is empty";
     if (all[i].result.error.empty())
@@ -430,13 +490,25 @@ k3rt_status_t Engine::run(const std::vector<RequestSpec> &specs,
         queue.pop_front();
         continue;
       }
+      std::vector<Block *> hit;
+      if (opt.prefixCache)
+        hit = cache->lookup(r.spec.prompt, r.spec.salt, step);
+      // Pin the hit before anything is allocated (allocation may evict);
+      // pages it pins without sharing them count against the budget.
+      for (Block *b : hit)
+        cache->pin(b);
+      need += pinnedOnly(hit);
       if (reserved + need > pool->pages()) {
-        ++counters.waits; // waits for running requests to finish
+        for (Block *b : hit)
+          cache->unpin(b);
+        if (!r.waited)
+          ++counters.waits; // waits for running requests to finish
+        r.waited = true;
         break;
       }
       reserved += need;
       r.charge = need;
-      if (k3rt_status_t s = admit(r)) {
+      if (k3rt_status_t s = admit(r, hit)) {
         r.result.error = k3rt_status_message(s);
         k3rt_status_free(s);
         finish(r);

@@ -55,6 +55,9 @@ struct RequestSpec {
   int64_t maxNewTokens = 16;
   uint64_t salt = 0;
   std::vector<int32_t> stop; ///< generation ends after any of these
+  /// A guess of the continuation (the text being edited, say): with
+  /// speculation, drafts come from it first, then from the n-gram drafter.
+  std::vector<int32_t> draft;
 };
 
 struct RequestResult {
@@ -69,7 +72,8 @@ struct RequestResult {
 
 struct EngineStats {
   int64_t pages = 0, pageBytes = 0, freePages = 0, blocks = 0, snapshots = 0,
-          evictions = 0, drafted = 0, accepted = 0, waits = 0, copiedPages = 0;
+          evictions = 0, drafted = 0, accepted = 0, copiedPages = 0;
+  int64_t waits = 0; ///< requests whose admission waited for memory
 };
 
 class Engine {
@@ -92,7 +96,12 @@ public:
 
 private:
   Engine(CpuExecutable &exe, const EngineOptions &options) : exe(exe), opt(options) {}
-  k3rt_status_t admit(Request &r);
+  /// Restores `hit` (pinned) into `r`'s private state and page tables.
+  k3rt_status_t admit(Request &r, const std::vector<Block *> &hit);
+  /// Whether the hit's page at `start` (layer m) is shared as it is.
+  bool sharedRange(const std::vector<Block *> &hit, int64_t start, int64_t m) const;
+  /// Pages `hit` pins that the request's table will not hold.
+  int64_t pinnedOnly(const std::vector<Block *> &hit) const;
   k3rt_status_t advance(Request &r);
   k3rt_status_t call(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out);
   k3rt_status_t commit(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out);

@@ -144,7 +144,7 @@ Block *PrefixCache::insert(Block *parent, uint64_t salt, const int32_t *tokens, 
   b->lastUse = ++clock;
   Block *raw = b.get();
   if (parent)
-    parent->children[raw->hash] = raw;
+    parent->children.insert(raw);
   all.emplace(raw->hash, std::move(b));
   return raw;
 }
@@ -220,7 +220,7 @@ void PrefixCache::erase(Block *b) {
     for (int32_t p : b->snapshot->pages)
       pool.release(p);
   if (b->parent)
-    b->parent->children.erase(b->hash);
+    b->parent->children.erase(b);
   auto [lo, hi] = all.equal_range(b->hash);
   for (auto it = lo; it != hi; ++it)
     if (it->second.get() == b) {

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 namespace k3rt {
@@ -73,7 +74,7 @@ struct Block {
   std::vector<int32_t> pages;
   int64_t row = 0;
   std::unique_ptr<Snapshot> snapshot;
-  std::map<uint64_t, Block *> children;
+  std::set<Block *> children; ///< by identity: siblings may share a hash
   int32_t pins = 0;
   uint64_t lastUse = 0;
   uint64_t step = 0; ///< the scheduling step that registered it

@@ -2,7 +2,7 @@
 //
 // Part of k3. Many requests through one engine (runtime/src/Engine.h): one
 // JSON object per input line (`id`, `tokens`, `max_new_tokens`, optional
-// `cache_salt` and `stop`), one JSON result per request on stdout in input
+// `cache_salt`, `stop` and `draft`), one JSON result per request on stdout in input
 // order (`id`, `tokens`, `prefix_hit_tokens`, and `error` for a request that
 // failed alone); cache and speculation statistics on stderr.
 //
@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <set>
 
 using json = nlohmann::json;
 
@@ -39,7 +40,17 @@ bool parseRequest(const std::string &line, k3rt::RequestSpec &r, std::string &er
     error = "needs an \"id\" (string or integer)";
     return false;
   }
+  if (id->is_number_unsigned() && id->get<uint64_t>() > uint64_t(INT64_MAX)) {
+    error = "\"id\" " + id->dump() + " is out of range";
+    return false;
+  }
   r.id = id->is_string() ? id->get<std::string>() : std::to_string(id->get<long long>());
+  // Ids name the --dump-logits-dir files: no separators, no "..".
+  if (r.id.empty() || r.id.find_first_of(std::string("/\\\0", 3)) != std::string::npos ||
+      r.id == "." || r.id == "..") {
+    error = "\"id\" " + id->dump() + " cannot name a file (empty, '/', '\\', NUL, '.' or '..')";
+    return false;
+  }
   auto tokens = j.find("tokens");
   if (tokens == j.end() || !tokens->is_array() || tokens->empty()) {
     error = "request '" + r.id + "' needs \"tokens\", a non-empty array of token ids";
@@ -67,17 +78,22 @@ bool parseRequest(const std::string &line, k3rt::RequestSpec &r, std::string &er
     // Any distinct salt starts a distinct hash chain.
     r.salt = std::hash<std::string>()(s->dump()) | 1;
   }
-  if (auto s = j.find("stop"); s != j.end()) {
+  for (const char *field : {"stop", "draft"}) {
+    auto s = j.find(field);
+    if (s == j.end())
+      continue;
+    std::vector<int32_t> &list = std::string(field) == "stop" ? r.stop : r.draft;
     if (!s->is_array()) {
-      error = "request '" + r.id + "': \"stop\" must be an array of token ids";
+      error = "request '" + r.id + "': \"" + field + "\" must be an array of token ids";
       return false;
     }
     for (const json &t : *s) {
-      if (!t.is_number_integer()) {
-        error = "request '" + r.id + "': \"stop\" holds " + t.dump() + ", not a token id";
+      if (!t.is_number_integer() || t.get<long long>() < 0 || t.get<long long>() > INT32_MAX) {
+        error = "request '" + r.id + "': \"" + field + "\" holds " + t.dump() +
+                ", not a token id";
         return false;
       }
-      r.stop.push_back(int32_t(t.get<long long>()));
+      list.push_back(int32_t(t.get<long long>()));
     }
   }
   return true;
@@ -90,6 +106,7 @@ int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
   if (!in)
     return fail("--requests: cannot open '" + o.path + "'");
   std::vector<k3rt::RequestSpec> specs;
+  std::set<std::string> ids;
   std::string line, error;
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.find_first_not_of(" \t\r") == std::string::npos)
@@ -97,6 +114,8 @@ int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
     k3rt::RequestSpec r;
     if (!parseRequest(line, r, error))
       return fail(o.path + ":" + std::to_string(n) + ": " + error);
+    if (!ids.insert(r.id).second)
+      return fail(o.path + ":" + std::to_string(n) + ": the id '" + r.id + "' repeats");
     specs.push_back(std::move(r));
   }
   if (specs.empty())
@@ -119,6 +138,7 @@ int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
 
   int failed = 0;
   int64_t generated = 0, hit = 0, prompt = 0;
+  std::vector<std::string> writeErrors;
   for (size_t i = 0; i < results.size(); ++i) {
     const k3rt::RequestResult &r = results[i];
     json out = {{"id", r.id}, {"tokens", r.tokens}, {"prefix_hit_tokens", r.prefixHitTokens}};
@@ -133,15 +153,16 @@ int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
     prompt += int64_t(specs[i].prompt.size());
     if (!o.dumpLogitsDir.empty() && !r.logits.empty()) {
       int64_t vocab = int64_t(r.logits.size() / r.tokens.size());
+      // Reported after every result is out.
       if (!k3rt::writeNpy(o.dumpLogitsDir + "/" + r.id + ".npy",
                           k3rt::makeF32({int64_t(r.tokens.size()), vocab}, r.logits.data()), error))
-        return fail(error);
+        writeErrors.push_back(error);
     }
   }
   k3rt::EngineStats s = engine->stats();
   std::fprintf(stderr,
                "requests: %zu in %.3f s, %lld prompt tokens (%lld from the prefix cache), "
-               "%lld generated, %lld admissions waited for memory\n",
+               "%lld generated, %lld requests waited for memory to be admitted\n",
                results.size(), secs, (long long)prompt, (long long)hit, (long long)generated,
                (long long)s.waits);
   if (s.drafted)
@@ -157,5 +178,7 @@ int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
   s = engine->stats();
   std::fprintf(stderr, "pool after clearing the cache: %lld of %lld pages free\n",
                (long long)s.freePages, (long long)s.pages);
-  return failed ? 1 : 0;
+  for (const std::string &e : writeErrors)
+    fail(e);
+  return failed || !writeErrors.empty() ? 1 : 0;
 }

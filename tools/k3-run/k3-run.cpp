@@ -192,7 +192,8 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
     } else if (key == "--max-batch" || key == "--speculate" || key == "--block-tokens" ||
                key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-kib") {
       const bool zeroOk = key == "--speculate";
-      if (!parseInt(take(), zeroOk ? 0 : 1, 1 << 20, n)) {
+      const long long hi = key == "--pool-kib" ? 1ll << 34 : 1 << 20; // up to 16 TiB
+      if (!parseInt(take(), zeroOk ? 0 : 1, hi, n)) {
         error = key + ": '" + value + "' is not a " + (zeroOk ? "count" : "positive count");
         return false;
       }

@@ -75,7 +75,7 @@ for name in ["cached", "spec", "roomy"]:
           ("FAIL" if bad else "ok", name, len(reqs), len(bad), (" (first %s)" % bad[0]) if bad else ""))
     hits = sum(r["prefix_hit_tokens"] for r in results[name].values())
     ev = number(stats[name], r"(\d+) evictions")
-    waits = number(stats[name], r"(\d+) admissions waited")
+    waits = number(stats[name], r"(\d+) requests waited")
     cow = number(stats[name], r"(\d+) pages copied on write")
     # The small pools must evict and make admissions wait; every run hits,
     # some hits end inside a 2-block page.
