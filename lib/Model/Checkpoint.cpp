@@ -7,6 +7,7 @@
 #include "lib/Model/Checkpoint.h"
 #include "lib/Model/Numerics.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -179,6 +180,7 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
                 "]";
         return nullptr;
       }
+      ck->zeroScales += std::count(v->data, v->data + v->bytes, uint8_t(0));
     }
   }
   return ck;

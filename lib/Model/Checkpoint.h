@@ -36,6 +36,9 @@ public:
   bool hasWeights() const { return !store->empty(); }
   /// The experts' storage: detected from the tensors, else as declared.
   ExpertFormat expertFormat() const { return experts; }
+  /// MXFP4 blocks whose scale byte is 0x00 (2^-127, MOE_MXFP4.md §2):
+  /// counted at load; the compiled kernels decode them to 0.
+  int64_t zeroScaleBlocks() const { return zeroScales; }
   /// The expected tensors, in table order.
   const std::vector<TensorSpec> &specs() const { return table; }
 
@@ -63,6 +66,7 @@ private:
   std::string cfgText;
   std::unique_ptr<WeightStore> store;
   ExpertFormat experts = ExpertFormat::BF16;
+  int64_t zeroScales = 0;
   std::vector<TensorSpec> table;
   std::string modelPrefix = "language_model.model.";
   std::string headPrefix = "language_model.";

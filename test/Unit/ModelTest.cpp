@@ -334,6 +334,19 @@ TEST_F(BadCheckpoint, NanScaleIsRefused) {
                              "holds the NaN scale 0xFF at [3, 0]");
 }
 
+/// Scale byte 0x00 (2^-127) is legal: counted at load, not refused.
+TEST_F(BadCheckpoint, ZeroScalesAreCounted) {
+  rewrite([&](auto &ts) {
+    auto &b = find(ts, p + "2.block_sparse_moe.experts.5.w1.weight_scale").bytes;
+    b[3] = 0;
+    b[4] = 0;
+  });
+  std::string error;
+  auto ck = Checkpoint::open(dir.path(), error);
+  ASSERT_NE(ck, nullptr) << error;
+  EXPECT_EQ(ck->zeroScaleBlocks(), 2);
+}
+
 TEST_F(BadCheckpoint, ALogTooShortButPaddingAccepted) {
   rewrite([&](auto &ts) {
     OwnedTensor &t = find(ts, p + "1.self_attn.A_log");

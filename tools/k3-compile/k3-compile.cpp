@@ -435,6 +435,11 @@ int main(int argc, char **argv) {
   if (!mlir::k3::writeBundle(*module, checkpoint.get(), objects, cpuLevel,
                              outputPath, error))
     return fail(error);
+  // MOE_MXFP4.md §2: 0x00 scales are legal but worth knowing about.
+  if (checkpoint && checkpoint->zeroScaleBlocks())
+    llvm::errs() << "k3-compile: note: " << checkpoint->zeroScaleBlocks()
+                 << " MXFP4 blocks have scale byte 0x00 (2^-127); the kernels decode them "
+                    "to 0\n";
   return 0;
 }
 
