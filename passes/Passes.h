@@ -9,12 +9,17 @@
 
 #include "dialects/K3/K3Dialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
+
+#include <optional>
+#include <string>
 
 namespace mlir::k3 {
 
@@ -58,6 +63,25 @@ void buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options);
 /// `moeDispatch`: grouped or per-token (convert-k3-to-linalg).
 void buildCpuTilesStage(OpPassManager &pm, const std::string &moeDispatch = "grouped");
 void buildCpuLlvmStage(OpPassManager &pm);
+
+/// A GPU target: the NVPTX chip and PTX features.
+struct GpuChip {
+  std::string chip;
+  std::string features;
+};
+/// `sm_90a` or `sm_80`; nullopt for anything else.
+std::optional<GpuChip> gpuChip(llvm::StringRef target);
+
+/// The GPU path's stages (passes/Pipelines/GpuPipeline.cpp): `tiles`
+/// (linalg on tensors, contractions untiled), `gpu` (host program +
+/// gpu.module kernels, `threads` per block), `ptx` (kernels as PTX in
+/// gpu.binary ops) and the host program to the LLVM dialect.
+void buildGpuTilesStage(OpPassManager &pm, const std::string &moeDispatch = "grouped");
+void buildGpuStage(OpPassManager &pm, int64_t threads = 128);
+void buildPtxStage(OpPassManager &pm, const GpuChip &chip);
+void buildGpuHostStage(OpPassManager &pm);
+/// Registers `k3-gpu-to-nvvm`.
+void registerK3GpuPipeline();
 
 } // namespace mlir::k3
 

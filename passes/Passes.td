@@ -120,6 +120,30 @@ def K3FuseKdaDecodePass : Pass<"k3-fuse-kda-decode"> {
   let dependentDialects = ["::mlir::k3::K3Dialect"];
 }
 
+def K3GpuMapLoopsPass : Pass<"k3-gpu-map-loops"> {
+  let summary = "Tile host-level scf.parallel loops and map them to GPU blocks and threads";
+  let description = [{
+    The GPU path's generic mapping (what `convert-parallel-loops-to-gpu`
+    then outlines): each outermost `scf.parallel` outside any GPU region
+    has its innermost dimension tiled by `threads` (or its static extent,
+    if smaller), without min/max bounds (a guard skips the tail). The
+    tile's inner loop goes to threadIdx.x, so consecutive threads touch
+    consecutive elements (coalesced); the outer loop's dimensions go to
+    blockIdx.x, y, z from the innermost out, and any further outer
+    dimensions run sequentially inside the kernel. Contractions take the
+    tensor-core path instead (when one applies); this is the fallback for
+    elementwise and reduction loops.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"128",
+           "threads per block along the innermost dimension">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {
   let summary = "Rewrite the KDA token recurrence into its chunked form";
   let description = [{
@@ -287,6 +311,24 @@ def K3SegmentKdaPass : Pass<"k3-segment-kda"> {
     "::mlir::arith::ArithDialect", "::mlir::k3::K3Dialect",
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
   ];
+}
+
+def K3ShareHostMemoryPass : Pass<"k3-share-host-memory", "::mlir::ModuleOp"> {
+  let summary = "Host-side buffers of a GPU program in memory both sides can reach";
+  let description = [{
+    After kernel outlining, the host functions still allocate with
+    `memref.alloc` and read constants with `memref.get_global`; a kernel
+    cannot reach either. This pass makes every host buffer a
+    `gpu.alloc host_shared` (CUDA managed memory: the runtime's
+    `mgpuMemAlloc`), frees it with `gpu.dealloc`, and copies each constant
+    global into such a buffer where it is read (freed at the end of that
+    block). Host code between launches (dispatch counts, small scalar loops)
+    then reads and writes the same memory as the kernels, after each
+    launch's stream synchronisation. Buffers with non-identity layouts or
+    constants returned from their block are refused with an error on the
+    op.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"];
 }
 
 def K3TileContractionsPass : Pass<"k3-tile-contractions"> {

@@ -191,9 +191,11 @@ tensorInfo(flatbuffers::FlatBufferBuilder &b, Type type, StringRef name) {
 } // namespace
 
 bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
-                           const std::map<std::string, std::vector<uint8_t>> &objects,
-                           const std::string &cpu, const std::string &path,
+                           const BundleCode &code, const std::string &path,
                            std::string &error) {
+  fb::Target target = code.target == "sm_90a" ? fb::Target_SM90A
+                      : code.target == "sm_80" ? fb::Target_SM80
+                                               : fb::Target_CPU;
   // An op-level module (no checkpoint) takes every tensor as an argument;
   // it gets an empty layer schedule (num_layers = 0).
   static const Config none;
@@ -314,21 +316,27 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
       for (auto [i, t] : llvm::enumerate(fn.getResultTypes()))
         outs.push_back(tensorInfo(b, t, nameOf(fn.getResultAttrDict(i), i)));
       std::vector<flatbuffers::Offset<fb::Step>> steps;
-      auto object = objects.find(fn.getName().str());
-      if (object != objects.end()) {
+      auto object = code.objects.find(fn.getName().str());
+      if (object != code.objects.end()) {
         // One host call per entry: the grid is a single program.
         std::vector<fb::GridDim> grid(3, fb::GridDim(1, 0, 1));
         steps.push_back(fb::CreateStepDirect(b, uint32_t(kernels.size()), &grid, &args));
         kernels.push_back(fb::CreateKernelDirect(
-            b, fn.getName().str().c_str(), fb::Target_CPU, &object->second,
+            b, fn.getName().str().c_str(), target, &object->second,
             nullptr, nullptr, nullptr, 0, uint32_t(args.size()), -1, -1,
-            cpu.c_str()));
+            code.cpu.c_str()));
       }
       eps.push_back(fb::CreateEntryPointDirect(b, fn.getName().str().c_str(),
                                                &ins, &outs, &steps, 0));
     }
+    // Device kernels: launched by the host objects, never by a step.
+    for (const DeviceKernel &k : code.deviceKernels)
+      kernels.push_back(fb::CreateKernelDirect(
+          b, k.name.c_str(), target, nullptr, k.ptx.c_str(),
+          k.cubin.empty() ? nullptr : &k.cubin, &k.block, k.sharedMemoryBytes, 0,
+          k.registers, k.spillBytes, nullptr));
     auto root = fb::CreateBundleDirect(b, ::k3rt::kFormatVersion, "k3-compile",
-                                       fb::Target_CPU, cfg, &ls, cg, &eps,
+                                       target, cfg, &ls, cg, &eps,
                                        &kernels, &weights, 0);
     fb::FinishBundleBuffer(b, root);
   };

@@ -20,16 +20,38 @@
 
 namespace mlir::k3 {
 
+/// One GPU kernel of the bundle (lib/Target/Gpu): PTX, an optional cubin,
+/// the launch block and ptxas's figures (-1 where unknown).
+struct DeviceKernel {
+  std::string name;
+  std::string ptx;
+  std::vector<uint8_t> cubin;
+  std::vector<int32_t> block{1, 1, 1};
+  uint32_t sharedMemoryBytes = 0;
+  int32_t registers = -1;
+  int32_t spillBytes = -1;
+};
+
+/// The code of a bundle: the target ("cpu", "sm_90a", "sm_80"), each
+/// entry's host object (the kernels themselves on the CPU; the program that
+/// launches the device kernels on a GPU target) with the instruction-set
+/// level it needs, and the device kernels.
+struct BundleCode {
+  std::string target = "cpu";
+  std::map<std::string, std::vector<uint8_t>> objects;
+  std::string cpu;
+  std::vector<DeviceKernel> deviceKernels;
+};
+
 /// Writes `module` as a .k3b at `path`. The module's functions, after
 /// k3-outline-weights, are the entry points: arguments carrying `k3.weight`
-/// name the weights to embed, the others are the entry's inputs. `objects`
-/// maps an entry's name to its host shared object; such an entry gets one
-/// step binding all its arguments, the others only their signature. Without
-/// a checkpoint (an op-level module) there are no weights and no layers.
+/// name the weights to embed, the others are the entry's inputs. An entry
+/// with a host object in `code.objects` gets one step binding all its
+/// arguments, the others only their signature. Device kernels follow the
+/// host kernels in the kernel table. Without a checkpoint (an op-level
+/// module) there are no weights and no layers.
 bool writeBundle(ModuleOp module, const ::k3::model::Checkpoint *checkpoint,
-                 const std::map<std::string, std::vector<uint8_t>> &objects,
-                 const std::string &cpu,
-                 const std::string &path, std::string &error);
+                 const BundleCode &code, const std::string &path, std::string &error);
 
 } // namespace mlir::k3
 

@@ -26,6 +26,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Transforms/Passes.h"
 
 void mlir::k3::registerK3Dialects(DialectRegistry &registry) {
@@ -33,6 +34,8 @@ void mlir::k3::registerK3Dialects(DialectRegistry &registry) {
   // LLVM translation, ...): the pipelines lower through many of them.
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // gpu-module-to-binary translates each gpu.module to LLVM IR (NVVM).
+  registerAllToLLVMIRTranslations(registry);
   registry.insert<K3Dialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, func::FuncDialect,
                   gpu::GPUDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
@@ -47,6 +50,7 @@ void mlir::k3::registerK3Passes() {
     registerAllPasses();
     registerK3TransformsPasses();
     registerK3Pipelines();
+    registerK3GpuPipeline();
     return true;
   }();
   (void)registered;

@@ -226,6 +226,13 @@ private:
           return corrupt(field + ".object is empty for a CPU kernel");
         continue;
       }
+      // A GPU target's host program (it launches the device kernels) has an
+      // object and no PTX.
+      if (k->object() && k->object()->size() > 0) {
+        if (k->ptx() && k->ptx()->size() > 0)
+          return corrupt(field + " has both a host object and PTX");
+        continue;
+      }
       // CUDA takes no length for a PTX image: the flatbuffer verifier has
       // checked that strings are NUL-terminated inside the buffer.
       if (!k->ptx() || k->ptx()->size() == 0)

@@ -14,6 +14,7 @@
 #include "lib/Model/Synthetic.h"
 #include "lib/Registration/RegisterAll.h"
 #include "lib/Target/Cpu/CpuTarget.h"
+#include "lib/Target/Gpu/GpuTarget.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,6 +38,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -55,9 +57,10 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
 static cl::opt<std::string>
     compileTo("compile-to",
               cl::desc("Stop after this phase and print its IR: input, k3, "
-                       "tiles or cpu; or bundle (a .k3b with metadata and "
+                       "tiles, then cpu (--target=cpu) or gpu, ptx, cubin "
+                       "(GPU targets); or bundle (a .k3b with metadata and "
                        "weights, no kernels). Without it, -o FILE.k3b gets "
-                       "CPU kernels"),
+                       "the target's kernels"),
               cl::value_desc("phase"), cl::cat(k3Category));
 static cl::opt<std::string> writeSynthetic(
     "write-synthetic",
@@ -65,9 +68,20 @@ static cl::opt<std::string> writeSynthetic(
     cl::value_desc("dir"), cl::cat(k3Category));
 static cl::opt<std::string>
     target("target",
-           cl::desc("Code for: cpu (default); sm_90a and sm_80 arrive with "
-                    "the GPU backend"),
+           cl::desc("Code for: cpu (default), sm_90a (Hopper) or sm_80 "
+                    "(Ampere): NVPTX kernels and a host program"),
            cl::init("cpu"), cl::cat(k3Category));
+static cl::opt<std::string> ptxasPath(
+    "ptxas",
+    cl::desc("GPU targets: the ptxas that makes cubins (default: "
+             "/usr/local/cuda/bin/ptxas, else PATH; none: PTX only, compiled "
+             "by the driver at load)"),
+    cl::value_desc("path"), cl::cat(k3Category));
+static cl::opt<int64_t> maxSpillBytes(
+    "max-spill-bytes",
+    cl::desc("GPU targets: fail when a kernel spills more than N bytes to "
+             "local memory (ptxas's spill stores; default 0, -1: no limit)"),
+    cl::init(0), cl::cat(k3Category));
 static cl::opt<std::string>
     dumpPhasesTo("dump-phases-to",
                  cl::desc("Write the IR of every phase (input.mlir, k3.mlir, "
@@ -252,15 +266,31 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  if (target != "cpu")
-    return fail("--target=" + target +
-                ": GPU code generation arrives with the GPU backend; this "
-                "build compiles for cpu");
-  static const char *const phases[] = {"", "input", "k3", "tiles", "cpu", "bundle"};
-  if (llvm::find(phases, compileTo) == std::end(phases))
+  const std::optional<mlir::k3::GpuChip> chip = mlir::k3::gpuChip(target);
+  if (target != "cpu" && !chip)
+    return fail("--target=" + target + ": expected cpu, sm_90a or sm_80");
+  static const char *const cpuPhases[] = {"", "input", "k3", "tiles", "cpu", "bundle"};
+  static const char *const gpuPhases[] = {"",    "input", "k3",    "tiles",
+                                          "gpu", "ptx",   "cubin", "bundle"};
+  if (!chip && llvm::find(cpuPhases, compileTo) == std::end(cpuPhases))
     return fail("--compile-to=" + compileTo +
-                ": unknown or not yet available phase (available: input, k3, "
-                "tiles, cpu, bundle)");
+                ": unknown phase for --target=cpu (available: input, k3, tiles, cpu, "
+                "bundle)");
+  if (chip && llvm::find(gpuPhases, compileTo) == std::end(gpuPhases))
+    return fail("--compile-to=" + compileTo + ": unknown phase for --target=" + target +
+                " (available: input, k3, tiles, gpu, ptx, cubin, bundle)");
+  if (maxSpillBytes < -1)
+    return fail("--max-spill-bytes=" + Twine(maxSpillBytes.getValue()) +
+                ": expected -1 (no limit) or a byte count");
+  if (chip && lineTables)
+    return fail("--line-tables applies to --target=cpu");
+  std::string ptxas;
+  if (chip) {
+    ptxas = mlir::k3::findPtxas(ptxasPath);
+    if (!ptxasPath.empty() && ptxasPath != "none" &&
+        !llvm::sys::fs::can_execute(ptxasPath))
+      return fail("--ptxas=" + ptxasPath + ": not an executable file");
+  }
   const bool binary = compileTo.empty() || compileTo == "bundle";
   if (binary && outputPath == "-")
     return fail("a .k3b needs -o FILE.k3b");
@@ -388,9 +418,56 @@ int main(int argc, char **argv) {
   if (compileTo == "k3")
     return printModule(*module, error);
 
-  std::map<std::string, std::vector<uint8_t>> objects;
-  std::string cpuLevel;
-  if (compileTo != "bundle") {
+  mlir::k3::BundleCode code;
+  code.target = target;
+  if (compileTo != "bundle" && chip) {
+    OwningOpRef<ModuleOp> lowered = module->clone();
+    for (auto fn : lowered->getOps<func::FuncOp>()) {
+      fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+      fn.removeArgAttrsAttr();
+      fn.removeResAttrsAttr();
+    }
+    // Each GPU phase: run its stage, dump it, stop there when asked.
+    struct GpuPhase {
+      const char *name;
+      std::function<void(OpPassManager &)> build;
+    };
+    const GpuPhase gpuPhases[] = {
+        {"tiles", [&](OpPassManager &pm) { mlir::k3::buildGpuTilesStage(pm, moeDispatch); }},
+        {"gpu", [&](OpPassManager &pm) { mlir::k3::buildGpuStage(pm); }},
+        {"ptx", [&](OpPassManager &pm) { mlir::k3::buildPtxStage(pm, *chip); }},
+    };
+    for (const GpuPhase &phase : gpuPhases) {
+      if (!stage(*lowered, phase.build))
+        return fail(firstError.empty() ? std::string("the ") + phase.name + " phase failed"
+                                       : firstError);
+      if (!dump(*lowered, phase.name))
+        return fail(error);
+      if (compileTo == phase.name)
+        return printModule(*lowered, error);
+    }
+    // Phase cubin: ptxas on each kernel, then the host program to LLVM.
+    mlir::k3::GpuTargetOptions gpuOptions;
+    gpuOptions.chip = chip->chip;
+    gpuOptions.ptxas = ptxas;
+    gpuOptions.maxSpillBytes = maxSpillBytes;
+    if (!mlir::k3::extractDeviceKernels(*lowered, gpuOptions, code.deviceKernels, error))
+      return fail(error);
+    if (ptxas.empty() && ptxasPath != "none")
+      llvm::errs() << "k3-compile: note: no ptxas found; the kernels are PTX only (the "
+                      "driver compiles them at load)\n";
+    if (!stage(*lowered, [&](OpPassManager &pm) { mlir::k3::buildGpuHostStage(pm); }))
+      return fail(firstError.empty() ? "the cubin phase failed" : firstError);
+    if (!dump(*lowered, "cubin"))
+      return fail(error);
+    if (compileTo == "cubin")
+      return printModule(*lowered, error);
+    std::vector<uint8_t> so;
+    if (!mlir::k3::emitHostSharedObject(*lowered, so, code.cpu, error))
+      return fail(firstError.empty() ? error : error + ": " + firstError);
+    for (auto fn : module->getOps<func::FuncOp>())
+      code.objects[fn.getName().str()] = so;
+  } else if (compileTo != "bundle") {
     OwningOpRef<ModuleOp> lowered = module->clone();
     // Kernels export a C interface; the k3.* argument names stay in the
     // bundle's metadata, not in the object (LLVM IR has no place for them).
@@ -427,13 +504,12 @@ int main(int argc, char **argv) {
     if (compileTo == "cpu")
       return printModule(*lowered, error);
     std::vector<uint8_t> so;
-    if (!mlir::k3::emitHostSharedObject(*lowered, so, cpuLevel, error))
+    if (!mlir::k3::emitHostSharedObject(*lowered, so, code.cpu, error))
       return fail(firstError.empty() ? error : error + ": " + firstError);
     for (auto fn : module->getOps<func::FuncOp>())
-      objects[fn.getName().str()] = so;
+      code.objects[fn.getName().str()] = so;
   }
-  if (!mlir::k3::writeBundle(*module, checkpoint.get(), objects, cpuLevel,
-                             outputPath, error))
+  if (!mlir::k3::writeBundle(*module, checkpoint.get(), code, outputPath, error))
     return fail(error);
   // MOE_MXFP4.md §2: 0x00 scales are legal but worth knowing about.
   if (checkpoint && checkpoint->zeroScaleBlocks())

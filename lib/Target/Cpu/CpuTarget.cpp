@@ -101,6 +101,87 @@ void memrefCopy(int64_t size, Unranked *src, Unranked *dst) {
 }
 )c";
 
+/// A GPU host program's runtime interface. The lowered launches call MLIR's
+/// mgpu* functions (gpu-to-llvm's ABI); here each forwards to the table the
+/// runtime attaches with `k3_gpu_attach`, so the object needs no symbol
+/// from the process that loads it. The table's layout is the runtime's
+/// `K3GpuOps` (runtime/src/CudaDevice.h). Kernel modules load in
+/// `k3_gpu_attach` (what would have been global constructors: they need the
+/// table) and unload in `k3_gpu_detach`.
+constexpr const char *kGpuSupportC = R"c(
+#include <stdbool.h>
+typedef struct {
+  void *ctx;
+  void *(*moduleLoad)(void *ctx, const void *data, size_t size);
+  void (*moduleUnload)(void *ctx, void *module);
+  void *(*moduleGetFunction)(void *ctx, void *module, const char *name);
+  void *(*streamCreate)(void *ctx);
+  void (*streamSynchronize)(void *ctx, void *stream);
+  void (*streamDestroy)(void *ctx, void *stream);
+  void (*launchKernel)(void *ctx, void *function, intptr_t gx, intptr_t gy, intptr_t gz,
+                       intptr_t bx, intptr_t by, intptr_t bz, int32_t smem, void *stream,
+                       void **params, void **extra, size_t paramsCount);
+  void *(*memAlloc)(void *ctx, uint64_t bytes, void *stream, bool hostShared);
+  void (*memFree)(void *ctx, void *ptr, void *stream);
+  void (*memcpy)(void *ctx, void *dst, void *src, size_t bytes, void *stream);
+  void (*memset32)(void *ctx, void *dst, unsigned value, size_t count, void *stream);
+} K3GpuOps;
+static const K3GpuOps *k3ops;
+void k3_gpu_load_modules(void);
+void k3_gpu_unload_modules(void);
+void k3_gpu_attach(const K3GpuOps *ops) { k3ops = ops; k3_gpu_load_modules(); }
+void k3_gpu_detach(void) { k3_gpu_unload_modules(); k3ops = 0; }
+void *mgpuModuleLoad(void *data, size_t size) { return k3ops->moduleLoad(k3ops->ctx, data, size); }
+void mgpuModuleUnload(void *m) { k3ops->moduleUnload(k3ops->ctx, m); }
+void *mgpuModuleGetFunction(void *m, const char *name) {
+  return k3ops->moduleGetFunction(k3ops->ctx, m, name);
+}
+void *mgpuStreamCreate(void) { return k3ops->streamCreate(k3ops->ctx); }
+void mgpuStreamSynchronize(void *s) { k3ops->streamSynchronize(k3ops->ctx, s); }
+void mgpuStreamDestroy(void *s) { k3ops->streamDestroy(k3ops->ctx, s); }
+void mgpuLaunchKernel(void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx, intptr_t by,
+                      intptr_t bz, int32_t smem, void *s, void **params, void **extra,
+                      size_t n) {
+  k3ops->launchKernel(k3ops->ctx, f, gx, gy, gz, bx, by, bz, smem, s, params, extra, n);
+}
+void *mgpuMemAlloc(uint64_t bytes, void *s, bool hostShared) {
+  return k3ops->memAlloc(k3ops->ctx, bytes, s, hostShared);
+}
+void mgpuMemFree(void *p, void *s) { k3ops->memFree(k3ops->ctx, p, s); }
+void mgpuMemcpy(void *d, void *src, size_t bytes, void *s) {
+  k3ops->memcpy(k3ops->ctx, d, src, bytes, s);
+}
+void mgpuMemset32(void *d, unsigned v, size_t n, void *s) {
+  k3ops->memset32(k3ops->ctx, d, v, n, s);
+}
+)c";
+
+/// Replaces the global constructor (destructor) list `list` with a function
+/// `name` calling its entries in order; returns whether there was one.
+bool listToFunction(llvm::Module &m, StringRef list, StringRef name) {
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *fnTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false);
+  auto *fn = llvm::Function::Create(fnTy, llvm::GlobalValue::ExternalLinkage, name, m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+  bool found = false;
+  if (llvm::GlobalVariable *g = m.getGlobalVariable(list)) {
+    SmallVector<std::pair<uint64_t, llvm::Function *>> calls;
+    if (auto *init = dyn_cast<llvm::ConstantArray>(g->getInitializer()))
+      for (llvm::Value *op : init->operands()) {
+        auto *entry = cast<llvm::ConstantStruct>(op);
+        calls.push_back({cast<llvm::ConstantInt>(entry->getOperand(0))->getZExtValue(),
+                         cast<llvm::Function>(entry->getOperand(1))});
+      }
+    llvm::stable_sort(calls, [](auto &a, auto &c) { return a.first < c.first; });
+    for (auto &[priority, callee] : calls)
+      b.CreateCall(callee);
+    g->eraseFromParent();
+    found = true;
+  }
+  b.CreateRetVoid();
+  return found;
+}
+
 } // namespace
 
 bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
@@ -157,6 +238,13 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   }
   for (auto &[fn, name] : entries)
     addPackedEntry(*m, *fn, name);
+  // A GPU host program: its kernel modules load when the runtime attaches
+  // its device, not at dlopen.
+  const bool gpuHost = m->getFunction("mgpuModuleLoad") != nullptr;
+  if (gpuHost) {
+    listToFunction(*m, "llvm.global_ctors", "k3_gpu_load_modules");
+    listToFunction(*m, "llvm.global_dtors", "k3_gpu_unload_modules");
+  }
 
   auto optimize = makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, tm.get());
   if (llvm::Error e = optimize(m.get())) {
@@ -175,6 +263,8 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   {
     std::ofstream support(supportPath.str().str());
     support << kSupportC;
+    if (gpuHost)
+      support << kGpuSupportC;
   }
   {
     llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);

@@ -1,0 +1,155 @@
+//===- GpuTarget.cpp - PTX kernels to cubins and bundle kernels -----------===//
+//
+// Part of k3. ptxas runs once per kernel with -v: its report gives the
+// registers, spill bytes and static shared memory the dump shows and the
+// spill budget checks. The launch block comes from the host program's
+// gpu.launch_func ops (k3-gpu-map-loops makes it constant).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Target/Gpu/GpuTarget.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+
+#include <fstream>
+
+using namespace mlir;
+
+std::string mlir::k3::findPtxas(const std::string &requested) {
+  if (requested == "none")
+    return "";
+  if (!requested.empty())
+    return requested;
+  if (auto p = llvm::sys::findProgramByName("ptxas", {"/usr/local/cuda/bin"}))
+    return *p;
+  if (auto p = llvm::sys::findProgramByName("ptxas"))
+    return *p;
+  return "";
+}
+
+namespace {
+
+/// The first line of `text` that mentions an error (else its first line).
+std::string firstErrorLine(StringRef text) {
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n', -1, false);
+  for (StringRef l : lines)
+    if (l.contains("error"))
+      return l.trim().str();
+  return lines.empty() ? "" : lines.front().trim().str();
+}
+
+/// Runs ptxas on `ptx`: the cubin and its -v report, or an error line.
+bool assemble(const std::string &ptxas, const std::string &chip, const std::string &name,
+              StringRef ptx, mlir::k3::DeviceKernel &k, std::string &error) {
+  SmallString<128> in, out, log;
+  if (llvm::sys::fs::createTemporaryFile("k3-kernel", "ptx", in) ||
+      llvm::sys::fs::createTemporaryFile("k3-kernel", "cubin", out) ||
+      llvm::sys::fs::createTemporaryFile("k3-ptxas", "log", log)) {
+    error = "cannot create temporary files for ptxas";
+    return false;
+  }
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(in);
+    llvm::sys::fs::remove(out);
+    llvm::sys::fs::remove(log);
+  });
+  {
+    std::ofstream f(in.str().str(), std::ios::binary);
+    f << ptx.str();
+  }
+  std::string arch = "-arch=" + chip;
+  SmallVector<StringRef> argv{ptxas, arch, "-v", "-o", out, in};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log), StringRef(log)};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects, 0, 0, &execError);
+  auto report = llvm::MemoryBuffer::getFile(log);
+  StringRef text = report ? (*report)->getBuffer() : "";
+  if (rc != 0) {
+    error = "kernel '" + name + "': ptxas -arch=" + chip + " failed: " +
+            (rc < 0 ? execError : firstErrorLine(text));
+    return false;
+  }
+  auto cubin = llvm::MemoryBuffer::getFile(out, /*IsText=*/false);
+  if (!cubin) {
+    error = "kernel '" + name + "': ptxas wrote no cubin";
+    return false;
+  }
+  k.cubin.assign((*cubin)->getBufferStart(), (*cubin)->getBufferEnd());
+  // "Used 40 registers, used 1 barriers, 4096 bytes smem, 388 bytes cmem[0]"
+  // and "0 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads".
+  SmallVector<StringRef> m;
+  if (llvm::Regex("Used ([0-9]+) registers").match(text, &m))
+    k.registers = std::stoi(m[1].str());
+  if (llvm::Regex("([0-9]+) bytes spill stores").match(text, &m))
+    k.spillBytes = std::stoi(m[1].str());
+  if (llvm::Regex("([0-9]+) bytes smem").match(text, &m))
+    k.sharedMemoryBytes = std::stoul(m[1].str());
+  return true;
+}
+
+} // namespace
+
+bool mlir::k3::extractDeviceKernels(ModuleOp module, const GpuTargetOptions &options,
+                                    std::vector<DeviceKernel> &kernels,
+                                    std::string &error) {
+  // Launch blocks by binary name; a kernel launched with two different
+  // blocks records the first (both are legal at run time).
+  llvm::StringMap<std::vector<int32_t>> blocks;
+  llvm::StringMap<uint32_t> dynamicShared;
+  module.walk([&](gpu::LaunchFuncOp launch) {
+    std::vector<int32_t> block;
+    for (Value v : {launch.getBlockSizeX(), launch.getBlockSizeY(), launch.getBlockSizeZ()}) {
+      APInt c;
+      block.push_back(matchPattern(v, m_ConstantInt(&c)) ? int32_t(c.getSExtValue()) : -1);
+    }
+    blocks.try_emplace(launch.getKernelModuleName().getValue(), block);
+    APInt smem;
+    if (Value s = launch.getDynamicSharedMemorySize();
+        s && matchPattern(s, m_ConstantInt(&smem)))
+      dynamicShared.try_emplace(launch.getKernelModuleName().getValue(), smem.getZExtValue());
+  });
+
+  MLIRContext *ctx = module.getContext();
+  for (auto binary : module.getOps<gpu::BinaryOp>()) {
+    std::string name = binary.getName().str();
+    auto objects = binary.getObjects();
+    auto object = objects.size() == 1 ? dyn_cast<gpu::ObjectAttr>(objects[0]) : nullptr;
+    if (!object || object.getFormat() != gpu::CompilationTarget::Assembly) {
+      error = "kernel '" + name + "': expected one PTX object (gpu-module-to-binary format=isa)";
+      return false;
+    }
+    DeviceKernel k;
+    k.name = name;
+    k.ptx = object.getObject().getValue().str();
+    if (auto it = blocks.find(name); it != blocks.end())
+      k.block = it->second;
+    if (!options.ptxas.empty()) {
+      if (!assemble(options.ptxas, options.chip, name, k.ptx, k, error))
+        return false;
+      if (options.maxSpillBytes >= 0 && k.spillBytes > options.maxSpillBytes) {
+        error = "kernel '" + name + "' spills " + std::to_string(k.spillBytes) +
+                " bytes to local memory (" + std::to_string(k.registers) +
+                " registers), over the budget --max-spill-bytes=" +
+                std::to_string(options.maxSpillBytes);
+        return false;
+      }
+    }
+    if (auto it = dynamicShared.find(name); it != dynamicShared.end())
+      k.sharedMemoryBytes += it->second;
+    // The host program keeps a reference: mgpuModuleLoad receives these
+    // bytes and the runtime loads the bundle's kernel of that name.
+    std::string reference = kKernelReferencePrefix + name;
+    auto ref = gpu::ObjectAttr::get(ctx, object.getTarget(), gpu::CompilationTarget::Binary,
+                                    StringAttr::get(ctx, reference), nullptr, nullptr);
+    binary.setObjectsAttr(ArrayAttr::get(ctx, {ref}));
+    kernels.push_back(std::move(k));
+  }
+  return true;
+}

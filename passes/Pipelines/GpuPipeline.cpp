@@ -1,0 +1,100 @@
+//===- GpuPipeline.cpp - k3 tiles to NVVM kernels and a host program -----===//
+//
+// Part of k3. The GPU path after the shared `k3` stage, one stage per named
+// phase of DESIGN.md §2, and the named pipeline `k3-gpu-to-nvvm`:
+//
+//   tiles: convert-k3-to-linalg, convert-elementwise-to-linalg, canonicalize
+//          (the CPU's tiles stage without k3-tile-contractions: that pass is
+//          the CPU's register mapping of the `k3.tile` marks)
+//   gpu:   one-shot bufferization, linalg → scf.parallel, k3-gpu-map-loops
+//          (blocks and threads), convert-parallel-loops-to-gpu,
+//          gpu-kernel-outlining, k3-share-host-memory: a host program of
+//          `gpu.launch_func`s and one `gpu.module` per kernel
+//   ptx:   the kernels to NVVM, then LLVM's NVPTX backend
+//          (gpu-module-to-binary, format=isa: PTX text in `gpu.binary`)
+//   host:  the host program to the LLVM dialect (gpu-to-llvm: launches
+//          become mgpu* calls, which the runtime's CUDA device implements)
+//
+// k3-compile runs ptxas between `ptx` and `host` (lib/Target/Gpu). bf16
+// conversions are expanded to integer ops on both sides (the host needs it,
+// see CpuPipeline.cpp; on the device it is a handful of integer ops).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace {
+
+constexpr const char *kGpuTilesStage =
+    "convert-k3-to-linalg{{moe-dispatch={0}},convert-elementwise-to-linalg,canonicalize";
+
+constexpr const char *kGpuStage =
+    "one-shot-bufferize{{bufferize-function-boundaries "
+    "allow-return-allocs-from-loops "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,"
+    "convert-bufferization-to-memref,convert-linalg-to-parallel-loops,"
+    "k3-gpu-map-loops{{threads={0}},convert-parallel-loops-to-gpu,gpu-kernel-outlining,"
+    "k3-share-host-memory,canonicalize,cse";
+
+constexpr const char *kPtxStage =
+    "arith-expand{{include-bf16=true include-f8e8m0=true},convert-scf-to-cf,"
+    "expand-strided-metadata,lower-affine,"
+    "nvvm-attach-target{{chip={0} features={1} O=3},"
+    "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
+    "gpu-module-to-binary{{format=isa}";
+
+constexpr const char *kHostStage =
+    "convert-math-to-llvm{approximate-log1p=false},convert-math-to-libm,"
+    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+    "gpu-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,convert-ub-to-llvm,"
+    "reconcile-unrealized-casts";
+
+/// The pipeline texts name registered passes only (see CpuPipeline.cpp).
+void add(mlir::OpPassManager &pm, const std::string &pipeline) {
+  (void)mlir::parsePassPipeline(pipeline, pm);
+}
+
+} // namespace
+
+void mlir::k3::buildGpuTilesStage(OpPassManager &pm, const std::string &moeDispatch) {
+  add(pm, llvm::formatv(kGpuTilesStage, moeDispatch).str());
+}
+
+void mlir::k3::buildGpuStage(OpPassManager &pm, int64_t threads) {
+  add(pm, llvm::formatv(kGpuStage, threads).str());
+}
+
+void mlir::k3::buildPtxStage(OpPassManager &pm, const GpuChip &chip) {
+  add(pm, llvm::formatv(kPtxStage, chip.chip, chip.features).str());
+}
+
+void mlir::k3::buildGpuHostStage(OpPassManager &pm) { add(pm, kHostStage); }
+
+std::optional<mlir::k3::GpuChip> mlir::k3::gpuChip(llvm::StringRef target) {
+  // PTX ISA 8.0 (CUDA 12.0) is the first with sm_90a; LLVM's default
+  // (+ptx60) cannot target it. sm_80 uses the same ISA version.
+  if (target == "sm_90a")
+    return GpuChip{"sm_90a", "+ptx80"};
+  if (target == "sm_80")
+    return GpuChip{"sm_80", "+ptx80"};
+  return std::nullopt;
+}
+
+void mlir::k3::registerK3GpuPipeline() {
+  PassPipelineRegistration<>(
+      "k3-gpu-to-nvvm",
+      "Lower k3 ops to sm_90a kernels (PTX in gpu.binary ops) and a host "
+      "program in the LLVM dialect (the k3, tiles, gpu, ptx and host stages)",
+      [](OpPassManager &pm) {
+        buildCpuK3Stage(pm, CpuK3Options{});
+        buildGpuTilesStage(pm);
+        buildGpuStage(pm);
+        buildPtxStage(pm, *gpuChip("sm_90a"));
+        buildGpuHostStage(pm);
+      });
+}
