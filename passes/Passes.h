@@ -10,6 +10,8 @@
 #include "dialects/K3/K3Dialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -64,10 +66,12 @@ void buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options);
 void buildCpuTilesStage(OpPassManager &pm, const std::string &moeDispatch = "grouped");
 void buildCpuLlvmStage(OpPassManager &pm);
 
-/// A GPU target: the NVPTX chip and PTX features.
+/// A GPU target: the NVPTX chip and PTX features, and the CUDA toolkit
+/// whose libdevice the kernels' math functions link against.
 struct GpuChip {
   std::string chip;
   std::string features;
+  std::string toolkit = "/usr/local/cuda";
 };
 /// `sm_90a` or `sm_80`; nullopt for anything else.
 std::optional<GpuChip> gpuChip(llvm::StringRef target);

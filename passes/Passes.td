@@ -144,6 +144,31 @@ def K3GpuMapLoopsPass : Pass<"k3-gpu-map-loops"> {
   ];
 }
 
+def K3GpuMmaContractionsPass : Pass<"k3-gpu-mma-contractions"> {
+  let summary = "Run f32-accumulated contractions on tensor cores (mma.sync m16n8k16 bf16)";
+  let description = [{
+    Rewrites each bufferized `linalg.generic` contraction
+    `C[.., m, n] += cvt(A[.., m, .., k ..]) * cvt(B[.., n, .., k ..])` (one
+    reduction loop, projected-permutation maps, f32 C, f32/bf16/f16 A and B,
+    `cvt` an `arith.extf` or nothing) into a
+    `gpu.launch` whose warps run `nvvm.mma.sync` m16n8k16 with bf16
+    operands and f32 accumulators (NVVM directly: `nvgpu.mma.sync` does not
+    lower bf16). A block of 4 warps computes a 16 × 128 tile of C (each warp
+    16 × 32: four m16n8 accumulators); blocks cover n (x), m (y) and every
+    other parallel loop (z: batch loops, and further m or n loops; the tile
+    takes a dynamic m or n loop, else the largest). Each thread loads its fragments straight from memory (clamped
+    indices, zero outside the operands), rounds f32 inputs to bf16, packs
+    pairs into 32-bit registers in the PTX fragment layout, and adds the
+    result into C. Contractions with any other body (the MXFP4 decode, gates)
+    are left for the generic loop mapping.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
 def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {
   let summary = "Rewrite the KDA token recurrence into its chunked form";
   let description = [{

@@ -13,13 +13,15 @@ config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.k3_obj_root, "test")
 # Unit/ holds GoogleTest sources run by CTest, not lit tests.
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit", "Inputs", "Reference"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit", "Inputs", "Reference", "FakeCuda"]
 
 # Captures reset at every CHECK-LABEL; `$`-prefixed names stay global.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%k3_src", config.k3_src_root))
+# The stand-in driver (test/FakeCuda): `env LD_LIBRARY_PATH=%fake_cuda k3-run ...`.
+config.substitutions.append(("%fake_cuda", os.path.join(config.k3_obj_root, "test", "fake-cuda")))
 
 llvm_config.with_system_environment(
     ["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "ASAN_OPTIONS", "UBSAN_OPTIONS"]
@@ -59,6 +61,18 @@ config.substitutions.append(
 # when libcuda.so.1 loads (device tests say `REQUIRES: cuda-driver`).
 if "NVPTX" in config.llvm_targets.split(";"):
     config.available_features.add("nvptx-target")
+# `ptxas` when CUDA's assembler is installed (cubins and their figures).
+if os.path.exists("/usr/local/cuda/bin/ptxas") or any(
+    os.path.exists(os.path.join(d, "ptxas")) for d in os.environ.get("PATH", "").split(":")
+):
+    config.available_features.add("ptxas")
+# `cuda-toolkit` when CUDA's libdevice is there (the GPU ptx phase links it).
+if any(
+    os.path.exists(os.path.join(d, "nvvm", "libdevice", "libdevice.10.bc"))
+    for d in [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]
+    if d
+):
+    config.available_features.add("cuda-toolkit")
 try:
     ctypes.CDLL("libcuda.so.1")
     config.available_features.add("cuda-driver")

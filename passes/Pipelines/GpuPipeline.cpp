@@ -6,11 +6,13 @@
 //   tiles: convert-k3-to-linalg, convert-elementwise-to-linalg, canonicalize
 //          (the CPU's tiles stage without k3-tile-contractions: that pass is
 //          the CPU's register mapping of the `k3.tile` marks)
-//   gpu:   one-shot bufferization, linalg → scf.parallel, k3-gpu-map-loops
-//          (blocks and threads), convert-parallel-loops-to-gpu,
+//   gpu:   one-shot bufferization, contractions on tensor cores
+//          (k3-gpu-mma-contractions), the rest of linalg → scf.parallel,
+//          k3-gpu-map-loops (blocks and threads), convert-parallel-loops-to-gpu,
 //          gpu-kernel-outlining, k3-share-host-memory: a host program of
 //          `gpu.launch_func`s and one `gpu.module` per kernel
-//   ptx:   the kernels to NVVM, then LLVM's NVPTX backend
+//   ptx:   the kernels to NVVM (math functions become libdevice calls,
+//          linked from the CUDA toolkit), then LLVM's NVPTX backend
 //          (gpu-module-to-binary, format=isa: PTX text in `gpu.binary`)
 //   host:  the host program to the LLVM dialect (gpu-to-llvm: launches
 //          become mgpu* calls, which the runtime's CUDA device implements)
@@ -37,7 +39,8 @@ constexpr const char *kGpuStage =
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,"
-    "convert-bufferization-to-memref,convert-linalg-to-parallel-loops,"
+    "convert-bufferization-to-memref,k3-gpu-mma-contractions,"
+    "convert-linalg-to-parallel-loops,"
     "k3-gpu-map-loops{{threads={0}},convert-parallel-loops-to-gpu,gpu-kernel-outlining,"
     "k3-share-host-memory,canonicalize,cse";
 
@@ -46,7 +49,7 @@ constexpr const char *kPtxStage =
     "expand-strided-metadata,lower-affine,"
     "nvvm-attach-target{{chip={0} features={1} O=3},"
     "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
-    "gpu-module-to-binary{{format=isa}";
+    "gpu-module-to-binary{{format=isa toolkit={2}}";
 
 constexpr const char *kHostStage =
     "convert-math-to-llvm{approximate-log1p=false},convert-math-to-libm,"
@@ -70,7 +73,7 @@ void mlir::k3::buildGpuStage(OpPassManager &pm, int64_t threads) {
 }
 
 void mlir::k3::buildPtxStage(OpPassManager &pm, const GpuChip &chip) {
-  add(pm, llvm::formatv(kPtxStage, chip.chip, chip.features).str());
+  add(pm, llvm::formatv(kPtxStage, chip.chip, chip.features, chip.toolkit).str());
 }
 
 void mlir::k3::buildGpuHostStage(OpPassManager &pm) { add(pm, kHostStage); }

@@ -62,7 +62,7 @@ struct K3GpuMapLoopsPass : k3::impl::K3GpuMapLoopsPassBase<K3GpuMapLoopsPass> {
 
   void runOnOperation() override {
     if (threads < 1 || threads > 1024) {
-      getOperation()->emitError() << "k3-gpu-map-loops: threads=" << threads
+      getOperation()->emitError() << "k3-gpu-map-loops: threads=" << threads.getValue()
                                   << " is outside [1, 1024]";
       return signalPassFailure();
     }

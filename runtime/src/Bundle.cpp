@@ -300,7 +300,9 @@ private:
                          " kernels");
         size_t numArgs = step->args() ? step->args()->size() : 0;
         uint32_t want = b.kernels()->Get(step->kernel())->num_args();
-        if (numArgs != want)
+        // 0: a host object serving several entry points, each with its own
+        // arity (`k3_entry_<name>`).
+        if (want != 0 && numArgs != want)
           return corrupt(sf + " binds " + std::to_string(numArgs) +
                          " arguments but kernels[" +
                          std::to_string(step->kernel()) + "] takes " +

@@ -16,7 +16,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
+#include <algorithm>
 #include <dlfcn.h>
+#include <map>
 #include <set>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -80,14 +82,30 @@ int64_t HostTensor::numElements() const {
 }
 
 k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
-                                  std::unique_ptr<CpuExecutable> &out) {
+                                  std::unique_ptr<CpuExecutable> &out,
+                                  CudaDevice *device) {
   std::unique_ptr<CpuExecutable> exe(new CpuExecutable());
   exe->bundle = &b;
+  exe->device = device;
   if (!b.root->kernels())
     return makeStatus(K3RT_UNIMPLEMENTED, "the binary has no kernels");
-  for (const Kernel *k : *b.root->kernels()) {
-    if (k->target() != Target_CPU)
-      continue;
+  if (device)
+    if (k3rt_status_t s = device->checkTarget(b))
+      return s;
+  // Host objects by kernel index: entry points may share one.
+  std::map<uint32_t, void *> loaded;
+  auto loadKernel = [&](uint32_t index, void *&handle) -> k3rt_status_t {
+    if (auto it = loaded.find(index); it != loaded.end()) {
+      handle = it->second;
+      return nullptr;
+    }
+    const Kernel *k = b.root->kernels()->Get(index);
+    bool usable = device ? k->target() != Target_CPU && k->object() && k->object()->size()
+                         : k->target() == Target_CPU;
+    if (!usable)
+      return makeStatus(K3RT_UNIMPLEMENTED,
+                        "kernel '" + k->name()->str() + "' is not " +
+                            (device ? "a GPU host program" : "a CPU kernel"));
     // Kernels built for x86-64-v3 use AVX2 and FMA: refuse them on a CPU
     // without, rather than die of SIGILL mid-run.
     std::string cpu = k->cpu() ? k->cpu()->str() : "";
@@ -122,18 +140,66 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
                                             (e ? e : "unknown error"));
     }
     exe->handles.push_back(h);
-    std::string symbol = "k3_entry_" + k->name()->str();
-    auto fn = reinterpret_cast<void (*)(void **)>(dlsym(h, symbol.c_str()));
-    if (!fn)
-      return makeStatus(K3RT_DATA_LOSS, "kernels '" + k->name()->str() +
-                                            "': the object exports no " + symbol);
-    exe->entries[k->name()->str()] = fn;
-  }
+    if (device) {
+      using Attach = void (*)(const K3GpuOps *);
+      auto attach = reinterpret_cast<Attach>(dlsym(h, "k3_gpu_attach"));
+      auto detach = reinterpret_cast<void (*)()>(dlsym(h, "k3_gpu_detach"));
+      if (!attach || !detach)
+        return makeStatus(K3RT_DATA_LOSS, "kernels '" + k->name()->str() +
+                                              "': the host program exports no k3_gpu_attach");
+      attach(device->ops(b));
+      exe->detaches.push_back(detach);
+      if (k3rt_status_t s = device->takeError())
+        return s;
+    }
+    loaded[index] = handle = h;
+    return nullptr;
+  };
+  if (b.root->entry_points())
+    for (const EntryPoint *ep : *b.root->entry_points()) {
+      if (!ep->steps() || ep->steps()->size() != 1)
+        continue;
+      void *h = nullptr;
+      if (k3rt_status_t s = loadKernel(ep->steps()->Get(0)->kernel(), h))
+        return s;
+      std::string symbol = "k3_entry_" + ep->name()->str();
+      auto fn = reinterpret_cast<void (*)(void **)>(dlsym(h, symbol.c_str()));
+      if (!fn)
+        return makeStatus(K3RT_DATA_LOSS, "entry point '" + ep->name()->str() +
+                                              "': its kernel exports no " + symbol);
+      exe->entries[ep->name()->str()] = fn;
+    }
+  if (device)
+    if (k3rt_status_t s = exe->bindWeightsOnDevice())
+      return s;
   out = std::move(exe);
   return nullptr;
 }
 
+/// One copy of the weight section in managed memory: kernels cannot read
+/// the mapped file.
+k3rt_status_t CpuExecutable::bindWeightsOnDevice() {
+  if (!bundle->root->weights() || bundle->root->weights()->size() == 0)
+    return nullptr;
+  uint64_t begin = UINT64_MAX, end = 0;
+  for (const Weight *w : *bundle->root->weights()) {
+    begin = std::min<uint64_t>(begin, w->offset());
+    end = std::max<uint64_t>(end, w->offset() + w->length());
+  }
+  deviceWeights = static_cast<uint8_t *>(device->allocateExact(end - begin));
+  if (!deviceWeights)
+    return device->takeError();
+  std::memcpy(deviceWeights, bundle->data + begin, end - begin);
+  deviceWeightsBytes = end - begin;
+  weightsBegin = begin;
+  return nullptr;
+}
+
 CpuExecutable::~CpuExecutable() {
+  for (auto detach : detaches)
+    detach();
+  if (device && deviceWeights)
+    device->release(deviceWeights);
   for (void *h : handles)
     dlclose(h);
   for (int fd : fds)
@@ -166,6 +232,9 @@ static void callKernel(void (*fn)(void **), void **args) {
   fn(args);
 #endif
 }
+
+/// The address bound to a zero-size buffer: never null, never freed.
+static int64_t kEmptyStorage[1];
 
 /// Copies a strided array (`strides` in elements) into dense row-major
 /// `out`: one memcpy per innermost row when that row is contiguous, the
@@ -214,11 +283,10 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     return makeStatus(K3RT_UNIMPLEMENTED, "entry point '" + name +
                                               "' has no single CPU step");
   const Step *step = ep->steps()->Get(0);
-  const Kernel *kernel = bundle->root->kernels()->Get(step->kernel());
-  auto fn = entries.find(kernel->name()->str());
+  auto fn = entries.find(name);
   if (fn == entries.end())
-    return makeStatus(K3RT_UNIMPLEMENTED, "entry point '" + name +
-                                              "' has no CPU kernel");
+    return makeStatus(K3RT_UNIMPLEMENTED, "entry point '" + name + "' has no " +
+                                              (device ? "GPU host program" : "CPU kernel"));
   size_t numInputs = ep->inputs() ? ep->inputs()->size() : 0;
   if (inputs.size() != numInputs)
     return makeStatus(K3RT_INVALID_ARGUMENT,
@@ -239,9 +307,10 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
 
   // Bind the arguments in step order; a zero-size buffer still gets a
   // non-null address.
-  static int64_t emptyStorage[1];
   std::vector<std::vector<int64_t>> descs;
   std::set<uintptr_t> owned; // buffers the kernel must not free
+  // On a device, each input is staged in managed memory (index → buffer).
+  std::map<uint32_t, void *> staged;
   for (const Binding *a : *step->args()) {
     if (a->kind() == BindingKind_Weight) {
       const Weight *w = bundle->root->weights()->Get(a->index());
@@ -249,15 +318,33 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
       // Kernels read MXFP4 codes as their packed bytes, two per byte.
       if (w->dtype() == DType_F4E2M1FN && !shape.empty())
         shape.back() /= 2;
-      descs.push_back(descriptor(bundle->data + w->offset(), shape));
+      const uint8_t *data = device ? deviceWeights + (w->offset() - weightsBegin)
+                                   : bundle->data + w->offset();
+      descs.push_back(descriptor(data, shape));
     } else {
       HostTensor *t = inputs[a->index()];
-      const void *data = t->bytes.empty() ? static_cast<const void *>(emptyStorage)
+      const void *data = t->bytes.empty() ? static_cast<const void *>(kEmptyStorage)
                                           : t->bytes.data();
+      if (device) {
+        void *&buffer = staged[a->index()];
+        if (!buffer) {
+          buffer = device->allocate(t->bytes.size());
+          if (!buffer)
+            break;
+          std::memcpy(buffer, t->bytes.data(), t->bytes.size());
+        }
+        data = buffer;
+      }
       owned.insert(reinterpret_cast<uintptr_t>(data));
       descs.push_back(descriptor(data, t->shape));
     }
   }
+  if (device)
+    if (k3rt_status_t s = device->takeError()) {
+      for (auto &[i, buffer] : staged)
+        device->release(buffer);
+      return s;
+    }
   size_t numOutputs = ep->outputs() ? ep->outputs()->size() : 0;
   size_t resultWords = 0;
   for (size_t i = 0; i < numOutputs; ++i)
@@ -267,11 +354,21 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
   for (auto &d : descs)
     args.push_back(d.data());
   callKernel(fn->second, args.data());
+  if (device) {
+    device->synchronize();
+    // Inputs come back (the entry may update them in place), then any error
+    // of the call is reported with nothing left allocated.
+    for (auto &[i, buffer] : staged)
+      std::memcpy(inputs[i]->bytes.data(), buffer, inputs[i]->bytes.size());
+    if (k3rt_status_t s = device->takeError()) {
+      freeResults(result, *ep, owned, staged);
+      return s;
+    }
+  }
 
   // Copy each result out (honouring offset and strides), then free the
   // kernel's allocations: once each, never an input's buffer.
   outputs.clear();
-  std::set<uintptr_t> freed;
   size_t at = 0;
   for (size_t i = 0; i < numOutputs; ++i) {
     const TensorInfo *info = ep->outputs()->Get(i);
@@ -287,18 +384,35 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     copyStrided(base + d[2] * eb, t.shape, d + 3 + r, eb, t.bytes.data());
     outputs.push_back(std::move(t));
   }
-  at = 0;
+  freeResults(result, *ep, owned, staged);
+  return nullptr;
+}
+
+void CpuExecutable::freeResults(const std::vector<int64_t> &result, const EntryPoint &ep,
+                                const std::set<uintptr_t> &owned,
+                                const std::map<uint32_t, void *> &staged) {
+  std::set<uintptr_t> freed;
+  size_t at = 0;
+  size_t numOutputs = ep.outputs() ? ep.outputs()->size() : 0;
   for (size_t i = 0; i < numOutputs; ++i) {
-    size_t r = ep->outputs()->Get(i)->shape()->size();
+    size_t r = ep.outputs()->Get(i)->shape()->size();
     uintptr_t alloc = uintptr_t(result[at]);
     at += 3 + 2 * r;
     bool inBundle = alloc >= uintptr_t(bundle->data) &&
                     alloc < uintptr_t(bundle->data) + bundle->size;
-    if (alloc && !owned.count(alloc) && !inBundle && freed.insert(alloc).second &&
-        alloc != uintptr_t(emptyStorage))
+    bool inWeights = alloc >= uintptr_t(deviceWeights) &&
+                     alloc < uintptr_t(deviceWeights) + deviceWeightsBytes;
+    if (!alloc || owned.count(alloc) || inBundle || inWeights || !freed.insert(alloc).second ||
+        alloc == uintptr_t(kEmptyStorage))
+      continue;
+    if (device)
+      device->release(reinterpret_cast<void *>(alloc));
+    else
       std::free(reinterpret_cast<void *>(alloc));
   }
-  return nullptr;
+  if (device)
+    for (auto &[i, buffer] : staged)
+      device->release(buffer);
 }
 
 } // namespace k3rt

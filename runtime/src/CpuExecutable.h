@@ -6,14 +6,21 @@
 // file) as MLIR memref descriptors, and the results come back through the
 // kernel's result struct, copied into owned tensors.
 //
+// With a CUDA device, the shared objects are a GPU target's host programs:
+// they are attached to the device (their kernel modules load then), the
+// weights are copied once into managed memory, and each call stages its
+// inputs there (copied back after: states are updated in place).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef RUNTIME_SRC_CPUEXECUTABLE_H
 #define RUNTIME_SRC_CPUEXECUTABLE_H
 
 #include "runtime/src/Bundle.h"
+#include "runtime/src/CudaDevice.h"
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,9 +40,11 @@ struct HostTensor {
 
 class CpuExecutable {
 public:
-  /// Loads every CPU kernel of `bundle` (which must outlive this object).
+  /// Loads every CPU kernel of `bundle` (which must outlive this object),
+  /// or with `device` (which must outlive it too) every GPU host program.
   static k3rt_status_t load(const k3rt_bundle_s &bundle,
-                            std::unique_ptr<CpuExecutable> &out);
+                            std::unique_ptr<CpuExecutable> &out,
+                            CudaDevice *device = nullptr);
   ~CpuExecutable();
 
   /// The entry point named `name`, or null.
@@ -49,10 +58,20 @@ public:
 
 private:
   CpuExecutable() = default;
+  k3rt_status_t bindWeightsOnDevice();
+  /// Frees a call's results (never an input's buffer or a weight) and, on
+  /// a device, its staged inputs.
+  void freeResults(const std::vector<int64_t> &result, const k3::bundle::EntryPoint &ep,
+                   const std::set<uintptr_t> &owned, const std::map<uint32_t, void *> &staged);
   const k3rt_bundle_s *bundle = nullptr;
+  CudaDevice *device = nullptr;
+  uint8_t *deviceWeights = nullptr; ///< the weight section, in managed memory
+  uint64_t weightsBegin = 0;        ///< its file offset
+  uint64_t deviceWeightsBytes = 0;
+  std::vector<void (*)()> detaches; ///< k3_gpu_detach of each host program
   std::vector<void *> handles;
   std::vector<int> fds; ///< the memfds backing `handles`
-  std::map<std::string, void (*)(void **)> entries;
+  std::map<std::string, void (*)(void **)> entries; ///< by entry point name
 };
 
 } // namespace k3rt

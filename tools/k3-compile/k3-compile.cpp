@@ -80,8 +80,11 @@ static cl::opt<std::string> ptxasPath(
 static cl::opt<int64_t> maxSpillBytes(
     "max-spill-bytes",
     cl::desc("GPU targets: fail when a kernel spills more than N bytes to "
-             "local memory (ptxas's spill stores; default 0, -1: no limit)"),
-    cl::init(0), cl::cat(k3Category));
+             "local memory (ptxas's spill stores; default 64, -1: no limit)"),
+    // The tensor-core kernels' 64-bit index arithmetic can push a register
+    // or two to local memory (the tiny model's worst kernel: 8 bytes); more
+    // than 64 bytes means a kernel's tile no longer fits its registers.
+    cl::init(64), cl::cat(k3Category));
 static cl::opt<std::string>
     dumpPhasesTo("dump-phases-to",
                  cl::desc("Write the IR of every phase (input.mlir, k3.mlir, "
@@ -266,7 +269,7 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  const std::optional<mlir::k3::GpuChip> chip = mlir::k3::gpuChip(target);
+  std::optional<mlir::k3::GpuChip> chip = mlir::k3::gpuChip(target);
   if (target != "cpu" && !chip)
     return fail("--target=" + target + ": expected cpu, sm_90a or sm_80");
   static const char *const cpuPhases[] = {"", "input", "k3", "tiles", "cpu", "bundle"};
@@ -290,6 +293,14 @@ int main(int argc, char **argv) {
     if (!ptxasPath.empty() && ptxasPath != "none" &&
         !llvm::sys::fs::can_execute(ptxasPath))
       return fail("--ptxas=" + ptxasPath + ": not an executable file");
+    // The ptx phase links libdevice; the phases before it need no CUDA.
+    if (compileTo != "input" && compileTo != "k3" && compileTo != "tiles" &&
+        compileTo != "gpu") {
+      std::string toolkitError;
+      chip->toolkit = mlir::k3::findCudaToolkit(ptxas, toolkitError);
+      if (chip->toolkit.empty())
+        return fail(toolkitError);
+    }
   }
   const bool binary = compileTo.empty() || compileTo == "bundle";
   if (binary && outputPath == "-")

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <algorithm>
 #include <map>
 #include <string>
 #include <sys/stat.h>
@@ -214,9 +215,25 @@ void printText(const json &j, const std::string &path) {
                   e["steps"][s]["args"].size());
   }
   std::printf("kernels: %zu\n", j["kernels"].size());
-  for (const json &k : j["kernels"])
+  // Device kernels (PTX) add their launch block; a summary of ptxas's
+  // figures follows them.
+  int devices = 0, cubins = 0, maxRegs = -1, maxSpill = -1;
+  unsigned maxSmem = 0;
+  for (const json &k : j["kernels"]) {
+    std::string block;
+    if (k["ptx_bytes"].get<uint64_t>() > 0) {
+      const json &bl = k["block"];
+      block = ", block ";
+      for (size_t d = 0; d < bl.size(); ++d)
+        block += (d ? "x" : "") + std::to_string(bl[d].get<int>());
+      ++devices;
+      cubins += k["cubin_bytes"].get<uint64_t>() > 0;
+      maxRegs = std::max(maxRegs, k["registers"].get<int>());
+      maxSpill = std::max(maxSpill, k["spill_bytes"].get<int>());
+      maxSmem = std::max(maxSmem, k["shared_memory_bytes"].get<unsigned>());
+    }
     std::printf("  %s (%s%s%s): object %llu B, ptx %llu B, cubin %llu B, smem %u B, "
-                "regs %d, spills %d B\n",
+                "regs %d, spills %d B%s\n",
                 k["name"].get<std::string>().c_str(),
                 k["target"].get<std::string>().c_str(),
                 k["cpu"].get<std::string>().empty() ? "" : ", ",
@@ -225,7 +242,12 @@ void printText(const json &j, const std::string &path) {
                 (unsigned long long)k["ptx_bytes"].get<uint64_t>(),
                 (unsigned long long)k["cubin_bytes"].get<uint64_t>(),
                 k["shared_memory_bytes"].get<unsigned>(),
-                k["registers"].get<int>(), k["spill_bytes"].get<int>());
+                k["registers"].get<int>(), k["spill_bytes"].get<int>(), block.c_str());
+  }
+  if (devices)
+    std::printf("device kernels: %d, %d with cubins; ptxas: at most %d registers, %d spill "
+                "bytes, %u B shared memory per kernel\n",
+                devices, cubins, maxRegs, maxSpill, maxSmem);
   uint64_t total = 0;
   for (const json &w : j["weights"])
     total += w["bytes"].get<uint64_t>();

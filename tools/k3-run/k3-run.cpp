@@ -20,6 +20,7 @@
 #include "runtime/include/k3rt/k3rt.h"
 #include "runtime/src/Bundle.h"
 #include "runtime/src/CpuExecutable.h"
+#include "runtime/src/CudaDevice.h"
 #include "runtime/src/Npy.h"
 #include "runtime/src/Sampling.h"
 #include "runtime/src/Session.h"
@@ -262,26 +263,6 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
   return true;
 }
 
-/// The CUDA driver, loaded at run time and never linked (DESIGN.md §4).
-bool cudaDriverPresent(std::string &why) {
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char *e = dlerror();
-    why = e ? e : "libcuda.so.1 not found";
-    return false;
-  }
-  using InitFn = int (*)(unsigned);
-  auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
-  int rc = init ? init(0) : -1;
-  dlclose(lib);
-  if (rc != 0) {
-    why = init ? "cuInit failed with error " + std::to_string(rc)
-               : "libcuda.so.1 has no cuInit";
-    return false;
-  }
-  return true;
-}
-
 double seconds(std::chrono::steady_clock::time_point a,
                std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -432,11 +413,17 @@ int main(int argc, char **argv) {
     return fail(error);
   }
 
-  std::string why;
-  if (o.device == "cuda" && !cudaDriverPresent(why))
-    return fail("--device=cuda: no CUDA driver (" + why + ")");
-  if (o.device == "auto")
-    o.device = cudaDriverPresent(why) ? "cuda" : "cpu";
+  // The CUDA driver is loaded at run time, never linked (DESIGN.md §4).
+  std::unique_ptr<k3rt::CudaDevice> cuda;
+  k3rt_status_t cudaStatus = nullptr;
+  if (o.device != "cpu")
+    cudaStatus = k3rt::CudaDevice::open(0, cuda);
+  struct FreeStatus {
+    k3rt_status_t &s;
+    ~FreeStatus() { k3rt_status_free(s); }
+  } freeCudaStatus{cudaStatus};
+  if (o.device == "cuda" && cudaStatus)
+    return fail(std::string("--device=cuda: ") + k3rt_status_message(cudaStatus));
 
   k3rt_bundle_t *bundle = nullptr;
   if (k3rt_status_t s = k3rt_bundle_open(o.path.c_str(), &bundle)) {
@@ -449,6 +436,19 @@ int main(int argc, char **argv) {
     ~Release() { k3rt_bundle_release(b); }
   } release{bundle};
   const k3::bundle::Bundle &root = *bundle->root;
+  const bool gpuBinary = root.target() != k3::bundle::Target_CPU;
+  const char *targetName = root.target() == k3::bundle::Target_SM90A ? "sm_90a" : "sm_80";
+  // auto: the binary's own kind of kernels, on CUDA only when a driver
+  // loads; a GPU binary without one cannot run here.
+  if (o.device == "auto") {
+    if (gpuBinary && cudaStatus)
+      return fail(o.path + " has " + targetName + " kernels and CUDA is unavailable (" +
+                  k3rt_status_message(cudaStatus) + "); compile with --target=cpu");
+    o.device = gpuBinary ? "cuda" : "cpu";
+  }
+  if (o.device == "cpu" && gpuBinary)
+    return fail(o.path + " has " + targetName +
+                " kernels: run it with --device=cuda, or compile with --target=cpu");
 
   std::string entry = o.function.empty() ? "prefill" : o.function;
   if (!o.requests.path.empty()) {
@@ -483,17 +483,25 @@ int main(int argc, char **argv) {
     return fail(o.path + " has no " + o.device + " kernels for '" + entry +
                 "': it holds metadata and weights only (k3-compile "
                 "--compile-to=bundle)");
-  if (o.device == "cuda")
-    return fail("--device=cuda: this runtime has no CUDA executor yet");
+  k3rt::CudaDevice *device = o.device == "cuda" ? cuda.get() : nullptr;
   std::unique_ptr<k3rt::CpuExecutable> exe;
-  if (k3rt_status_t s = k3rt::CpuExecutable::load(*bundle, exe)) {
+  if (k3rt_status_t s = k3rt::CpuExecutable::load(*bundle, exe, device)) {
     int rc = fail(o.path + ": " + k3rt_status_message(s));
     k3rt_status_free(s);
     return rc;
   }
-  if (!o.function.empty())
-    return runFunction(*exe, *ep, o);
-  if (!o.requests.path.empty())
-    return runRequests(*exe, o.requests);
-  return generate(*exe, o);
+  int rc = !o.function.empty()       ? runFunction(*exe, *ep, o)
+           : !o.requests.path.empty() ? runRequests(*exe, o.requests)
+                                      : generate(*exe, o);
+  if (device) {
+    const auto &c = device->counters;
+    std::fprintf(stderr,
+                 "device: %s; %llu kernel launches, %llu modules (%llu compiled from PTX), "
+                 "%llu allocations (%llu reused)\n",
+                 device->describe().c_str(), (unsigned long long)c.launches,
+                 (unsigned long long)c.modules, (unsigned long long)c.jitModules,
+                 (unsigned long long)c.allocations, (unsigned long long)c.poolHits);
+  }
+  exe.reset(); // detaches from the device before it closes
+  return rc;
 }

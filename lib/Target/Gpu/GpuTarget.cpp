@@ -14,9 +14,11 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
 
+#include <cstdlib>
 #include <fstream>
 
 using namespace mlir;
@@ -30,6 +32,32 @@ std::string mlir::k3::findPtxas(const std::string &requested) {
     return *p;
   if (auto p = llvm::sys::findProgramByName("ptxas"))
     return *p;
+  return "";
+}
+
+std::string mlir::k3::findCudaToolkit(const std::string &ptxas, std::string &error) {
+  auto hasLibdevice = [](const std::string &dir) {
+    return llvm::sys::fs::exists(dir + "/nvvm/libdevice/libdevice.10.bc");
+  };
+  // A variable that is set names the toolkit: a wrong one is an error, not
+  // a reason to pick another.
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+    if (const char *v = std::getenv(var); v && *v) {
+      if (hasLibdevice(v))
+        return v;
+      error = std::string("no CUDA toolkit with libdevice (") + v +
+              "/nvvm/libdevice/libdevice.10.bc, from " + var +
+              "): the kernels' math functions link it";
+      return "";
+    }
+  std::string fromPtxas =
+      ptxas.empty() ? ""
+                    : llvm::sys::path::parent_path(llvm::sys::path::parent_path(ptxas)).str();
+  for (const std::string &dir : {fromPtxas, std::string("/usr/local/cuda")})
+    if (!dir.empty() && hasLibdevice(dir))
+      return dir;
+  error = "no CUDA toolkit with libdevice (/usr/local/cuda/nvvm/libdevice/libdevice.10.bc): "
+          "the kernels' math functions link it; set CUDA_HOME to the toolkit";
   return "";
 }
 

@@ -27,7 +27,7 @@ struct GpuTargetOptions {
   /// ptxas to run; empty: PTX only (the driver compiles it at load).
   std::string ptxas;
   /// Largest spill (store bytes) a kernel may have; -1: no limit.
-  int64_t maxSpillBytes = 0;
+  int64_t maxSpillBytes = 64;
 };
 
 /// The prefix of a kernel reference in the host program's binaries.
@@ -36,6 +36,12 @@ inline constexpr const char *kKernelReferencePrefix = "k3-kernel:";
 /// ptxas: `--ptxas=PATH` if given, else CUDA's default install, else PATH;
 /// empty when none is found.
 std::string findPtxas(const std::string &requested);
+
+/// The CUDA toolkit whose libdevice the kernels link: $CUDA_HOME,
+/// $CUDA_PATH or $CUDA_ROOT when set, else the directory above ptxas's bin/
+/// or /usr/local/cuda, whichever has libdevice. Empty (and `error` set)
+/// when there is none.
+std::string findCudaToolkit(const std::string &ptxas, std::string &error);
 
 /// Moves every gpu.binary's PTX into `kernels` (assembling it with ptxas when
 /// `options.ptxas` is set) and leaves references in the module. Fails with

@@ -1,0 +1,320 @@
+//===- GpuMmaContractions.cpp - Contractions on tensor cores --------------===//
+//
+// Part of k3. Implements k3-gpu-mma-contractions: an f32-accumulated
+// linalg.generic contraction becomes a gpu.launch of warps issuing
+// nvvm.mma.sync m16n8k16 with bf16 operands.
+//
+// Fragment layout of mma.m16n8k16 (PTX ISA, "Matrix Fragments for
+// mma.m16n8k16"), with g = lane / 4 and t = lane % 4:
+//   A (16 x 16, row): a0,a1 = (g, 2t..2t+1), a2,a3 = (g+8, 2t..), a4,a5 =
+//     (g, 2t+8..), a6,a7 = (g+8, 2t+8..); one 32-bit register per pair.
+//   B (16 x 8, col):  b0,b1 = (k 2t..2t+1, n g), b2,b3 = (k 2t+8.., n g).
+//   C (16 x 8, f32):  c0,c1 = (g, 2t..2t+1), c2,c3 = (g+8, 2t..).
+// The lower k (or column) of a pair sits in the register's low half.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#define DEBUG_TYPE "k3-gpu-mma-contractions"
+
+namespace mlir::k3 {
+#define GEN_PASS_DEF_K3GPUMMACONTRACTIONSPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::k3
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kWarps = 4;       // per block, side by side along n
+constexpr int64_t kTilesPerWarp = 4; // m16n8 accumulators per warp: 16 x 32
+constexpr int64_t kBlockN = kWarps * kTilesPerWarp * 8;
+
+/// A contraction C[..., m, n] += cvt(A) * cvt(B) on memrefs. The tile's
+/// rows and columns are one m and one n dimension; every other parallel
+/// dimension (batch dimensions, further m or n ones) is enumerated by
+/// blockIdx.z.
+struct Contraction {
+  unsigned m, n, k;
+  SmallVector<unsigned> z;
+  OpOperand *a, *b, *c;
+};
+
+/// Of several m (or n) dimensions, the tile takes a dynamic one (the token
+/// count) or else the largest; the others go to blockIdx.z.
+unsigned pickTileDim(linalg::GenericOp op, ArrayRef<unsigned> dims, SmallVector<unsigned> &z) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned best = dims[0];
+  for (unsigned d : dims)
+    if (ShapedType::isDynamic(ranges[d]) ||
+        (!ShapedType::isDynamic(ranges[best]) && ranges[d] > ranges[best]))
+      best = d;
+  for (unsigned d : dims)
+    if (d != best)
+      z.push_back(d);
+  return best;
+}
+
+bool isMmaElement(Type t) { return t.isF32() || t.isBF16() || t.isF16(); }
+
+/// The block argument `v` is, looking through one arith.extf.
+BlockArgument argThroughExt(Value v) {
+  if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+    v = ext.getIn();
+  return dyn_cast<BlockArgument>(v);
+}
+
+std::optional<Contraction> match(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return std::nullopt;
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isProjectedPermutation())
+      return std::nullopt;
+  auto cType = dyn_cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
+  if (!cType || !cType.getElementType().isF32())
+    return std::nullopt;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    auto t = dyn_cast<MemRefType>(in->get().getType());
+    if (!t || !isMmaElement(t.getElementType()))
+      return std::nullopt;
+  }
+  // Body: yield(out + cvt(in0) * cvt(in1)), in either operand order.
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!add || body.getOperations().size() > 5)
+    return std::nullopt;
+  Value out = body.getArgument(2), product;
+  if (add.getLhs() == out)
+    product = add.getRhs();
+  else if (add.getRhs() == out)
+    product = add.getLhs();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return std::nullopt;
+  BlockArgument x = argThroughExt(mul.getLhs()), y = argThroughExt(mul.getRhs());
+  if (!x || !y || x.getOwner() != &body || y.getOwner() != &body || x.getArgNumber() > 1 ||
+      y.getArgNumber() > 1 || x.getArgNumber() == y.getArgNumber())
+    return std::nullopt;
+
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(cast<linalg::LinalgOp>(op.getOperation()));
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.size() != 1 ||
+      op.getNumReductionLoops() != 1)
+    return std::nullopt;
+  Contraction c;
+  c.z.assign(dims->batch.begin(), dims->batch.end());
+  c.m = pickTileDim(op, SmallVector<unsigned>(dims->m.begin(), dims->m.end()), c.z);
+  c.n = pickTileDim(op, SmallVector<unsigned>(dims->n.begin(), dims->n.end()), c.z);
+  c.k = dims->k[0];
+  auto uses = [&](OpOperand *operand, unsigned d) {
+    return op.getMatchingIndexingMap(operand).isFunctionOfDim(d);
+  };
+  OpOperand *in0 = op.getDpsInputOperand(0), *in1 = op.getDpsInputOperand(1);
+  c.a = uses(in0, c.m) ? in0 : in1;
+  c.b = c.a == in0 ? in1 : in0;
+  c.c = op.getDpsInitOperand(0);
+  if (!uses(c.a, c.m) || !uses(c.a, c.k) || uses(c.a, c.n) || !uses(c.b, c.n) ||
+      !uses(c.b, c.k) || uses(c.b, c.m))
+    return std::nullopt;
+  return c;
+}
+
+/// Builds the kernel body of one contraction inside a gpu.launch.
+struct KernelBuilder {
+  OpBuilder &b;
+  Location loc;
+  linalg::GenericOp op;
+  const Contraction &c;
+  SmallVector<Value> sizes; ///< loop extents, by loop dimension
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, idx(y)) : x; }
+
+  /// The indices of `operand` at loop values `ivs` and whether all are in
+  /// bounds; out-of-bounds indices are clamped to the last element.
+  std::pair<SmallVector<Value>, Value> indices(OpOperand *operand, ArrayRef<Value> ivs,
+                                               bool clamp) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    SmallVector<Value> result;
+    Value inBounds = arith::ConstantIntOp::create(b, loc, 1, 1);
+    for (AffineExpr e : map.getResults()) {
+      unsigned d = cast<AffineDimExpr>(e).getPosition();
+      Value i = ivs[d], size = sizes[d];
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, size);
+      inBounds = arith::AndIOp::create(b, loc, inBounds, ok);
+      if (clamp) {
+        Value last = arith::SubIOp::create(b, loc, arith::MaxUIOp::create(b, loc, size, idx(1)),
+                                           idx(1));
+        i = arith::MinUIOp::create(b, loc, i, last);
+      }
+      result.push_back(i);
+    }
+    return {result, inBounds};
+  }
+
+  /// One element of A or B as the 16 bf16 bits in an i32 (0 outside).
+  Value loadBits(OpOperand *operand, ArrayRef<Value> ivs) {
+    auto [index, inBounds] = indices(operand, ivs, /*clamp=*/true);
+    Value v = memref::LoadOp::create(b, loc, operand->get(), index);
+    Type bf16 = b.getBF16Type();
+    if (v.getType().isF16())
+      v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    if (!v.getType().isBF16())
+      v = arith::TruncFOp::create(b, loc, bf16, v);
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(bf16));
+    v = arith::SelectOp::create(b, loc, inBounds, v, zero);
+    Value bits = arith::BitcastOp::create(b, loc, b.getI16Type(), v);
+    return arith::ExtUIOp::create(b, loc, b.getI32Type(), bits);
+  }
+
+  /// Two elements in one register, `lo` in the low half.
+  Value pack(Value lo, Value hi) {
+    Value sh = arith::ShLIOp::create(b, loc, hi, arith::ConstantIntOp::create(b, loc, 16, 32));
+    return arith::OrIOp::create(b, loc, lo, sh);
+  }
+
+  /// The z dimensions' values, delinearised from blockIdx.z (the last z
+  /// dimension fastest).
+  SmallVector<Value> zValues;
+
+  /// Loop values with dimension m = row, n = col, k = kk (z ones fixed).
+  SmallVector<Value> ivs(Value, Value row, Value col, Value kk) {
+    SmallVector<Value> v(op.getNumLoops());
+    for (auto [d, value] : llvm::zip(c.z, zValues))
+      v[d] = value;
+    v[c.m] = row;
+    v[c.n] = col;
+    v[c.k] = kk;
+    return v;
+  }
+
+  void build(gpu::LaunchOp launch) {
+    Value zeroIdx = idx(0);
+    Value tid = launch.getThreadIds().x;
+    Value warp = arith::DivUIOp::create(b, loc, tid, idx(32));
+    Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+    Value g = arith::DivUIOp::create(b, loc, lane, idx(4));
+    Value t2 = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, idx(4)),
+                                     idx(2));
+    Value m0 = arith::MulIOp::create(b, loc, launch.getBlockIds().y, idx(16));
+    Value n0 = add(arith::MulIOp::create(b, loc, launch.getBlockIds().x, idx(kBlockN)),
+                   arith::MulIOp::create(b, loc, warp, idx(kTilesPerWarp * 8)));
+    Value bz = launch.getBlockIds().z;
+    Value rest = bz;
+    zValues.assign(c.z.size(), Value());
+    for (size_t i = c.z.size(); i-- > 0;) {
+      Value size = sizes[c.z[i]];
+      zValues[i] = arith::RemUIOp::create(b, loc, rest, size);
+      rest = arith::DivUIOp::create(b, loc, rest, size);
+    }
+    Value rowLo = add(m0, g), rowHi = add(rowLo, 8);
+    Type f32 = b.getF32Type();
+
+    // Accumulator element e of tile j: row lo/hi (e / 2), column 2t + e % 2.
+    auto accPosition = [&](int64_t j, int64_t e) {
+      Value row = e < 2 ? rowLo : rowHi;
+      Value col = add(add(n0, j * 8 + e % 2), t2);
+      return std::pair{row, col};
+    };
+    SmallVector<Value> init;
+    for (int64_t j = 0; j < kTilesPerWarp; ++j)
+      for (int64_t e = 0; e < 4; ++e) {
+        auto [row, col] = accPosition(j, e);
+        auto [index, inBounds] = indices(c.c, ivs(bz, row, col, zeroIdx), /*clamp=*/true);
+        Value v = memref::LoadOp::create(b, loc, c.c->get(), index);
+        Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+        init.push_back(arith::SelectOp::create(b, loc, inBounds, v, zero));
+      }
+
+    auto loop = scf::ForOp::create(b, loc, zeroIdx, sizes[c.k], idx(16), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value k0 = loop.getInductionVar();
+      Value kLo = add(k0, t2), kHi = add(kLo, 8);
+      auto aBits = [&](Value row, Value kk) { return loadBits(c.a, ivs(bz, row, zeroIdx, kk)); };
+      SmallVector<Value> aRegs = {
+          pack(aBits(rowLo, kLo), aBits(rowLo, add(kLo, 1))),
+          pack(aBits(rowHi, kLo), aBits(rowHi, add(kLo, 1))),
+          pack(aBits(rowLo, kHi), aBits(rowLo, add(kHi, 1))),
+          pack(aBits(rowHi, kHi), aBits(rowHi, add(kHi, 1)))};
+      auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+      SmallVector<Value> next;
+      for (int64_t j = 0; j < kTilesPerWarp; ++j) {
+        Value col = add(add(n0, j * 8), g);
+        auto bBits = [&](Value kk) { return loadBits(c.b, ivs(bz, zeroIdx, col, kk)); };
+        SmallVector<Value> bRegs = {pack(bBits(kLo), bBits(add(kLo, 1))),
+                                    pack(bBits(kHi), bBits(add(kHi, 1)))};
+        ValueRange acc = loop.getRegionIterArgs().slice(j * 4, 4);
+        auto mma = NVVM::MmaOp::create(
+            b, loc, resultType, aRegs, bRegs, acc, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
+            std::nullopt,
+            std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+        for (int64_t e = 0; e < 4; ++e)
+          next.push_back(LLVM::ExtractValueOp::create(b, loc, mma.getRes(), e));
+      }
+      scf::YieldOp::create(b, loc, next);
+    }
+
+    for (int64_t j = 0; j < kTilesPerWarp; ++j)
+      for (int64_t e = 0; e < 4; ++e) {
+        auto [row, col] = accPosition(j, e);
+        auto [index, inBounds] = indices(c.c, ivs(bz, row, col, zeroIdx), /*clamp=*/false);
+        auto guard = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&guard.getThenRegion().front());
+        memref::StoreOp::create(b, loc, loop.getResult(j * 4 + e), c.c->get(), index);
+      }
+    gpu::TerminatorOp::create(b, loc);
+  }
+};
+
+struct K3GpuMmaContractionsPass
+    : k3::impl::K3GpuMmaContractionsPassBase<K3GpuMmaContractionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::GenericOp, Contraction>> work;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (op->getParentOfType<gpu::LaunchOp>() || op->getParentOfType<gpu::GPUModuleOp>())
+        return;
+      if (auto c = match(op))
+        work.push_back({op, *c});
+    });
+    for (auto &[op, c] : work) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      KernelBuilder kb{b, loc, op, c, {}};
+      for (Range r : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
+        kb.sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+      auto ceilDiv = [&](Value v, int64_t d) {
+        return arith::CeilDivUIOp::create(b, loc, v, kb.idx(d)).getResult();
+      };
+      Value one = kb.idx(1);
+      Value gx = ceilDiv(kb.sizes[c.n], kBlockN), gy = ceilDiv(kb.sizes[c.m], 16);
+      Value gz = one;
+      for (unsigned d : c.z)
+        gz = arith::MulIOp::create(b, loc, gz, kb.sizes[d]);
+      auto launch =
+          gpu::LaunchOp::create(b, loc, gx, gy, gz, kb.idx(kWarps * 32), one, one);
+      b.setInsertionPointToStart(&launch.getBody().front());
+      kb.build(launch);
+      op.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,411 @@
+//===- CudaDevice.cpp - The CUDA driver, loaded at run time ---------------===//
+//
+// Part of k3. The driver's types are declared here, not included: the
+// runtime builds on machines without CUDA. The values used are the driver
+// API's (cuda.h, stable across releases): attributes 75/76 (compute
+// capability), JIT options 3–6 (log buffers), function attribute 8 (dynamic
+// shared memory limit), CU_MEM_ATTACH_GLOBAL = 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/CudaDevice.h"
+#include "runtime/src/Status.h"
+
+#include <algorithm>
+#include <cstring>
+#include <dlfcn.h>
+
+using namespace k3::bundle;
+
+namespace k3rt {
+
+using CUresult = int;
+using CUdeviceptr = unsigned long long;
+
+struct CudaApi {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGet)(int *, int);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGetAttribute)(int *, int, int);
+  CUresult (*cuDeviceGetName)(char *, int, int);
+  CUresult (*cuDevicePrimaryCtxRetain)(void **, int);
+  CUresult (*cuDevicePrimaryCtxRelease)(int);
+  CUresult (*cuCtxSetCurrent)(void *);
+  CUresult (*cuModuleLoadDataEx)(void **, const void *, unsigned, int *, void **);
+  CUresult (*cuModuleUnload)(void *);
+  CUresult (*cuModuleGetFunction)(void **, void *, const char *);
+  CUresult (*cuFuncSetAttribute)(void *, int, int);
+  CUresult (*cuLaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, void *, void **, void **);
+  CUresult (*cuStreamCreate)(void **, unsigned);
+  CUresult (*cuStreamSynchronize)(void *);
+  CUresult (*cuStreamDestroy)(void *);
+  CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpy)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+};
+
+namespace {
+
+constexpr int kAttrCcMajor = 75, kAttrCcMinor = 76;
+constexpr int kJitInfoLog = 3, kJitInfoLogSize = 4, kJitErrorLog = 5, kJitErrorLogSize = 6;
+constexpr int kFuncMaxDynamicShared = 8;
+constexpr unsigned kMemAttachGlobal = 1;
+constexpr unsigned kDefaultSharedLimit = 48 * 1024;
+
+std::string oneLine(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\0' || s.back() == ' '))
+    s.pop_back();
+  for (char &c : s)
+    if (c == '\n')
+      c = ';';
+  return s;
+}
+
+} // namespace
+
+/// The callback context of one bundle's host programs.
+struct CudaDevice::Binding {
+  CudaDevice *device;
+  const k3rt_bundle_s *bundle;
+  K3GpuOps ops;
+  std::map<void *, std::string> functionNames; ///< for launch errors
+};
+
+static std::string resultName(const CudaApi &api, CUresult r) {
+  const char *n = nullptr;
+  if (api.cuGetErrorName && api.cuGetErrorName(r, &n) == 0 && n)
+    return n;
+  return "CUDA error " + std::to_string(r);
+}
+
+k3rt_status_t CudaDevice::open(int ordinal, std::unique_ptr<CudaDevice> &out) {
+  std::unique_ptr<CudaDevice> d(new CudaDevice());
+  d->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!d->lib) {
+    const char *e = dlerror();
+    return makeStatus(K3RT_UNAVAILABLE,
+                      std::string("no CUDA driver (") + (e ? e : "libcuda.so.1 not found") + ")");
+  }
+  d->api = std::make_unique<CudaApi>();
+  CudaApi &a = *d->api;
+  std::string missing;
+  auto sym = [&](auto &fn, const char *name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(d->lib, name));
+    if (!fn && missing.empty())
+      missing = name;
+  };
+  sym(a.cuInit, "cuInit");
+  sym(a.cuDeviceGet, "cuDeviceGet");
+  sym(a.cuDeviceGetCount, "cuDeviceGetCount");
+  sym(a.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+  sym(a.cuDeviceGetName, "cuDeviceGetName");
+  sym(a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  sym(a.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+  sym(a.cuCtxSetCurrent, "cuCtxSetCurrent");
+  sym(a.cuModuleLoadDataEx, "cuModuleLoadDataEx");
+  sym(a.cuModuleUnload, "cuModuleUnload");
+  sym(a.cuModuleGetFunction, "cuModuleGetFunction");
+  sym(a.cuFuncSetAttribute, "cuFuncSetAttribute");
+  sym(a.cuLaunchKernel, "cuLaunchKernel");
+  sym(a.cuStreamCreate, "cuStreamCreate");
+  sym(a.cuStreamSynchronize, "cuStreamSynchronize");
+  sym(a.cuStreamDestroy, "cuStreamDestroy_v2");
+  sym(a.cuMemAllocManaged, "cuMemAllocManaged");
+  sym(a.cuMemFree, "cuMemFree_v2");
+  sym(a.cuMemcpy, "cuMemcpy");
+  sym(a.cuMemsetD32, "cuMemsetD32_v2");
+  sym(a.cuGetErrorName, "cuGetErrorName");
+  if (!missing.empty())
+    return makeStatus(K3RT_UNAVAILABLE,
+                      "no CUDA driver (libcuda.so.1 lacks " + missing + ")");
+  auto check = [&](CUresult r, const char *what) -> k3rt_status_t {
+    if (r == 0)
+      return nullptr;
+    return makeStatus(K3RT_UNAVAILABLE, std::string("CUDA: ") + what + " failed: " +
+                                            resultName(a, r));
+  };
+  if (k3rt_status_t s = check(a.cuInit(0), "cuInit"))
+    return s;
+  int count = 0;
+  if (k3rt_status_t s = check(a.cuDeviceGetCount(&count), "cuDeviceGetCount"))
+    return s;
+  if (ordinal < 0 || ordinal >= count)
+    return makeStatus(K3RT_UNAVAILABLE, "CUDA device " + std::to_string(ordinal) +
+                                            " does not exist (" + std::to_string(count) +
+                                            " devices)");
+  if (k3rt_status_t s = check(a.cuDeviceGet(&d->device, ordinal), "cuDeviceGet"))
+    return s;
+  char name[256] = {0};
+  a.cuDeviceGetName(name, sizeof name - 1, d->device);
+  d->name = name;
+  if (k3rt_status_t s = check(a.cuDeviceGetAttribute(&d->ccMajor, kAttrCcMajor, d->device),
+                              "cuDeviceGetAttribute"))
+    return s;
+  if (k3rt_status_t s = check(a.cuDeviceGetAttribute(&d->ccMinor, kAttrCcMinor, d->device),
+                              "cuDeviceGetAttribute"))
+    return s;
+  if (k3rt_status_t s = check(a.cuDevicePrimaryCtxRetain(&d->context, d->device),
+                              "cuDevicePrimaryCtxRetain"))
+    return s;
+  if (k3rt_status_t s = check(a.cuCtxSetCurrent(d->context), "cuCtxSetCurrent"))
+    return s;
+  if (k3rt_status_t s = check(a.cuStreamCreate(&d->stream, 0), "cuStreamCreate"))
+    return s;
+  out = std::move(d);
+  return nullptr;
+}
+
+CudaDevice::~CudaDevice() {
+  if (api && context) {
+    if (stream) {
+      api->cuStreamSynchronize(stream);
+      api->cuStreamDestroy(stream);
+    }
+    for (auto &[cls, list] : freeLists)
+      for (void *p : list)
+        api->cuMemFree(CUdeviceptr(uintptr_t(p)));
+    for (auto &[p, cls] : live)
+      api->cuMemFree(CUdeviceptr(uintptr_t(p)));
+    api->cuDevicePrimaryCtxRelease(device);
+  }
+  if (lib)
+    dlclose(lib);
+}
+
+std::string CudaDevice::describe() const {
+  return name + " (sm_" + std::to_string(ccMajor) + std::to_string(ccMinor) + ")";
+}
+
+k3rt_status_t CudaDevice::checkTarget(const k3rt_bundle_s &bundle) const {
+  Target t = bundle.root->target();
+  if (t == Target_SM90A && computeCapability() != 90)
+    return makeStatus(K3RT_UNIMPLEMENTED,
+                      "the kernels are for sm_90a (Hopper, compute capability 9.0); " +
+                          describe() + " cannot run them: compile with --target=sm_80");
+  if (t == Target_SM80 && computeCapability() < 80)
+    return makeStatus(K3RT_UNIMPLEMENTED,
+                      "the kernels are for sm_80 and later; " + describe() + " is older");
+  if (t == Target_CPU)
+    return makeStatus(K3RT_UNIMPLEMENTED,
+                      "the binary has CPU kernels only: compile with --target=sm_90a or sm_80");
+  return nullptr;
+}
+
+void CudaDevice::fail(const std::string &message) {
+  if (error.empty())
+    error = message;
+}
+
+k3rt_status_t CudaDevice::takeError() {
+  if (error.empty())
+    return nullptr;
+  std::string e;
+  e.swap(error);
+  return makeStatus(K3RT_INTERNAL, e);
+}
+
+void CudaDevice::synchronize() {
+  if (CUresult r = api->cuStreamSynchronize(stream))
+    fail("CUDA: cuStreamSynchronize failed: " + resultName(*api, r));
+}
+
+void *CudaDevice::allocate(size_t bytes) {
+  // Size classes of powers of two from 256 bytes: the host programs
+  // allocate and free the same sizes on every call.
+  size_t cls = 256;
+  while (cls < bytes)
+    cls <<= 1;
+  auto &list = freeLists[cls];
+  if (!list.empty()) {
+    void *p = list.back();
+    list.pop_back();
+    live[p] = cls;
+    ++counters.poolHits;
+    return p;
+  }
+  CUdeviceptr p = 0;
+  if (CUresult r = api->cuMemAllocManaged(&p, cls, kMemAttachGlobal)) {
+    fail("CUDA: cannot allocate " + std::to_string(bytes) + " bytes of managed memory: " +
+         resultName(*api, r));
+    return nullptr;
+  }
+  ++counters.allocations;
+  void *ptr = reinterpret_cast<void *>(uintptr_t(p));
+  live[ptr] = cls;
+  return ptr;
+}
+
+void *CudaDevice::allocateExact(size_t bytes) {
+  CUdeviceptr p = 0;
+  if (CUresult r = api->cuMemAllocManaged(&p, std::max<size_t>(bytes, 1), kMemAttachGlobal)) {
+    fail("CUDA: cannot allocate " + std::to_string(bytes) + " bytes of managed memory: " +
+         resultName(*api, r));
+    return nullptr;
+  }
+  ++counters.allocations;
+  void *ptr = reinterpret_cast<void *>(uintptr_t(p));
+  live[ptr] = 0;
+  return ptr;
+}
+
+void CudaDevice::release(void *ptr) {
+  if (!ptr)
+    return;
+  auto it = live.find(ptr);
+  if (it == live.end()) {
+    fail("CUDA: free of a pointer the device did not allocate");
+    return;
+  }
+  if (it->second == 0)
+    api->cuMemFree(CUdeviceptr(uintptr_t(ptr)));
+  else
+    freeLists[it->second].push_back(ptr);
+  live.erase(it);
+}
+
+void *CudaDevice::loadModule(const k3rt_bundle_s &bundle, const void *data, size_t size) {
+  // The host program names a kernel of the bundle (lib/Target/Gpu).
+  static const char kPrefix[] = "k3-kernel:";
+  std::string ref(static_cast<const char *>(data), size);
+  if (ref.compare(0, sizeof kPrefix - 1, kPrefix) != 0) {
+    fail("CUDA: a host program loads a module that is not a k3 kernel reference");
+    return nullptr;
+  }
+  std::string kernelName = ref.substr(sizeof kPrefix - 1);
+  const Kernel *kernel = nullptr;
+  if (bundle.root->kernels())
+    for (const Kernel *k : *bundle.root->kernels())
+      if (k->name()->str() == kernelName && k->ptx() && k->ptx()->size())
+        kernel = k;
+  if (!kernel) {
+    fail("CUDA: the binary has no kernel '" + kernelName + "'");
+    return nullptr;
+  }
+  // The cubin when it was assembled for this device (sm_90a: exactly 9.0;
+  // sm_80: any 8.x, binary compatible within the major version), else the
+  // PTX, compiled by the driver.
+  Target t = bundle.root->target();
+  bool cubinFits = kernel->cubin() && kernel->cubin()->size() &&
+                   ((t == Target_SM90A && computeCapability() == 90) ||
+                    (t == Target_SM80 && ccMajor == 8));
+  const void *image = cubinFits ? static_cast<const void *>(kernel->cubin()->data())
+                                : static_cast<const void *>(kernel->ptx()->c_str());
+  char infoLog[4096] = {0}, errorLog[4096] = {0};
+  int options[] = {kJitInfoLog, kJitInfoLogSize, kJitErrorLog, kJitErrorLogSize};
+  void *values[] = {infoLog, reinterpret_cast<void *>(uintptr_t(sizeof infoLog - 1)), errorLog,
+                    reinterpret_cast<void *>(uintptr_t(sizeof errorLog - 1))};
+  void *module = nullptr;
+  if (CUresult r = api->cuModuleLoadDataEx(&module, image, 4, options, values)) {
+    fail("CUDA: kernel '" + kernelName + "': cuModuleLoadDataEx (" +
+         (cubinFits ? "cubin" : "PTX, JIT for " + describe()) + ") failed: " +
+         resultName(*api, r) + (errorLog[0] ? ": JIT log: " + oneLine(errorLog) : "") +
+         (infoLog[0] ? " (info: " + oneLine(infoLog) + ")" : ""));
+    return nullptr;
+  }
+  ++counters.modules;
+  if (!cubinFits)
+    ++counters.jitModules;
+  return module;
+}
+
+const K3GpuOps *CudaDevice::ops(const k3rt_bundle_s &bundle) {
+  auto b = std::make_unique<Binding>();
+  b->device = this;
+  b->bundle = &bundle;
+  K3GpuOps &o = b->ops;
+  o.ctx = b.get();
+  // Each callback does nothing once an error is pending: the host program
+  // runs to its end (it cannot stop), and the caller reports the error.
+  o.moduleLoad = [](void *ctx, const void *data, size_t size) -> void * {
+    auto *b = static_cast<Binding *>(ctx);
+    return b->device->error.empty() ? b->device->loadModule(*b->bundle, data, size) : nullptr;
+  };
+  o.moduleUnload = [](void *ctx, void *module) {
+    auto *b = static_cast<Binding *>(ctx);
+    if (module)
+      b->device->api->cuModuleUnload(module);
+  };
+  o.moduleGetFunction = [](void *ctx, void *module, const char *name) -> void * {
+    auto *b = static_cast<Binding *>(ctx);
+    CudaDevice &d = *b->device;
+    if (!d.error.empty() || !module)
+      return nullptr;
+    void *f = nullptr;
+    if (CUresult r = d.api->cuModuleGetFunction(&f, module, name)) {
+      d.fail(std::string("CUDA: kernel function '") + name + "' not found: " +
+             resultName(*d.api, r));
+      return nullptr;
+    }
+    b->functionNames[f] = name;
+    return f;
+  };
+  o.streamCreate = [](void *ctx) -> void * {
+    // One stream per device: each launch is followed by a synchronisation
+    // in the host program, so streams would not overlap anyway.
+    return static_cast<Binding *>(ctx)->device->stream;
+  };
+  o.streamSynchronize = [](void *ctx, void *) {
+    CudaDevice &d = *static_cast<Binding *>(ctx)->device;
+    if (d.error.empty())
+      d.synchronize();
+  };
+  o.streamDestroy = [](void *, void *) {};
+  o.launchKernel = [](void *ctx, void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx,
+                      intptr_t by, intptr_t bz, int32_t smem, void *, void **params,
+                      void **extra, size_t) {
+    auto *b = static_cast<Binding *>(ctx);
+    CudaDevice &d = *b->device;
+    if (!d.error.empty() || !f)
+      return;
+    std::string name = b->functionNames.count(f) ? b->functionNames[f] : "?";
+    auto dims = [&] {
+      return "grid (" + std::to_string(gx) + ", " + std::to_string(gy) + ", " +
+             std::to_string(gz) + "), block (" + std::to_string(bx) + ", " +
+             std::to_string(by) + ", " + std::to_string(bz) + ")";
+    };
+    if (gx == 0 || gy == 0 || gz == 0)
+      return; // an empty grid: nothing to do (e.g. zero tokens)
+    if (gx < 0 || gy < 0 || gz < 0 || gx > 0x7fffffff || gy > 65535 || gz > 65535) {
+      d.fail("CUDA: kernel '" + name + "': " + dims() +
+             " is outside the device's grid limits (x < 2^31, y and z <= 65535)");
+      return;
+    }
+    if (unsigned(smem) > kDefaultSharedLimit)
+      d.api->cuFuncSetAttribute(f, kFuncMaxDynamicShared, smem);
+    if (CUresult r = d.api->cuLaunchKernel(f, unsigned(gx), unsigned(gy), unsigned(gz),
+                                           unsigned(bx), unsigned(by), unsigned(bz),
+                                           unsigned(smem), d.stream, params, extra)) {
+      d.fail("CUDA: kernel '" + name + "': launch with " + dims() + " failed: " +
+             resultName(*d.api, r));
+      return;
+    }
+    ++d.counters.launches;
+  };
+  o.memAlloc = [](void *ctx, uint64_t bytes, void *, bool) -> void * {
+    CudaDevice &d = *static_cast<Binding *>(ctx)->device;
+    return d.allocate(std::max<uint64_t>(bytes, 1));
+  };
+  o.memFree = [](void *ctx, void *p, void *) {
+    static_cast<Binding *>(ctx)->device->release(p);
+  };
+  o.memcpy = [](void *ctx, void *dst, void *src, size_t bytes, void *) {
+    CudaDevice &d = *static_cast<Binding *>(ctx)->device;
+    if (d.error.empty())
+      if (CUresult r = d.api->cuMemcpy(CUdeviceptr(uintptr_t(dst)), CUdeviceptr(uintptr_t(src)),
+                                       bytes))
+        d.fail("CUDA: cuMemcpy failed: " + resultName(*d.api, r));
+  };
+  o.memset32 = [](void *ctx, void *dst, unsigned value, size_t count, void *) {
+    CudaDevice &d = *static_cast<Binding *>(ctx)->device;
+    if (d.error.empty())
+      if (CUresult r = d.api->cuMemsetD32(CUdeviceptr(uintptr_t(dst)), value, count))
+        d.fail("CUDA: cuMemsetD32 failed: " + resultName(*d.api, r));
+  };
+  bindings.push_back(std::move(b));
+  return &bindings.back()->ops;
+}
+
+} // namespace k3rt

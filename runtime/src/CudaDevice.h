@@ -1,0 +1,107 @@
+//===- CudaDevice.h - The CUDA driver, loaded at run time -------*- C++ -*-===//
+//
+// Part of k3. The CUDA device of DESIGN.md §4: the driver API is loaded with
+// dlopen("libcuda.so.1") (never linked; the build needs no CUDA at all), on
+// the device's primary context. It owns one stream, a pool of managed
+// allocations (size classes of powers of two, reused across calls) and the
+// kernel modules of the bundles run on it.
+//
+// GPU host programs (lib/Target/Cpu with a GPU target) call MLIR's mgpu*
+// runtime functions; their objects forward each one through a `K3GpuOps`
+// table, which `CudaDevice::ops` builds. Errors inside those callbacks (a
+// failed launch, an allocation the device cannot hold) are sticky: later
+// callbacks do nothing and `takeError` reports the first one after the call.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUNTIME_SRC_CUDADEVICE_H
+#define RUNTIME_SRC_CUDADEVICE_H
+
+#include "runtime/src/Bundle.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace k3rt {
+
+/// The table a GPU host program's mgpu* functions forward to; its layout is
+/// fixed by lib/Target/Cpu/CpuTarget.cpp's kGpuSupportC.
+struct K3GpuOps {
+  void *ctx;
+  void *(*moduleLoad)(void *ctx, const void *data, size_t size);
+  void (*moduleUnload)(void *ctx, void *module);
+  void *(*moduleGetFunction)(void *ctx, void *module, const char *name);
+  void *(*streamCreate)(void *ctx);
+  void (*streamSynchronize)(void *ctx, void *stream);
+  void (*streamDestroy)(void *ctx, void *stream);
+  void (*launchKernel)(void *ctx, void *function, intptr_t gx, intptr_t gy, intptr_t gz,
+                       intptr_t bx, intptr_t by, intptr_t bz, int32_t smem, void *stream,
+                       void **params, void **extra, size_t paramsCount);
+  void *(*memAlloc)(void *ctx, uint64_t bytes, void *stream, bool hostShared);
+  void (*memFree)(void *ctx, void *ptr, void *stream);
+  void (*memcpy)(void *ctx, void *dst, void *src, size_t bytes, void *stream);
+  void (*memset32)(void *ctx, void *dst, unsigned value, size_t count, void *stream);
+};
+
+struct CudaApi; // the driver entry points (CudaDevice.cpp)
+
+class CudaDevice {
+public:
+  /// Loads the driver and opens device `ordinal`. Without a driver:
+  /// K3RT_UNAVAILABLE "no CUDA driver (<why>)".
+  static k3rt_status_t open(int ordinal, std::unique_ptr<CudaDevice> &out);
+  ~CudaDevice();
+
+  /// "NVIDIA H200 (sm_90)".
+  std::string describe() const;
+  int computeCapability() const { return ccMajor * 10 + ccMinor; }
+
+  /// Checks that `bundle`'s kernels can run here (sm_90a needs compute
+  /// capability 9.0 exactly; sm_80 PTX runs on 8.0 and later).
+  k3rt_status_t checkTarget(const k3rt_bundle_s &bundle) const;
+
+  /// The callback table for host programs of `bundle` (kernel references
+  /// resolve against its kernel table). Stable while the device lives.
+  const K3GpuOps *ops(const k3rt_bundle_s &bundle);
+
+  /// Managed memory, reachable by host and kernels; pooled by size class.
+  void *allocate(size_t bytes);
+  /// Managed memory of exactly `bytes` (the weights), not pooled.
+  void *allocateExact(size_t bytes);
+  void release(void *ptr);
+  /// Waits for the stream.
+  void synchronize();
+
+  /// The first error since the last call, or null.
+  k3rt_status_t takeError();
+
+  /// Counters since open (k3-run prints them with --stats).
+  struct Counters {
+    uint64_t launches = 0, modules = 0, jitModules = 0, allocations = 0, poolHits = 0;
+  } counters;
+
+private:
+  CudaDevice() = default;
+  struct Binding;
+  void fail(const std::string &message);
+  void *loadModule(const k3rt_bundle_s &bundle, const void *data, size_t size);
+
+  void *lib = nullptr;
+  std::unique_ptr<CudaApi> api;
+  int device = 0, ccMajor = 0, ccMinor = 0;
+  std::string name;
+  void *context = nullptr;
+  void *stream = nullptr;
+  std::string error; ///< sticky, see takeError
+  std::map<size_t, std::vector<void *>> freeLists; ///< by size class
+  std::map<void *, size_t> live;                    ///< pointer → size class (0: exact)
+  std::vector<std::unique_ptr<Binding>> bindings;
+};
+
+} // namespace k3rt
+
+#endif // RUNTIME_SRC_CUDADEVICE_H

@@ -1,0 +1,71 @@
+// RUN: k3-opt %s --k3-gpu-map-loops | FileCheck %s
+// RUN: k3-opt %s --k3-gpu-map-loops=threads=32 | FileCheck %s --check-prefix=T32
+// RUN: not k3-opt %s --k3-gpu-map-loops=threads=2048 2>&1 | FileCheck %s --check-prefix=BAD
+
+// The innermost dimension is tiled by 128 (threadIdx.x); the outer loop's
+// dimensions go to blockIdx.x (innermost) and blockIdx.y; the tile loop keeps
+// a constant trip count with a guard for the tail.
+// CHECK-LABEL: func.func @rows
+// CHECK: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: %[[STEP:.*]] = arith.muli %{{.*}}, %[[C128]]
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%{{.*}}, %{{.*}}) step (%{{.*}}, %[[STEP]])
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%{{.*}}, %[[STEP]])
+// CHECK: scf.if
+// CHECK: memref.store
+// CHECK: mapping = [#gpu.loop_dim_map<processor = sequential, map = (d0) -> (d0), bound = (d0) -> (d0)>, #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]
+// CHECK: mapping = [#gpu.loop_dim_map<processor = block_y, map = (d0) -> (d0), bound = (d0) -> (d0)>, #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]
+// T32-LABEL: func.func @rows
+// T32: arith.constant 32 : index
+// BAD: k3-gpu-map-loops: threads=2048 is outside [1, 1024]
+func.func @rows(%x: memref<?x300xf32>, %y: memref<?x300xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c300 = arith.constant 300 : index
+  %t = memref.dim %x, %c0 : memref<?x300xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%t, %c300) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x300xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %y[%i, %j] : memref<?x300xf32>
+    scf.reduce
+  }
+  return
+}
+
+// A small static extent gets exactly that many threads; a fourth outer
+// dimension runs sequentially in the kernel (blocks only have x, y, z).
+// CHECK-LABEL: func.func @small
+// CHECK: arith.constant 3 : index
+// CHECK: processor = thread_x
+// CHECK: mapping = [#gpu.loop_dim_map<processor = sequential{{.*}}processor = block_z{{.*}}processor = block_y{{.*}}processor = block_x
+func.func @small(%x: memref<2x2x2x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %z = arith.constant 0.0 : f32
+  scf.parallel (%a, %b, %c, %d) = (%c0, %c0, %c0, %c0) to (%c2, %c2, %c2, %c3) step (%c1, %c1, %c1, %c1) {
+    memref.store %z, %x[%a, %b, %c, %d] : memref<2x2x2x3xf32>
+    scf.reduce
+  }
+  return
+}
+
+// Loops already inside a GPU region are left alone.
+// CHECK-LABEL: func.func @inside_launch
+// CHECK-NOT: mapping
+// CHECK: return
+func.func @inside_launch(%x: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %z = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      memref.store %z, %x[%i] : memref<8xf32>
+      scf.reduce
+    }
+    gpu.terminator
+  }
+  return
+}
