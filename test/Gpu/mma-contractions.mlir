@@ -1,0 +1,92 @@
+// RUN: k3-opt %s --k3-gpu-mma-contractions | FileCheck %s
+
+#xk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// A projection y += x · Wᵀ (f32 activations, bf16 weights): blocks of 128
+// threads (4 warps, 16 x 128 of y each) over ⌈N/128⌉ x ⌈T/16⌉; the k loop
+// steps by 16 and issues 4 mma.sync m16n8k16 per warp on bf16 operands
+// packed two to a register, f32 accumulators carried through the loop.
+// CHECK-LABEL: func.func @linear
+// CHECK: %[[T:.*]] = memref.dim %arg0
+// CHECK: %[[GX:.*]] = arith.ceildivui %c96, %c128
+// CHECK: %[[GY:.*]] = arith.ceildivui %[[T]], %c16
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GX]], {{.*}} = %[[GY]], {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c128{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}})
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c64{{.*}} step %c16{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK-COUNT-4: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: scf.yield
+// CHECK-COUNT-16: memref.store
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.generic
+func.func @linear(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %y: memref<?x96xf32>) {
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf32>, memref<96x64xbf16>) outs(%y : memref<?x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Batch dimensions and a second m dimension (heads) go to blockIdx.z,
+// delinearised; the tile takes the dynamic m dimension. Operands in either
+// order of the multiplication.
+// CHECK-LABEL: func.func @batched
+// CHECK: %[[Z1:.*]] = arith.muli %c1{{.*}}, %c3
+// CHECK: %[[Z:.*]] = arith.muli %[[Z1]], %c2
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, {{.*}} = %[[Z]])
+// CHECK: arith.remui %{{.*}}, %c2{{.*}} : index
+// CHECK-COUNT-4: nvvm.mma.sync
+func.func @batched(%q: memref<3x?x2x32xf32>, %k: memref<3x40x32xf32>, %s: memref<3x?x2x40xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, t, h, j, d) -> (b, t, h, d)>,
+                                   affine_map<(b, t, h, j, d) -> (b, j, d)>,
+                                   affine_map<(b, t, h, j, d) -> (b, t, h, j)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<3x?x2x32xf32>, memref<3x40x32xf32>) outs(%s : memref<3x?x2x40xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %b, %a : f32
+    %r = arith.addf %p, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Not contractions the tensor cores take: another body (a max), f64, two
+// reduction loops, tensors. They stay linalg.generic.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: gpu.launch
+// CHECK-COUNT-3: linalg.generic
+// CHECK: return
+func.func @left_alone(%x: memref<8x16xf32>, %w: memref<4x16xf32>, %y: memref<8x4xf32>,
+                      %xd: memref<8x16xf64>, %wd: memref<4x16xf64>, %yd: memref<8x4xf64>,
+                      %x3: memref<8x4x16xf32>, %w3: memref<2x4x16xf32>, %y3: memref<8x2xf32>) {
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x16xf32>, memref<4x16xf32>) outs(%y : memref<8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.maximumf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xd, %wd : memref<8x16xf64>, memref<4x16xf64>) outs(%yd : memref<8x4xf64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %p = arith.mulf %a, %b : f64
+    %r = arith.addf %acc, %p : f64
+    linalg.yield %r : f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(m, n, c, k) -> (m, c, k)>,
+                                   affine_map<(m, n, c, k) -> (n, c, k)>,
+                                   affine_map<(m, n, c, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x3, %w3 : memref<8x4x16xf32>, memref<2x4x16xf32>) outs(%y3 : memref<8x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
