@@ -45,6 +45,12 @@ struct CudaApi {
   CUresult (*cuMemcpy)(CUdeviceptr, CUdeviceptr, size_t);
   CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t);
   CUresult (*cuGetErrorName)(CUresult, const char **);
+  // Optional: kernel timing (absent: no device times).
+  CUresult (*cuEventCreate)(void **, unsigned);
+  CUresult (*cuEventRecord)(void *, void *);
+  CUresult (*cuEventSynchronize)(void *);
+  CUresult (*cuEventElapsedTime)(float *, void *, void *);
+  CUresult (*cuEventDestroy)(void *);
 };
 
 namespace {
@@ -121,6 +127,17 @@ k3rt_status_t CudaDevice::open(int ordinal, std::unique_ptr<CudaDevice> &out) {
   if (!missing.empty())
     return makeStatus(K3RT_UNAVAILABLE,
                       "no CUDA driver (libcuda.so.1 lacks " + missing + ")");
+  std::string optional;
+  std::swap(optional, missing);
+  sym(a.cuEventCreate, "cuEventCreate");
+  sym(a.cuEventRecord, "cuEventRecord");
+  sym(a.cuEventSynchronize, "cuEventSynchronize");
+  sym(a.cuEventElapsedTime, "cuEventElapsedTime_v2");
+  if (!a.cuEventElapsedTime)
+    sym(a.cuEventElapsedTime, "cuEventElapsedTime");
+  sym(a.cuEventDestroy, "cuEventDestroy_v2");
+  const bool events = a.cuEventCreate && a.cuEventRecord && a.cuEventSynchronize &&
+                      a.cuEventElapsedTime && a.cuEventDestroy;
   auto check = [&](CUresult r, const char *what) -> k3rt_status_t {
     if (r == 0)
       return nullptr;
@@ -154,6 +171,8 @@ k3rt_status_t CudaDevice::open(int ordinal, std::unique_ptr<CudaDevice> &out) {
     return s;
   if (k3rt_status_t s = check(a.cuStreamCreate(&d->stream, 0), "cuStreamCreate"))
     return s;
+  if (events && a.cuEventCreate(&d->eventStart, 0) == 0 && a.cuEventCreate(&d->eventEnd, 0) == 0)
+    d->timed = true;
   out = std::move(d);
   return nullptr;
 }
@@ -164,6 +183,10 @@ CudaDevice::~CudaDevice() {
       api->cuStreamSynchronize(stream);
       api->cuStreamDestroy(stream);
     }
+    if (eventStart)
+      api->cuEventDestroy(eventStart);
+    if (eventEnd)
+      api->cuEventDestroy(eventEnd);
     for (auto &[cls, list] : freeLists)
       for (void *p : list)
         api->cuMemFree(CUdeviceptr(uintptr_t(p)));
@@ -375,6 +398,8 @@ const K3GpuOps *CudaDevice::ops(const k3rt_bundle_s &bundle) {
     }
     if (unsigned(smem) > kDefaultSharedLimit)
       d.api->cuFuncSetAttribute(f, kFuncMaxDynamicShared, smem);
+    if (d.timed)
+      d.api->cuEventRecord(d.eventStart, d.stream);
     if (CUresult r = d.api->cuLaunchKernel(f, unsigned(gx), unsigned(gy), unsigned(gz),
                                            unsigned(bx), unsigned(by), unsigned(bz),
                                            unsigned(smem), d.stream, params, extra)) {
@@ -383,6 +408,13 @@ const K3GpuOps *CudaDevice::ops(const k3rt_bundle_s &bundle) {
       return;
     }
     ++d.counters.launches;
+    // Kernel time: the host program waits for every launch anyway, so
+    // waiting for its end event here costs nothing extra.
+    float ms = 0;
+    if (d.timed && d.api->cuEventRecord(d.eventEnd, d.stream) == 0 &&
+        d.api->cuEventSynchronize(d.eventEnd) == 0 &&
+        d.api->cuEventElapsedTime(&ms, d.eventStart, d.eventEnd) == 0)
+      d.counters.kernelSeconds += ms * 1e-3;
   };
   o.memAlloc = [](void *ctx, uint64_t bytes, void *, bool) -> void * {
     CudaDevice &d = *static_cast<Binding *>(ctx)->device;

@@ -82,7 +82,11 @@ public:
   /// Counters since open (k3-run prints them with --stats).
   struct Counters {
     uint64_t launches = 0, modules = 0, jitModules = 0, allocations = 0, poolHits = 0;
+    /// Summed kernel execution time (CUDA events around each launch).
+    double kernelSeconds = 0;
   } counters;
+  /// Whether `counters.kernelSeconds` is measured (the driver has events).
+  bool timesKernels() const { return timed; }
 
 private:
   CudaDevice() = default;
@@ -96,6 +100,8 @@ private:
   std::string name;
   void *context = nullptr;
   void *stream = nullptr;
+  void *eventStart = nullptr, *eventEnd = nullptr;
+  bool timed = false;
   std::string error; ///< sticky, see takeError
   std::map<size_t, std::vector<void *>> freeLists; ///< by size class
   std::map<void *, size_t> live;                    ///< pointer → size class (0: exact)

@@ -8,6 +8,9 @@
 //   k3-bench mla [--context=4096 --heads=16 ...] (MlaBench.cpp)
 //   k3-bench moe [--tokens=512 --experts=64 --top-k=8 ...] (MoeBench.cpp)
 //   k3-bench ttft BINARY.k3b [--prompt=4096 --cached=4032 ...] (TtftBench.cpp)
+//   k3-bench device BINARY.k3b --function=NAME [--compare=CPU.k3b ...]
+//     (DeviceBench.cpp: one function on the binary's device, timed, and its
+//     outputs against another binary's)
 //
 // `cpu`: prefill and decode tokens/s of the compiled CPU binary (through the
 // runtime) against the plain C++ reference forward (fp32) on the same
@@ -44,6 +47,7 @@ int runKdaBench(int argc, char **argv);
 int runMlaBench(int argc, char **argv);
 int runMoeBench(int argc, char **argv);
 int runTtftBench(int argc, char **argv);
+int runDeviceBench(int argc, char **argv);
 
 int main(int argc, char **argv) {
   if (argc >= 2 && std::string(argv[1]) == "kda")
@@ -54,10 +58,13 @@ int main(int argc, char **argv) {
     return runMoeBench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "ttft")
     return runTtftBench(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "device")
+    return runDeviceBench(argc, argv);
   if (argc < 4 || std::string(argv[1]) != "cpu")
     return fail("usage: k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] "
                 "[--decode=N] | k3-bench kda [flags] | k3-bench mla [flags] | "
-                "k3-bench moe [flags] | k3-bench ttft BINARY.k3b [flags]");
+                "k3-bench moe [flags] | k3-bench ttft BINARY.k3b [flags] | "
+                "k3-bench device BINARY.k3b --function=NAME [flags]");
   std::string dir = argv[2], path = argv[3];
   int prompt = 32, decode = 8;
   for (int i = 4; i < argc; ++i) {

@@ -182,6 +182,28 @@ bool listToFunction(llvm::Module &m, StringRef list, StringRef name) {
   return found;
 }
 
+/// gpu-to-llvm builds each launch's parameter array with an alloca at the
+/// launch, so a launch inside a loop (KDA's chunk loop) grows the stack on
+/// every iteration: 8 MiB are gone after ~4000 tokens. The arrays are filled
+/// and consumed by one synchronous launch, so one slot per launch site in the
+/// entry block serves every iteration.
+void hoistStaticAllocas(llvm::Module &m) {
+  for (llvm::Function &f : m) {
+    if (f.isDeclaration())
+      continue;
+    llvm::BasicBlock &entry = f.getEntryBlock();
+    SmallVector<llvm::AllocaInst *> moves;
+    for (llvm::BasicBlock &bb : f)
+      if (&bb != &entry)
+        for (llvm::Instruction &i : bb)
+          if (auto *a = dyn_cast<llvm::AllocaInst>(&i); a && a->isStaticAlloca() == false &&
+                                                          isa<llvm::ConstantInt>(a->getArraySize()))
+            moves.push_back(a);
+    for (llvm::AllocaInst *a : moves)
+      a->moveBefore(entry.getFirstInsertionPt());
+  }
+}
+
 } // namespace
 
 bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
@@ -244,6 +266,7 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   if (gpuHost) {
     listToFunction(*m, "llvm.global_ctors", "k3_gpu_load_modules");
     listToFunction(*m, "llvm.global_dtors", "k3_gpu_unload_modules");
+    hoistStaticAllocas(*m);
   }
 
   auto optimize = makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, tm.get());

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Prepares what the GPU machine needs (it has CUDA but no MLIR): the
+# MLIR-free runtime tools and the compiled binaries, CPU and sm_90a builds of
+# the same modules, in BUILD/device-carry (ignored by git; under the device
+# tool's 64 MiB). Run here after building; then, on the GPU machine:
+#   bash test/Gpu/device/run.sh build/device-carry "$OUT"
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+build=${1:-$root/build}
+out=$build/device-carry
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/k3b" "$out/tmp"
+cp "$build/bin/k3-run" "$build/bin/k3-bench" "$build/bin/k3-dump" "$out/bin/"
+cp "$root/test/Execution/Inputs/compare_npy.py" "$out/"
+
+compile() { # NAME SOURCE [flags]: NAME.cpu.k3b and NAME.sm90a.k3b
+  local name=$1 src=$2
+  shift 2
+  "$build/bin/k3-compile" "$src" "$@" -o "$out/k3b/$name.cpu.k3b"
+  "$build/bin/k3-compile" "$src" "$@" --target=sm_90a -o "$out/k3b/$name.sm90a.k3b"
+}
+# Numerics: the op-level modules of the CPU tests, and the benchmark modules.
+for m in kda_layer mla_decode mla_prefill moe_layer; do
+  compile "$m" "$root/test/Execution/Inputs/$m.mlir"
+done
+for m in kda_prefill mla_decode moe_mxfp4; do
+  compile "bench_$m" "$root/test/Gpu/device/$m.mlir"
+done
+# End to end: k3-tiny (synthetic, seed 6). k3-small's weights (336 MB) do not
+# fit the device tool's 64 MiB; see run.sh.
+"$build/bin/k3-compile" "$root/models/k3-tiny" --write-synthetic="$out/tmp/tiny" --seed=6
+compile tiny "$out/tmp/tiny"
+rm -rf "$out/tmp"
+du -sh "$out"
+size=$(du -sm "$out" | cut -f1)
+if (( size > 60 )); then
+  echo "prepare.sh: $out is ${size} MiB, over the device tool's limit" >&2
+  exit 1
+fi

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The device checks of issue 9, for a machine with an NVIDIA GPU and CUDA's
+# driver but no MLIR: given the artifacts of prepare.sh (MLIR-free k3-run,
+# k3-bench, k3-dump and compiled binaries), it runs
+#   1. GPU numerics: every op-level module's sm_90a build against its CPU
+#      build on the same seeded inputs (k3-bench device --compare; relative
+#      RMSE < 5e-3), at lengths 1, 15, 63 and more, gates saturated at the
+#      −5 bound; k3-tiny's logits and greedy tokens, GPU against CPU;
+#   2. SASS: cuobjdump on every cubin, counting kernels with HMMA / HGMMA and
+#      local-memory traffic (LDL / STL);
+#   3. benchmarks: KDA chunked prefill (T = 8192, H = 64, dk = dv = 128), MLA
+#      decode over a long cache, the MXFP4 MoE, k3-tiny decode tokens/s;
+# and writes REPORT_DIR/report.md (and logs beside it). Each step has a time
+# limit; the whole stays under 8 minutes.
+#   usage: run.sh ARTIFACTS_DIR REPORT_DIR
+set -uo pipefail
+art=$(cd "${1:?artifacts dir}" && pwd)
+rep=${2:?report dir}
+mkdir -p "$rep"
+report=$rep/report.md
+log=$rep/log.txt
+: > "$report"
+: > "$log"
+bin=$art/bin
+k3b=$art/k3b
+failures=0
+say() { echo "$*" | tee -a "$report"; }
+# step LIMIT_SECONDS CMD...: runs CMD, its output into the log; prints it.
+step() {
+  local limit=$1
+  shift
+  echo "\$ $*" >> "$log"
+  timeout "$limit" "$@" > "$rep/step.out" 2>&1
+  local rc=$?
+  cat "$rep/step.out" >> "$log"
+  cat "$rep/step.out"
+  return $rc
+}
+
+say "# k3 device report"
+say ""
+say "- date: $(date -u +%FT%TZ)"
+say "- gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
+say "- runtime tools start: $("$bin/k3-run" --help > /dev/null 2>&1 && echo yes || echo "NO ($("$bin/k3-run" --help 2>&1 | head -1))")"
+say ""
+
+say "## 1. Numerics: sm_90a against the CPU build (relative RMSE, bf16 threshold 5e-3)"
+say ""
+say "| module | function | length | inputs | outputs' relative RMSE | result |"
+say "|---|---|---|---|---|---|"
+# check MODULE FUNCTION LENGTH NOTE [k3-bench flags]
+check() {
+  local module=$1 fn=$2 len=$3 note=$4
+  shift 4
+  local out rc
+  out=$(step 120 "$bin/k3-bench" device "$k3b/$module.sm90a.k3b" --function="$fn" --dim="$len" \
+        --compare="$k3b/$module.cpu.k3b" --repeat=1 "$@")
+  rc=$?
+  local rmse
+  rmse=$(echo "$out" | sed -n 's/^output \([0-9]*\) relative_rmse: \([^ ]*\).*/\2/p' | paste -sd, -)
+  if (( rc != 0 )); then
+    failures=$((failures + 1))
+    say "| $module | $fn | $len | $note | ${rmse:-—} | FAIL: $(echo "$out" | grep -m1 -E 'error|FAIL' | cut -c1-160) |"
+  else
+    say "| $module | $fn | $len | $note | $rmse | ok |"
+  fi
+}
+for len in 1 15 63 200; do
+  check kda_layer kda_lb "$len" "uniform"
+  check kda_layer kda_softplus "$len" "uniform"
+done
+# Gates saturated at the −5 lower bound (raw gate inputs far negative and far positive).
+check kda_layer kda_lb 63 "gates saturated (raw -30..-20)" --range=3:-30,-20
+check kda_layer kda_lb 63 "gates saturated (raw 20..30)" --range=3:20,30
+for len in 1 15 63 1000; do
+  check mla_decode mla "$len" "cache of len"
+done
+for len in 1 15 63; do
+  check mla_prefill mla "$len" "len new tokens, len cached"
+done
+for len in 1 15 63; do
+  check moe_layer moe_mx "$len" "MXFP4 scales 2^-4..2^2" --range=9:123,130 --range=10:123,130 --range=11:123,130
+  check moe_layer moe_f32 "$len" "uniform"
+done
+check bench_kda_prefill kda 63 "H=64, dk=dv=128"
+check bench_mla_decode mla 1000 "K3 MLA, bf16 cache"
+check bench_moe_mxfp4 moe 15 "64 experts, top-8" --range=9:123,130 --range=10:123,130 --range=11:123,130
+
+# k3-tiny end to end: the prompt's logits and 8 greedy steps, GPU vs CPU.
+prompt=3,1,4,1,5,9,2,6,5,3,5,8,9,7,9,3,2,3,8,4,6,2,6,4,3,3,8,3,2,7,9,5,0,2,8,8,4,1,9,7,1,6,9,3,9,9,3,7,5,1,0,5,8,2,0,9,7,4,9,4,4,5,9
+step 120 "$bin/k3-run" "$k3b/tiny.cpu.k3b" --tokens=$prompt --generate=8 --dump-logits="$rep/tiny.cpu.npy" > /dev/null
+cpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
+step 120 "$bin/k3-run" "$k3b/tiny.sm90a.k3b" --device=cuda --tokens=$prompt --generate=8 --dump-logits="$rep/tiny.gpu.npy" > /dev/null
+gpu_rc=$?
+gpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
+cmp=$(step 60 python3 "$art/compare_npy.py" "$rep/tiny.cpu.npy" "$rep/tiny.gpu.npy" 5e-3)
+cmp_rc=$?
+(( gpu_rc != 0 || cmp_rc != 0 )) && failures=$((failures + 1))
+say ""
+say "k3-tiny, 63-token prompt + 8 greedy steps: logits $cmp (rc $cmp_rc); tokens CPU [$cpu_tokens] GPU [$gpu_tokens] ($([ "$cpu_tokens" = "$gpu_tokens" ] && echo same || echo DIFFERENT))"
+say ""
+
+say "## 2. SASS (cuobjdump --dump-sass of every cubin)"
+say ""
+say "| binary | kernels | with HMMA | with HGMMA | with LDL/STL |"
+say "|---|---|---|---|---|"
+for b in "$k3b"/*.sm90a.k3b; do
+  name=$(basename "$b" .sm90a.k3b)
+  dir=$rep/sass/$name
+  mkdir -p "$dir"
+  "$bin/k3-dump" "$b" --extract-kernels="$dir" > /dev/null
+  n=0; hmma=0; hgmma=0; local_mem=0
+  for c in "$dir"/*.cubin; do
+    [ -e "$c" ] || continue
+    n=$((n + 1))
+    sass=$(cuobjdump --dump-sass "$c" 2>&1)
+    echo "$sass" | grep -q HMMA && hmma=$((hmma + 1))
+    echo "$sass" | grep -q HGMMA && hgmma=$((hgmma + 1))
+    echo "$sass" | grep -qE '\b(LDL|STL)\b' && local_mem=$((local_mem + 1))
+  done
+  rm -rf "$dir"
+  say "| $name | $n | $hmma | $hgmma | $local_mem |"
+done
+rmdir "$rep/sass" 2> /dev/null
+say ""
+
+say "## 3. Benchmarks (kernel time: CUDA events around each launch, best of 3)"
+say ""
+bench() { # LABEL ANCHOR MODULE FUNCTION LENGTH [flags]
+  local label=$1 anchor=$2 module=$3 fn=$4 len=$5
+  shift 5
+  local out
+  out=$(step 240 "$bin/k3-bench" device "$k3b/$module.sm90a.k3b" --function="$fn" --dim="$len" --repeat=3 "$@")
+  say "- $label ($anchor):"
+  say '```'
+  say "$out"
+  say '```'
+}
+# KDA: q, k, v, g read and o written once (f32 at this op level), the state twice.
+kda_bytes=$((8192 * 64 * 128 * 4 * 5 + 64 * 128 * 128 * 4 * 2))
+bench "KDA chunked prefill, B=1 T=8192 H=64 dk=dv=128" "anchors on H200: FLA chunk_kda 1.78 ms, FlashKDA-style 1.28 ms, goal < 1.0 ms" \
+  bench_kda_prefill kda 8192 --bytes=$kda_bytes
+# MLA decode: the bf16 cache (576 per row) and the bf16 kv_b once.
+mla_bytes=$((32768 * 576 * 2 + 16384 * 512 * 2))
+bench "MLA decode, 32768 cached tokens" "goal >= 85% of 4.8 TB/s" bench_mla_decode mla 32768 --bytes=$mla_bytes
+# MoE: every expert's MXFP4 codes and scales once (64 x 3 x 1024 x 1024 x (1/2 + 1/32)).
+moe_bytes=$((64 * 3 * 1024 * 1024 / 2 + 64 * 3 * 1024 * 32))
+bench "MXFP4 MoE, 512 tokens, 64 experts, top-8" "anchor: triton_kernels 2.8 TB/s effective" \
+  bench_moe_mxfp4 moe 512 --bytes=$moe_bytes --range=9:123,130 --range=10:123,130 --range=11:123,130
+out=$(step 180 "$bin/k3-run" "$k3b/tiny.sm90a.k3b" --device=cuda --tokens=$prompt --generate=128)
+say "- k3-tiny decode, 128 greedy steps after a 63-token prompt (k3-small's 336 MB of weights do not fit the device tool's 64 MiB carry):"
+say '```'
+say "$(echo "$out" | grep -E 'prefill|decode|device')"
+say '```'
+out=$(step 180 "$bin/k3-run" "$k3b/tiny.cpu.k3b" --tokens=$prompt --generate=128)
+say "- the same on this machine's CPU: $(echo "$out" | grep -E '^decode')"
+say ""
+say "numerics failures: $failures"
+exit $(( failures > 0 ))
