@@ -128,9 +128,8 @@ def K3GpuMapLoopsPass : Pass<"k3-gpu-map-loops"> {
     has its innermost dimension tiled by `threads` (or its static extent,
     if smaller), without min/max bounds (a guard skips the tail). The
     tile's inner loop goes to threadIdx.x, so consecutive threads touch
-    consecutive elements (coalesced); the outer loop's dimensions go to
-    blockIdx.x, y, z from the innermost out, and any further outer
-    dimensions run sequentially inside the kernel. Contractions take the
+    consecutive elements (coalesced); the outer loop's dimensions are
+    collapsed into one, on blockIdx.x (y and z would stop at 65535 blocks). Contractions take the
     tensor-core path instead (when one applies); this is the fallback for
     elementwise and reduction loops.
   }];
@@ -149,14 +148,16 @@ def K3GpuMmaContractionsPass : Pass<"k3-gpu-mma-contractions"> {
   let description = [{
     Rewrites each bufferized `linalg.generic` contraction
     `C[.., m, n] += cvt(A[.., m, .., k ..]) * cvt(B[.., n, .., k ..])` (one
-    reduction loop, projected-permutation maps, f32 C, f32/bf16/f16 A and B,
-    `cvt` an `arith.extf` or nothing) into a
+    reduction loop, not in C's map; every loop a batch, m, n or k loop;
+    projected-permutation maps, f32 C, f32/bf16 A and B, `cvt` an
+    `arith.extf` or nothing) into a
     `gpu.launch` whose warps run `nvvm.mma.sync` m16n8k16 with bf16
     operands and f32 accumulators (NVVM directly: `nvgpu.mma.sync` does not
     lower bf16). A block of 4 warps computes a 16 × 128 tile of C (each warp
-    16 × 32: four m16n8 accumulators); blocks cover n (x), m (y) and every
-    other parallel loop (z: batch loops, and further m or n loops; the tile
-    takes a dynamic m or n loop, else the largest). Each thread loads its fragments straight from memory (clamped
+    16 × 32: four m16n8 accumulators); blockIdx.x enumerates the n tiles and
+    then every other parallel loop (batch loops, further m or n loops; the
+    tile takes a dynamic m or n loop, else the largest), blockIdx.y the m
+    tiles (at most 65535: 1M rows). Each thread loads its fragments straight from memory (clamped
     indices, zero outside the operands), rounds f32 inputs to bf16, packs
     pairs into 32-bit registers in the PTX fragment layout, and adds the
     result into C. Contractions with any other body (the MXFP4 decode, gates)

@@ -11,6 +11,10 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <numeric>
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Matchers.h"
 
@@ -30,20 +34,10 @@ gpu::ParallelLoopDimMappingAttr dim(MLIRContext *ctx, gpu::Processor p) {
   return gpu::ParallelLoopDimMappingAttr::get(ctx, p, id, id);
 }
 
-/// Outer loop: its innermost dimension on blockIdx.x, then y and z going
-/// outwards (x allows 2^31 − 1 blocks, y and z 65535: the tile count of the
-/// innermost dimension is the one that can be large); the rest sequential.
+/// Outer loop, collapsed to one dimension: blockIdx.x (up to 2^31 - 1
+/// blocks; y and z would stop at 65535, e.g. at 65536 tokens).
 void mapOuter(scf::ParallelOp loop) {
-  MLIRContext *ctx = loop.getContext();
-  const gpu::Processor blocks[] = {gpu::Processor::BlockX, gpu::Processor::BlockY,
-                                   gpu::Processor::BlockZ};
-  unsigned n = loop.getNumLoops();
-  SmallVector<gpu::ParallelLoopDimMappingAttr> mapping;
-  for (unsigned i = 0; i < n; ++i) {
-    unsigned fromInner = n - 1 - i;
-    mapping.push_back(dim(ctx, fromInner < 3 ? blocks[fromInner] : gpu::Processor::Sequential));
-  }
-  (void)gpu::setMappingAttr(loop, mapping);
+  (void)gpu::setMappingAttr(loop, {dim(loop.getContext(), gpu::Processor::BlockX)});
 }
 
 /// Inner (tile) loop: only its last dimension has more than one iteration.
@@ -90,6 +84,14 @@ struct K3GpuMapLoopsPass : k3::impl::K3GpuMapLoopsPassBase<K3GpuMapLoopsPass> {
       // No min/max bounds: the tile loop keeps a constant trip count (the
       // block size) and a guard inside skips the elements past the end.
       auto [outer, inner] = scf::tileParallelLoop(loop, sizes, /*noMinMaxBounds=*/true);
+      if (outer.getNumLoops() > 1) {
+        IRRewriter rewriter(outer.getContext());
+        rewriter.setInsertionPoint(outer);
+        std::vector<unsigned> all(outer.getNumLoops());
+        std::iota(all.begin(), all.end(), 0u);
+        collapseParallelLoops(rewriter, outer, {all});
+        outer = cast<scf::ParallelOp>(inner->getParentOp());
+      }
       mapOuter(outer);
       mapInner(inner);
     }

@@ -43,7 +43,7 @@ constexpr int64_t kBlockN = kWarps * kTilesPerWarp * 8;
 /// A contraction C[..., m, n] += cvt(A) * cvt(B) on memrefs. The tile's
 /// rows and columns are one m and one n dimension; every other parallel
 /// dimension (batch dimensions, further m or n ones) is enumerated by
-/// blockIdx.z.
+/// blockIdx.x after the column tiles.
 struct Contraction {
   unsigned m, n, k;
   SmallVector<unsigned> z;
@@ -51,7 +51,7 @@ struct Contraction {
 };
 
 /// Of several m (or n) dimensions, the tile takes a dynamic one (the token
-/// count) or else the largest; the others go to blockIdx.z.
+/// count) or else the largest; the others go to blockIdx.x (see build).
 unsigned pickTileDim(linalg::GenericOp op, ArrayRef<unsigned> dims, SmallVector<unsigned> &z) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned best = dims[0];
@@ -65,7 +65,9 @@ unsigned pickTileDim(linalg::GenericOp op, ArrayRef<unsigned> dims, SmallVector<
   return best;
 }
 
-bool isMmaElement(Type t) { return t.isF32() || t.isBF16() || t.isF16(); }
+/// f32 rounds to bf16 at the tensor cores' inputs (the GPU path's bf16
+/// numerics); f16 would lose mantissa bits to bf16, so it is left alone.
+bool isMmaElement(Type t) { return t.isF32() || t.isBF16(); }
 
 /// The block argument `v` is, looking through one arith.extf.
 BlockArgument argThroughExt(Value v) {
@@ -109,8 +111,13 @@ std::optional<Contraction> match(linalg::GenericOp op) {
 
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(cast<linalg::LinalgOp>(op.getOperation()));
+  // Every loop classified (a parallel loop in C alone, or in A and B but not
+  // C, is none of batch, m, n, k), and the reduction loop not in C's map.
   if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.size() != 1 ||
-      op.getNumReductionLoops() != 1)
+      op.getNumReductionLoops() != 1 ||
+      dims->batch.size() + dims->m.size() + dims->n.size() + dims->k.size() !=
+          op.getNumLoops() ||
+      op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isFunctionOfDim(dims->k[0]))
     return std::nullopt;
   Contraction c;
   c.z.assign(dims->batch.begin(), dims->batch.end());
@@ -185,7 +192,7 @@ struct KernelBuilder {
     return arith::OrIOp::create(b, loc, lo, sh);
   }
 
-  /// The z dimensions' values, delinearised from blockIdx.z (the last z
+  /// The z dimensions' values, delinearised from blockIdx.x / n tiles (the last z
   /// dimension fastest).
   SmallVector<Value> zValues;
 
@@ -208,10 +215,14 @@ struct KernelBuilder {
     Value g = arith::DivUIOp::create(b, loc, lane, idx(4));
     Value t2 = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, idx(4)),
                                      idx(2));
+    // blockIdx.x enumerates the column tiles fastest, then the z dimensions
+    // (x allows 2^31 - 1 blocks, y and z only 65535).
+    Value nTiles = arith::CeilDivUIOp::create(b, loc, sizes[c.n], idx(kBlockN));
+    Value bx = arith::RemUIOp::create(b, loc, launch.getBlockIds().x, nTiles);
+    Value bz = arith::DivUIOp::create(b, loc, launch.getBlockIds().x, nTiles);
     Value m0 = arith::MulIOp::create(b, loc, launch.getBlockIds().y, idx(16));
-    Value n0 = add(arith::MulIOp::create(b, loc, launch.getBlockIds().x, idx(kBlockN)),
+    Value n0 = add(arith::MulIOp::create(b, loc, bx, idx(kBlockN)),
                    arith::MulIOp::create(b, loc, warp, idx(kTilesPerWarp * 8)));
-    Value bz = launch.getBlockIds().z;
     Value rest = bz;
     zValues.assign(c.z.size(), Value());
     for (size_t i = c.z.size(); i-- > 0;) {
@@ -305,11 +316,10 @@ struct K3GpuMmaContractionsPass
       };
       Value one = kb.idx(1);
       Value gx = ceilDiv(kb.sizes[c.n], kBlockN), gy = ceilDiv(kb.sizes[c.m], 16);
-      Value gz = one;
       for (unsigned d : c.z)
-        gz = arith::MulIOp::create(b, loc, gz, kb.sizes[d]);
+        gx = arith::MulIOp::create(b, loc, gx, kb.sizes[d]);
       auto launch =
-          gpu::LaunchOp::create(b, loc, gx, gy, gz, kb.idx(kWarps * 32), one, one);
+          gpu::LaunchOp::create(b, loc, gx, gy, one, kb.idx(kWarps * 32), one, one);
       b.setInsertionPointToStart(&launch.getBody().front());
       kb.build(launch);
       op.erase();

@@ -17,6 +17,7 @@
 #include <xmmintrin.h>
 #endif
 #include <algorithm>
+#include <csetjmp>
 #include <dlfcn.h>
 #include <map>
 #include <set>
@@ -79,6 +80,53 @@ int64_t HostTensor::numElements() const {
   for (int64_t d : shape)
     n *= d;
   return n;
+}
+
+/// Runs a kernel with subnormal floats flushed to zero (x86 MXCSR FTZ and
+/// DAZ), restoring the caller's mode after. Chunked KDA scales by e^G with
+/// G down to −5 per token: over a 64-token chunk many products pass through
+/// the subnormal range, where each x86 operation takes a microcode assist
+/// (~100 cycles); flushed, they cost nothing. A flushed value is below
+/// 1.2e-38; the largest factor it could later meet is the factored tile's
+/// e^{(B−1)|lb|} ≤ e^75 (k3-kda-chunkwise's bound), so a dropped term is
+/// below 5e-6 times |q||k|, inside every fp32 threshold of the tests.
+///
+/// With a device, a failing callback of the GPU host program longjmps back
+/// here (CudaDevice::setEscape): false then, the program left mid-way. This
+/// frame and the generated code hold no C++ objects.
+static bool callKernel(void (*fn)(void **), void **args, CudaDevice *device) {
+#if defined(__x86_64__) || defined(__i386__)
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | 0x8040u); // FTZ (bit 15) | DAZ (bit 6)
+#endif
+  std::jmp_buf escape;
+  bool completed = true;
+  if (device) {
+    if (setjmp(escape) == 0)
+      device->setEscape(&escape);
+    else
+      completed = false;
+  }
+  if (completed)
+    fn(args);
+  if (device)
+    device->setEscape(nullptr);
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_setcsr(saved);
+#endif
+  return completed;
+}
+
+/// Attaches a host program to its device, guarded like `callKernel` (the
+/// kernel modules load in it).
+static void attachGuarded(void (*attach)(const K3GpuOps *), const K3GpuOps *ops,
+                          CudaDevice *device) {
+  std::jmp_buf escape;
+  if (setjmp(escape) == 0) {
+    device->setEscape(&escape);
+    attach(ops);
+  }
+  device->setEscape(nullptr);
 }
 
 k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
@@ -147,7 +195,7 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
       if (!attach || !detach)
         return makeStatus(K3RT_DATA_LOSS, "kernels '" + k->name()->str() +
                                               "': the host program exports no k3_gpu_attach");
-      attach(device->ops(b));
+      attachGuarded(attach, device->ops(b), device);
       exe->detaches.push_back(detach);
       if (k3rt_status_t s = device->takeError())
         return s;
@@ -212,25 +260,6 @@ const EntryPoint *CpuExecutable::entry(const std::string &name) const {
       if (e->name()->str() == name)
         return e;
   return nullptr;
-}
-
-/// Runs a kernel with subnormal floats flushed to zero (x86 MXCSR FTZ and
-/// DAZ), restoring the caller's mode after. Chunked KDA scales by e^G with
-/// G down to −5 per token: over a 64-token chunk many products pass through
-/// the subnormal range, where each x86 operation takes a microcode assist
-/// (~100 cycles); flushed, they cost nothing. A flushed value is below
-/// 1.2e-38; the largest factor it could later meet is the factored tile's
-/// e^{(B−1)|lb|} ≤ e^75 (k3-kda-chunkwise's bound), so a dropped term is
-/// below 5e-6 times |q||k|, inside every fp32 threshold of the tests.
-static void callKernel(void (*fn)(void **), void **args) {
-#if defined(__x86_64__) || defined(__i386__)
-  const unsigned saved = _mm_getcsr();
-  _mm_setcsr(saved | 0x8040u); // FTZ (bit 15) | DAZ (bit 6)
-  fn(args);
-  _mm_setcsr(saved);
-#else
-  fn(args);
-#endif
 }
 
 /// The address bound to a zero-size buffer: never null, never freed.
@@ -353,17 +382,24 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
   std::vector<void *> args{result.data()};
   for (auto &d : descs)
     args.push_back(d.data());
-  callKernel(fn->second, args.data());
+  const bool completed = callKernel(fn->second, args.data(), device);
   if (device) {
     device->synchronize();
-    // Inputs come back (the entry may update them in place), then any error
-    // of the call is reported with nothing left allocated.
-    for (auto &[i, buffer] : staged)
-      std::memcpy(inputs[i]->bytes.data(), buffer, inputs[i]->bytes.size());
+    // A failed call leaves the caller's inputs as they were and frees what
+    // it can: its results when the program returned them, else only the
+    // staged inputs (the program's own buffers stay in the pool's live set).
     if (k3rt_status_t s = device->takeError()) {
-      freeResults(result, *ep, owned, staged);
+      if (completed)
+        freeResults(result, *ep, owned, staged);
+      else
+        for (auto &[i, buffer] : staged)
+          device->release(buffer);
+      (void)device->takeError();
       return s;
     }
+    // Inputs come back: the entry may update them in place.
+    for (auto &[i, buffer] : staged)
+      std::memcpy(inputs[i]->bytes.data(), buffer, inputs[i]->bytes.size());
   }
 
   // Copy each result out (honouring offset and strides), then free the
@@ -385,6 +421,9 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     outputs.push_back(std::move(t));
   }
   freeResults(result, *ep, owned, staged);
+  if (device)
+    if (k3rt_status_t s = device->takeError())
+      return s;
   return nullptr;
 }
 

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <csetjmp>
 #include <dlfcn.h>
 
 using namespace k3::bundle;
@@ -334,24 +335,23 @@ void *CudaDevice::loadModule(const k3rt_bundle_s &bundle, const void *data, size
   return module;
 }
 
-const K3GpuOps *CudaDevice::ops(const k3rt_bundle_s &bundle) {
-  auto b = std::make_unique<Binding>();
-  b->device = this;
-  b->bundle = &bundle;
-  K3GpuOps &o = b->ops;
-  o.ctx = b.get();
-  // Each callback does nothing once an error is pending: the host program
-  // runs to its end (it cannot stop), and the caller reports the error.
-  o.moduleLoad = [](void *ctx, const void *data, size_t size) -> void * {
+/// The callbacks behind `K3GpuOps`. Each does nothing once an error is
+/// pending; the wrappers in `ops` then leave the host program through the
+/// escape the caller set (`setEscape`), after these have returned: no C++
+/// object is left undestroyed on the way out.
+struct GpuCallbacks {
+  using Binding = CudaDevice::Binding;
+  static CudaDevice &device(void *ctx) { return *static_cast<Binding *>(ctx)->device; }
+
+  static void *moduleLoad(void *ctx, const void *data, size_t size) {
     auto *b = static_cast<Binding *>(ctx);
     return b->device->error.empty() ? b->device->loadModule(*b->bundle, data, size) : nullptr;
-  };
-  o.moduleUnload = [](void *ctx, void *module) {
-    auto *b = static_cast<Binding *>(ctx);
+  }
+  static void moduleUnload(void *ctx, void *module) {
     if (module)
-      b->device->api->cuModuleUnload(module);
-  };
-  o.moduleGetFunction = [](void *ctx, void *module, const char *name) -> void * {
+      device(ctx).api->cuModuleUnload(module);
+  }
+  static void *moduleGetFunction(void *ctx, void *module, const char *name) {
     auto *b = static_cast<Binding *>(ctx);
     CudaDevice &d = *b->device;
     if (!d.error.empty() || !module)
@@ -364,33 +364,25 @@ const K3GpuOps *CudaDevice::ops(const k3rt_bundle_s &bundle) {
     }
     b->functionNames[f] = name;
     return f;
-  };
-  o.streamCreate = [](void *ctx) -> void * {
-    // One stream per device: each launch is followed by a synchronisation
-    // in the host program, so streams would not overlap anyway.
-    return static_cast<Binding *>(ctx)->device->stream;
-  };
-  o.streamSynchronize = [](void *ctx, void *) {
-    CudaDevice &d = *static_cast<Binding *>(ctx)->device;
-    if (d.error.empty())
-      d.synchronize();
-  };
-  o.streamDestroy = [](void *, void *) {};
-  o.launchKernel = [](void *ctx, void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx,
-                      intptr_t by, intptr_t bz, int32_t smem, void *, void **params,
-                      void **extra, size_t) {
+  }
+  static void synchronize(void *ctx) {
+    if (device(ctx).error.empty())
+      device(ctx).synchronize();
+  }
+  static void launch(void *ctx, void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx,
+                     intptr_t by, intptr_t bz, int32_t smem, void **params, void **extra) {
     auto *b = static_cast<Binding *>(ctx);
     CudaDevice &d = *b->device;
     if (!d.error.empty() || !f)
       return;
+    if (gx == 0 || gy == 0 || gz == 0)
+      return; // an empty grid: nothing to do (e.g. zero tokens)
     std::string name = b->functionNames.count(f) ? b->functionNames[f] : "?";
     auto dims = [&] {
       return "grid (" + std::to_string(gx) + ", " + std::to_string(gy) + ", " +
              std::to_string(gz) + "), block (" + std::to_string(bx) + ", " +
              std::to_string(by) + ", " + std::to_string(bz) + ")";
     };
-    if (gx == 0 || gy == 0 || gz == 0)
-      return; // an empty grid: nothing to do (e.g. zero tokens)
     if (gx < 0 || gy < 0 || gz < 0 || gx > 0x7fffffff || gy > 65535 || gz > 65535) {
       d.fail("CUDA: kernel '" + name + "': " + dims() +
              " is outside the device's grid limits (x < 2^31, y and z <= 65535)");
@@ -415,26 +407,83 @@ const K3GpuOps *CudaDevice::ops(const k3rt_bundle_s &bundle) {
         d.api->cuEventSynchronize(d.eventEnd) == 0 &&
         d.api->cuEventElapsedTime(&ms, d.eventStart, d.eventEnd) == 0)
       d.counters.kernelSeconds += ms * 1e-3;
-  };
-  o.memAlloc = [](void *ctx, uint64_t bytes, void *, bool) -> void * {
-    CudaDevice &d = *static_cast<Binding *>(ctx)->device;
-    return d.allocate(std::max<uint64_t>(bytes, 1));
-  };
-  o.memFree = [](void *ctx, void *p, void *) {
-    static_cast<Binding *>(ctx)->device->release(p);
-  };
-  o.memcpy = [](void *ctx, void *dst, void *src, size_t bytes, void *) {
-    CudaDevice &d = *static_cast<Binding *>(ctx)->device;
+  }
+  static void *alloc(void *ctx, uint64_t bytes) {
+    return device(ctx).error.empty() ? device(ctx).allocate(std::max<uint64_t>(bytes, 1))
+                                     : nullptr;
+  }
+  static void copy(void *ctx, void *dst, void *src, size_t bytes) {
+    CudaDevice &d = device(ctx);
     if (d.error.empty())
       if (CUresult r = d.api->cuMemcpy(CUdeviceptr(uintptr_t(dst)), CUdeviceptr(uintptr_t(src)),
                                        bytes))
         d.fail("CUDA: cuMemcpy failed: " + resultName(*d.api, r));
-  };
-  o.memset32 = [](void *ctx, void *dst, unsigned value, size_t count, void *) {
-    CudaDevice &d = *static_cast<Binding *>(ctx)->device;
+  }
+  static void fill(void *ctx, void *dst, unsigned value, size_t count) {
+    CudaDevice &d = device(ctx);
     if (d.error.empty())
       if (CUresult r = d.api->cuMemsetD32(CUdeviceptr(uintptr_t(dst)), value, count))
         d.fail("CUDA: cuMemsetD32 failed: " + resultName(*d.api, r));
+  }
+  /// Leaves the host program when an error is pending and the caller set an
+  /// escape: the program cannot stop by itself, and its host code may read
+  /// what a failed launch did not compute (an index, a count) or write to
+  /// an allocation that failed.
+  static void escape(void *ctx) {
+    CudaDevice &d = device(ctx);
+    if (!d.error.empty() && d.escapeTo)
+      std::longjmp(*d.escapeTo, 1);
+  }
+};
+
+const K3GpuOps *CudaDevice::ops(const k3rt_bundle_s &bundle) {
+  auto b = std::make_unique<Binding>();
+  b->device = this;
+  b->bundle = &bundle;
+  K3GpuOps &o = b->ops;
+  o.ctx = b.get();
+  // The wrappers hold no C++ objects: `escape` may leave through them.
+  o.moduleLoad = [](void *ctx, const void *data, size_t size) -> void * {
+    void *m = GpuCallbacks::moduleLoad(ctx, data, size);
+    GpuCallbacks::escape(ctx);
+    return m;
+  };
+  o.moduleUnload = [](void *ctx, void *module) { GpuCallbacks::moduleUnload(ctx, module); };
+  o.moduleGetFunction = [](void *ctx, void *module, const char *name) -> void * {
+    void *f = GpuCallbacks::moduleGetFunction(ctx, module, name);
+    GpuCallbacks::escape(ctx);
+    return f;
+  };
+  // One stream per device: each launch is followed by a synchronisation in
+  // the host program, so streams would not overlap anyway.
+  o.streamCreate = [](void *ctx) -> void * { return GpuCallbacks::device(ctx).stream; };
+  o.streamSynchronize = [](void *ctx, void *) {
+    GpuCallbacks::synchronize(ctx);
+    GpuCallbacks::escape(ctx);
+  };
+  o.streamDestroy = [](void *, void *) {};
+  o.launchKernel = [](void *ctx, void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx,
+                      intptr_t by, intptr_t bz, int32_t smem, void *, void **params,
+                      void **extra, size_t) {
+    GpuCallbacks::launch(ctx, f, gx, gy, gz, bx, by, bz, smem, params, extra);
+    GpuCallbacks::escape(ctx);
+  };
+  o.memAlloc = [](void *ctx, uint64_t bytes, void *, bool) -> void * {
+    void *p = GpuCallbacks::alloc(ctx, bytes);
+    GpuCallbacks::escape(ctx);
+    return p;
+  };
+  o.memFree = [](void *ctx, void *p, void *) {
+    GpuCallbacks::device(ctx).release(p);
+    GpuCallbacks::escape(ctx);
+  };
+  o.memcpy = [](void *ctx, void *dst, void *src, size_t bytes, void *) {
+    GpuCallbacks::copy(ctx, dst, src, bytes);
+    GpuCallbacks::escape(ctx);
+  };
+  o.memset32 = [](void *ctx, void *dst, unsigned value, size_t count, void *) {
+    GpuCallbacks::fill(ctx, dst, value, count);
+    GpuCallbacks::escape(ctx);
   };
   bindings.push_back(std::move(b));
   return &bindings.back()->ops;

@@ -19,6 +19,7 @@
 
 #include "runtime/src/Bundle.h"
 
+#include <csetjmp>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -79,6 +80,11 @@ public:
   /// The first error since the last call, or null.
   k3rt_status_t takeError();
 
+  /// While set, a host program's callback that meets an error longjmps
+  /// here (see CpuExecutable: setjmp around each call into a host program);
+  /// the program's own allocations are then left to the device's close.
+  void setEscape(std::jmp_buf *to) { escapeTo = to; }
+
   /// Counters since open (k3-run prints them with --stats).
   struct Counters {
     uint64_t launches = 0, modules = 0, jitModules = 0, allocations = 0, poolHits = 0;
@@ -88,9 +94,11 @@ public:
   /// Whether `counters.kernelSeconds` is measured (the driver has events).
   bool timesKernels() const { return timed; }
 
-private:
-  CudaDevice() = default;
   struct Binding;
+
+private:
+  friend struct GpuCallbacks;
+  CudaDevice() = default;
   void fail(const std::string &message);
   void *loadModule(const k3rt_bundle_s &bundle, const void *data, size_t size);
 
@@ -101,6 +109,7 @@ private:
   void *context = nullptr;
   void *stream = nullptr;
   void *eventStart = nullptr, *eventEnd = nullptr;
+  std::jmp_buf *escapeTo = nullptr;
   bool timed = false;
   std::string error; ///< sticky, see takeError
   std::map<size_t, std::vector<void *>> freeLists; ///< by size class

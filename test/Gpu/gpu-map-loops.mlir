@@ -3,17 +3,21 @@
 // RUN: not k3-opt %s --k3-gpu-map-loops=threads=2048 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The innermost dimension is tiled by 128 (threadIdx.x); the outer loop's
-// dimensions go to blockIdx.x (innermost) and blockIdx.y; the tile loop keeps
-// a constant trip count with a guard for the tail.
+// dimensions (rows, column tiles) are collapsed into one on blockIdx.x, the
+// column tiles fastest; the tile loop keeps a constant trip count with a
+// guard for the tail.
 // CHECK-LABEL: func.func @rows
 // CHECK: %[[C128:.*]] = arith.constant 128 : index
 // CHECK: %[[STEP:.*]] = arith.muli %{{.*}}, %[[C128]]
-// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%{{.*}}, %{{.*}}) step (%{{.*}}, %[[STEP]])
+// CHECK: %[[TILES:.*]] = affine.apply #{{.*}}()[%[[STEP]]]
+// CHECK: scf.parallel (%[[B:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK: arith.remsi %[[B]], %[[TILES]]
+// CHECK: arith.divsi %[[B]], %[[TILES]]
 // CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%{{.*}}, %[[STEP]])
 // CHECK: scf.if
 // CHECK: memref.store
 // CHECK: mapping = [#gpu.loop_dim_map<processor = sequential, map = (d0) -> (d0), bound = (d0) -> (d0)>, #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]
-// CHECK: mapping = [#gpu.loop_dim_map<processor = block_y, map = (d0) -> (d0), bound = (d0) -> (d0)>, #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]
+// CHECK: mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]
 // T32-LABEL: func.func @rows
 // T32: arith.constant 32 : index
 // BAD: k3-gpu-map-loops: threads=2048 is outside [1, 1024]
@@ -31,12 +35,12 @@ func.func @rows(%x: memref<?x300xf32>, %y: memref<?x300xf32>) {
   return
 }
 
-// A small static extent gets exactly that many threads; a fourth outer
-// dimension runs sequentially in the kernel (blocks only have x, y, z).
+// A small static extent gets exactly that many threads; four outer
+// dimensions collapse into blockIdx.x too.
 // CHECK-LABEL: func.func @small
 // CHECK: arith.constant 3 : index
 // CHECK: processor = thread_x
-// CHECK: mapping = [#gpu.loop_dim_map<processor = sequential{{.*}}processor = block_z{{.*}}processor = block_y{{.*}}processor = block_x
+// CHECK: mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]
 func.func @small(%x: memref<2x2x2x3xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -32,13 +32,16 @@ func.func @linear(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %y: memref<?x96x
   return
 }
 
-// Batch dimensions and a second m dimension (heads) go to blockIdx.z,
+// Batch dimensions and a second m dimension (heads) are enumerated by
+// blockIdx.x after the column tiles (x allows 2^31 - 1 blocks), then
 // delinearised; the tile takes the dynamic m dimension. Operands in either
 // order of the multiplication.
 // CHECK-LABEL: func.func @batched
-// CHECK: %[[Z1:.*]] = arith.muli %c1{{.*}}, %c3
-// CHECK: %[[Z:.*]] = arith.muli %[[Z1]], %c2
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, {{.*}} = %[[Z]])
+// CHECK: %[[NT:.*]] = arith.ceildivui %c40, %c128
+// CHECK: %[[MT:.*]] = arith.ceildivui %{{.*}}, %c16
+// CHECK: %[[X1:.*]] = arith.muli %[[NT]], %c3
+// CHECK: %[[X:.*]] = arith.muli %[[X1]], %c2
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[X]], {{.*}} = %[[MT]], {{.*}} = %c1{{.*}})
 // CHECK: arith.remui %{{.*}}, %c2{{.*}} : index
 // CHECK-COUNT-4: nvvm.mma.sync
 func.func @batched(%q: memref<3x?x2x32xf32>, %k: memref<3x40x32xf32>, %s: memref<3x?x2x40xf32>) {
@@ -55,15 +58,20 @@ func.func @batched(%q: memref<3x?x2x32xf32>, %k: memref<3x40x32xf32>, %s: memref
   return
 }
 
-// Not contractions the tensor cores take: another body (a max), f64, two
-// reduction loops, tensors. They stay linalg.generic.
+// Not contractions the tensor cores take: another body (a max), f64, f16
+// (bf16 would lose its mantissa bits), two reduction loops, the reduction
+// loop in C's map (C[m, n, k] is not a sum over k), a parallel loop only in
+// C. They stay linalg.generic.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: gpu.launch
-// CHECK-COUNT-3: linalg.generic
+// CHECK-COUNT-6: linalg.generic
+// CHECK-NOT: gpu.launch
 // CHECK: return
 func.func @left_alone(%x: memref<8x16xf32>, %w: memref<4x16xf32>, %y: memref<8x4xf32>,
                       %xd: memref<8x16xf64>, %wd: memref<4x16xf64>, %yd: memref<8x4xf64>,
-                      %x3: memref<8x4x16xf32>, %w3: memref<2x4x16xf32>, %y3: memref<8x2xf32>) {
+                      %x3: memref<8x4x16xf32>, %w3: memref<2x4x16xf32>, %y3: memref<8x2xf32>,
+                      %xh: memref<8x16xf16>, %wh: memref<4x16xf16>,
+                      %ck: memref<8x4x16xf32>, %cx: memref<8x4x3xf32>) {
   linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %w : memref<8x16xf32>, memref<4x16xf32>) outs(%y : memref<8x4xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
@@ -83,6 +91,33 @@ func.func @left_alone(%x: memref<8x16xf32>, %w: memref<4x16xf32>, %y: memref<8x4
                                    affine_map<(m, n, c, k) -> (m, n)>],
                   iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
       ins(%x3, %w3 : memref<8x4x16xf32>, memref<2x4x16xf32>) outs(%y3 : memref<8x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xh, %wh : memref<8x16xf16>, memref<4x16xf16>) outs(%y : memref<8x4xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %ae = arith.extf %a : f16 to f32
+    %be = arith.extf %b : f16 to f32
+    %p = arith.mulf %ae, %be : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#xk, #nk, affine_map<(m, n, k) -> (m, n, k)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x16xf32>, memref<4x16xf32>) outs(%ck : memref<8x4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(m, n, x, k) -> (m, k)>,
+                                   affine_map<(m, n, x, k) -> (n, k)>,
+                                   affine_map<(m, n, x, k) -> (m, n, x)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x16xf32>, memref<4x16xf32>) outs(%cx : memref<8x4x3xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
     %r = arith.addf %acc, %p : f32

@@ -474,7 +474,7 @@ int main(int argc, char **argv) {
     if (compileTo == "cubin")
       return printModule(*lowered, error);
     std::vector<uint8_t> so;
-    if (!mlir::k3::emitHostSharedObject(*lowered, so, code.cpu, error))
+    if (!mlir::k3::emitHostSharedObject(*lowered, so, code.cpu, error, /*gpuHost=*/true))
       return fail(firstError.empty() ? error : error + ": " + firstError);
     for (auto fn : module->getOps<func::FuncOp>())
       code.objects[fn.getName().str()] = so;

@@ -185,8 +185,9 @@ bool listToFunction(llvm::Module &m, StringRef list, StringRef name) {
 /// gpu-to-llvm builds each launch's parameter array with an alloca at the
 /// launch, so a launch inside a loop (KDA's chunk loop) grows the stack on
 /// every iteration: 8 MiB are gone after ~4000 tokens. The arrays are filled
-/// and consumed by one synchronous launch, so one slot per launch site in the
-/// entry block serves every iteration.
+/// and consumed in their block by one synchronous launch (cuLaunchKernel
+/// copies the parameters), so one slot per site in the entry block serves
+/// every iteration. Allocas used outside their block are left alone.
 void hoistStaticAllocas(llvm::Module &m) {
   for (llvm::Function &f : m) {
     if (f.isDeclaration())
@@ -196,8 +197,14 @@ void hoistStaticAllocas(llvm::Module &m) {
     for (llvm::BasicBlock &bb : f)
       if (&bb != &entry)
         for (llvm::Instruction &i : bb)
-          if (auto *a = dyn_cast<llvm::AllocaInst>(&i); a && a->isStaticAlloca() == false &&
-                                                          isa<llvm::ConstantInt>(a->getArraySize()))
+          if (auto *a = dyn_cast<llvm::AllocaInst>(&i);
+              a && !a->isStaticAlloca() && isa<llvm::ConstantInt>(a->getArraySize()) &&
+              llvm::all_of(a->users(), [&](llvm::User *u) {
+                // Used within its own block only: nothing carries its
+                // address from one iteration to the next.
+                auto *ui = dyn_cast<llvm::Instruction>(u);
+                return ui && ui->getParent() == &bb;
+              }))
             moves.push_back(a);
     for (llvm::AllocaInst *a : moves)
       a->moveBefore(entry.getFirstInsertionPt());
@@ -207,7 +214,7 @@ void hoistStaticAllocas(llvm::Module &m) {
 } // namespace
 
 bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
-                                    std::string &cpu, std::string &error) {
+                                    std::string &cpu, std::string &error, bool gpuHost) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   DialectRegistry registry;
@@ -260,9 +267,8 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   }
   for (auto &[fn, name] : entries)
     addPackedEntry(*m, *fn, name);
-  // A GPU host program: its kernel modules load when the runtime attaches
-  // its device, not at dlopen.
-  const bool gpuHost = m->getFunction("mgpuModuleLoad") != nullptr;
+  // A GPU host program (one without a launch too): its kernel modules load
+  // when the runtime attaches its device, not at dlopen.
   if (gpuHost) {
     listToFunction(*m, "llvm.global_ctors", "k3_gpu_load_modules");
     listToFunction(*m, "llvm.global_dtors", "k3_gpu_unload_modules");

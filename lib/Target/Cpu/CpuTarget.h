@@ -18,9 +18,11 @@
 namespace mlir::k3 {
 
 /// Emits the host shared object of `module` into `so`; `cpu` receives the
-/// instruction-set level it targets (see CpuTarget.cpp).
+/// instruction-set level it targets (see CpuTarget.cpp). `gpuHost`: the
+/// module is a GPU target's host program (mgpu* calls, kernel binaries): the
+/// object also exports `k3_gpu_attach` / `k3_gpu_detach`.
 bool emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
-                          std::string &cpu, std::string &error);
+                          std::string &cpu, std::string &error, bool gpuHost = false);
 
 } // namespace mlir::k3
 

@@ -114,9 +114,9 @@ for b in "$k3b"/*.sm90a.k3b; do
     [ -e "$c" ] || continue
     n=$((n + 1))
     sass=$(cuobjdump --dump-sass "$c" 2>&1)
-    echo "$sass" | grep -q HMMA && hmma=$((hmma + 1))
-    echo "$sass" | grep -q HGMMA && hgmma=$((hgmma + 1))
-    echo "$sass" | grep -qE '\b(LDL|STL)\b' && local_mem=$((local_mem + 1))
+    grep -q HMMA <<< "$sass" && hmma=$((hmma + 1))
+    grep -q HGMMA <<< "$sass" && hgmma=$((hgmma + 1))
+    grep -qE "\b(LDL|STL)\b" <<< "$sass" && local_mem=$((local_mem + 1))
   done
   rm -rf "$dir"
   say "| $name | $n | $hmma | $hgmma | $local_mem |"
