@@ -360,7 +360,8 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
           buffer = device->allocate(t->bytes.size());
           if (!buffer)
             break;
-          std::memcpy(buffer, t->bytes.data(), t->bytes.size());
+          if (!t->bytes.empty()) // an empty vector's data() may be null
+            std::memcpy(buffer, t->bytes.data(), t->bytes.size());
         }
         data = buffer;
       }
@@ -399,7 +400,8 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     }
     // Inputs come back: the entry may update them in place.
     for (auto &[i, buffer] : staged)
-      std::memcpy(inputs[i]->bytes.data(), buffer, inputs[i]->bytes.size());
+      if (!inputs[i]->bytes.empty())
+        std::memcpy(inputs[i]->bytes.data(), buffer, inputs[i]->bytes.size());
   }
 
   // Copy each result out (honouring offset and strides), then free the
