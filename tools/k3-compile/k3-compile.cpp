@@ -2,8 +2,8 @@
 //
 // Part of k3. `k3-compile DIR_OR_MLIR` reads a Hugging Face-style checkpoint
 // directory (config.json + *.safetensors) or a .mlir file and runs the phases
-// of DESIGN.md §2. Phases available so far: `input` (the imported k3 IR).
-// Also: `--stats` (sizes from config.json alone) and `--write-synthetic=DIR`
+// of DESIGN.md §2: input, k3, tiles, then cpu (--target=cpu) or gpu, ptx,
+// cubin (--target=sm_90a|sm_80), and the .k3b. Also: `--stats` (sizes from config.json alone) and `--write-synthetic=DIR`
 // (a deterministic synthetic checkpoint for the config).
 //
 //===----------------------------------------------------------------------===//
@@ -293,9 +293,10 @@ int main(int argc, char **argv) {
     if (!ptxasPath.empty() && ptxasPath != "none" &&
         !llvm::sys::fs::can_execute(ptxasPath))
       return fail("--ptxas=" + ptxasPath + ": not an executable file");
-    // The ptx phase links libdevice; the phases before it need no CUDA.
+    // The ptx phase links libdevice; the phases before it, and a bundle
+    // without kernels, need no CUDA.
     if (compileTo != "input" && compileTo != "k3" && compileTo != "tiles" &&
-        compileTo != "gpu") {
+        compileTo != "gpu" && compileTo != "bundle") {
       std::string toolkitError;
       chip->toolkit = mlir::k3::findCudaToolkit(ptxas, toolkitError);
       if (chip->toolkit.empty())
