@@ -66,11 +66,13 @@ void buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options);
 void buildCpuTilesStage(OpPassManager &pm, const std::string &moeDispatch = "grouped");
 void buildCpuLlvmStage(OpPassManager &pm);
 
-/// A GPU target: the NVPTX chip and PTX features, and the CUDA toolkit
-/// whose libdevice the kernels' math functions link against.
+/// A GPU target: the NVPTX chip and PTX features, whether contractions use
+/// warpgroup MMA (sm_90a) or mma.sync, and the CUDA toolkit whose libdevice
+/// the kernels' math functions link against.
 struct GpuChip {
   std::string chip;
   std::string features;
+  bool wgmma = false;
   std::string toolkit = "/usr/local/cuda";
 };
 /// `sm_90a` or `sm_80`; nullopt for anything else.
@@ -81,7 +83,7 @@ std::optional<GpuChip> gpuChip(llvm::StringRef target);
 /// gpu.module kernels, `threads` per block), `ptx` (kernels as PTX in
 /// gpu.binary ops) and the host program to the LLVM dialect.
 void buildGpuTilesStage(OpPassManager &pm, const std::string &moeDispatch = "grouped");
-void buildGpuStage(OpPassManager &pm, int64_t threads = 128);
+void buildGpuStage(OpPassManager &pm, const GpuChip &chip, int64_t threads = 128);
 void buildPtxStage(OpPassManager &pm, const GpuChip &chip);
 void buildGpuHostStage(OpPassManager &pm);
 /// Registers `k3-gpu-to-nvvm`.

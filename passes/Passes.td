@@ -144,7 +144,7 @@ def K3GpuMapLoopsPass : Pass<"k3-gpu-map-loops"> {
 }
 
 def K3GpuMmaContractionsPass : Pass<"k3-gpu-mma-contractions"> {
-  let summary = "Run f32-accumulated contractions on tensor cores (mma.sync m16n8k16 bf16)";
+  let summary = "Run f32-accumulated contractions on tensor cores (bf16 mma.sync m16n8k16; wgmma m64n128k16 on sm_90a)";
   let description = [{
     Rewrites each bufferized `linalg.generic` contraction
     `C[.., m, n] += cvt(A[.., m, .., k ..]) * cvt(B[.., n, .., k ..])` (one
@@ -162,7 +162,19 @@ def K3GpuMmaContractionsPass : Pass<"k3-gpu-mma-contractions"> {
     pairs into 32-bit registers in the PTX fragment layout, and adds the
     result into C. Contractions with any other body (the MXFP4 decode, gates)
     are left for the generic loop mapping.
+
+    With `wgmma` (sm_90a) the block's 4 warps act as one warpgroup on a
+    64 × 128 tile of C: per stage of 64 k, the 128 threads copy A (64 × 64)
+    and B (128 × 64) to shared memory as bf16 in wgmma's K-major,
+    unswizzled core-matrix layout, fence the async proxy, and issue four
+    `nvvm.wgmma.mma_async` m64n128k16 on shared-memory descriptors; the 64
+    f32 accumulators per thread are added into C at the end. blockIdx.y
+    then counts 64-row tiles.
   }];
+  let options = [
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "Use sm_90a's warpgroup MMA (wgmma.mma_async) instead of mma.sync">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",

@@ -7,7 +7,8 @@
 //          (the CPU's tiles stage without k3-tile-contractions: that pass is
 //          the CPU's register mapping of the `k3.tile` marks)
 //   gpu:   one-shot bufferization, contractions on tensor cores
-//          (k3-gpu-mma-contractions), the rest of linalg → scf.parallel,
+//          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
+//          the rest of linalg → scf.parallel,
 //          k3-gpu-map-loops (blocks and threads), convert-parallel-loops-to-gpu,
 //          gpu-kernel-outlining, k3-share-host-memory: a host program of
 //          `gpu.launch_func`s and one `gpu.module` per kernel
@@ -39,7 +40,7 @@ constexpr const char *kGpuStage =
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,"
-    "convert-bufferization-to-memref,k3-gpu-mma-contractions,"
+    "convert-bufferization-to-memref,k3-gpu-mma-contractions{{wgmma={1}},"
     "convert-linalg-to-parallel-loops,"
     "k3-gpu-map-loops{{threads={0}},convert-parallel-loops-to-gpu,gpu-kernel-outlining,"
     "k3-share-host-memory,canonicalize,cse";
@@ -48,7 +49,7 @@ constexpr const char *kPtxStage =
     "arith-expand{{include-bf16=true include-f8e8m0=true},convert-scf-to-cf,"
     "expand-strided-metadata,lower-affine,"
     "nvvm-attach-target{{chip={0} features={1} O=3},"
-    "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
+    "gpu.module(convert-gpu-to-nvvm,convert-nvvm-to-llvm,canonicalize,cse,reconcile-unrealized-casts),"
     "gpu-module-to-binary{{format=isa toolkit={2}}";
 
 constexpr const char *kHostStage =
@@ -68,8 +69,8 @@ void mlir::k3::buildGpuTilesStage(OpPassManager &pm, const std::string &moeDispa
   add(pm, llvm::formatv(kGpuTilesStage, moeDispatch).str());
 }
 
-void mlir::k3::buildGpuStage(OpPassManager &pm, int64_t threads) {
-  add(pm, llvm::formatv(kGpuStage, threads).str());
+void mlir::k3::buildGpuStage(OpPassManager &pm, const GpuChip &chip, int64_t threads) {
+  add(pm, llvm::formatv(kGpuStage, threads, chip.wgmma).str());
 }
 
 void mlir::k3::buildPtxStage(OpPassManager &pm, const GpuChip &chip) {
@@ -82,9 +83,9 @@ std::optional<mlir::k3::GpuChip> mlir::k3::gpuChip(llvm::StringRef target) {
   // PTX ISA 8.0 (CUDA 12.0) is the first with sm_90a; LLVM's default
   // (+ptx60) cannot target it. sm_80 uses the same ISA version.
   if (target == "sm_90a")
-    return GpuChip{"sm_90a", "+ptx80"};
+    return GpuChip{"sm_90a", "+ptx80", /*wgmma=*/true};
   if (target == "sm_80")
-    return GpuChip{"sm_80", "+ptx80"};
+    return GpuChip{"sm_80", "+ptx80", /*wgmma=*/false};
   return std::nullopt;
 }
 
@@ -96,7 +97,7 @@ void mlir::k3::registerK3GpuPipeline() {
       [](OpPassManager &pm) {
         buildCpuK3Stage(pm, CpuK3Options{});
         buildGpuTilesStage(pm);
-        buildGpuStage(pm);
+        buildGpuStage(pm, *gpuChip("sm_90a"));
         buildPtxStage(pm, *gpuChip("sm_90a"));
         buildGpuHostStage(pm);
       });

@@ -2,7 +2,9 @@
 //
 // Part of k3. Implements k3-gpu-mma-contractions: an f32-accumulated
 // linalg.generic contraction becomes a gpu.launch of warps issuing
-// nvvm.mma.sync m16n8k16 with bf16 operands.
+// nvvm.mma.sync m16n8k16 with bf16 operands (sm_80+), or, with `wgmma`
+// (sm_90a), of one warpgroup issuing nvvm.wgmma.mma_async m64n128k16 on
+// bf16 tiles staged in shared memory (see buildWgmma).
 //
 // Fragment layout of mma.m16n8k16 (PTX ISA, "Matrix Fragments for
 // mma.m16n8k16"), with g = lane / 4 and t = lane % 4:
@@ -39,6 +41,10 @@ namespace {
 constexpr int64_t kWarps = 4;       // per block, side by side along n
 constexpr int64_t kTilesPerWarp = 4; // m16n8 accumulators per warp: 16 x 32
 constexpr int64_t kBlockN = kWarps * kTilesPerWarp * 8;
+// sm_90a: the 4 warps form one warpgroup computing 64 x kBlockN of C with
+// wgmma m64n128k16; each stage copies 64 k of A and B to shared memory.
+constexpr int64_t kWgRows = 64;
+constexpr int64_t kStageK = 64;
 
 /// A contraction C[..., m, n] += cvt(A) * cvt(B) on memrefs. The tile's
 /// rows and columns are one m and one n dimension; every other parallel
@@ -171,18 +177,20 @@ struct KernelBuilder {
     return {result, inBounds};
   }
 
-  /// One element of A or B as the 16 bf16 bits in an i32 (0 outside).
-  Value loadBits(OpOperand *operand, ArrayRef<Value> ivs) {
+  /// One element of A or B rounded to bf16 (0 outside the operand).
+  Value loadBf16(OpOperand *operand, ArrayRef<Value> ivs) {
     auto [index, inBounds] = indices(operand, ivs, /*clamp=*/true);
     Value v = memref::LoadOp::create(b, loc, operand->get(), index);
     Type bf16 = b.getBF16Type();
-    if (v.getType().isF16())
-      v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
     if (!v.getType().isBF16())
       v = arith::TruncFOp::create(b, loc, bf16, v);
     Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(bf16));
-    v = arith::SelectOp::create(b, loc, inBounds, v, zero);
-    Value bits = arith::BitcastOp::create(b, loc, b.getI16Type(), v);
+    return arith::SelectOp::create(b, loc, inBounds, v, zero);
+  }
+
+  /// The same as the 16 bf16 bits in an i32.
+  Value loadBits(OpOperand *operand, ArrayRef<Value> ivs) {
+    Value bits = arith::BitcastOp::create(b, loc, b.getI16Type(), loadBf16(operand, ivs));
     return arith::ExtUIOp::create(b, loc, b.getI32Type(), bits);
   }
 
@@ -197,7 +205,7 @@ struct KernelBuilder {
   SmallVector<Value> zValues;
 
   /// Loop values with dimension m = row, n = col, k = kk (z ones fixed).
-  SmallVector<Value> ivs(Value, Value row, Value col, Value kk) {
+  SmallVector<Value> ivs(Value row, Value col, Value kk) {
     SmallVector<Value> v(op.getNumLoops());
     for (auto [d, value] : llvm::zip(c.z, zValues))
       v[d] = value;
@@ -205,6 +213,23 @@ struct KernelBuilder {
     v[c.n] = col;
     v[c.k] = kk;
     return v;
+  }
+
+  /// blockIdx.x enumerates the column tiles fastest, then the z dimensions
+  /// (x allows 2^31 - 1 blocks, y and z only 65535); blockIdx.y the row
+  /// tiles of `rows`. Sets zValues; returns the tile's first row and column.
+  std::pair<Value, Value> blockOrigin(gpu::LaunchOp launch, int64_t rows) {
+    Value nTiles = arith::CeilDivUIOp::create(b, loc, sizes[c.n], idx(kBlockN));
+    Value bx = arith::RemUIOp::create(b, loc, launch.getBlockIds().x, nTiles);
+    Value rest = arith::DivUIOp::create(b, loc, launch.getBlockIds().x, nTiles);
+    zValues.assign(c.z.size(), Value());
+    for (size_t i = c.z.size(); i-- > 0;) {
+      Value size = sizes[c.z[i]];
+      zValues[i] = arith::RemUIOp::create(b, loc, rest, size);
+      rest = arith::DivUIOp::create(b, loc, rest, size);
+    }
+    return {arith::MulIOp::create(b, loc, launch.getBlockIds().y, idx(rows)),
+            arith::MulIOp::create(b, loc, bx, idx(kBlockN))};
   }
 
   void build(gpu::LaunchOp launch) {
@@ -215,21 +240,8 @@ struct KernelBuilder {
     Value g = arith::DivUIOp::create(b, loc, lane, idx(4));
     Value t2 = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, idx(4)),
                                      idx(2));
-    // blockIdx.x enumerates the column tiles fastest, then the z dimensions
-    // (x allows 2^31 - 1 blocks, y and z only 65535).
-    Value nTiles = arith::CeilDivUIOp::create(b, loc, sizes[c.n], idx(kBlockN));
-    Value bx = arith::RemUIOp::create(b, loc, launch.getBlockIds().x, nTiles);
-    Value bz = arith::DivUIOp::create(b, loc, launch.getBlockIds().x, nTiles);
-    Value m0 = arith::MulIOp::create(b, loc, launch.getBlockIds().y, idx(16));
-    Value n0 = add(arith::MulIOp::create(b, loc, bx, idx(kBlockN)),
-                   arith::MulIOp::create(b, loc, warp, idx(kTilesPerWarp * 8)));
-    Value rest = bz;
-    zValues.assign(c.z.size(), Value());
-    for (size_t i = c.z.size(); i-- > 0;) {
-      Value size = sizes[c.z[i]];
-      zValues[i] = arith::RemUIOp::create(b, loc, rest, size);
-      rest = arith::DivUIOp::create(b, loc, rest, size);
-    }
+    auto [m0, nBlock] = blockOrigin(launch, 16);
+    Value n0 = add(nBlock, arith::MulIOp::create(b, loc, warp, idx(kTilesPerWarp * 8)));
     Value rowLo = add(m0, g), rowHi = add(rowLo, 8);
     Type f32 = b.getF32Type();
 
@@ -243,7 +255,7 @@ struct KernelBuilder {
     for (int64_t j = 0; j < kTilesPerWarp; ++j)
       for (int64_t e = 0; e < 4; ++e) {
         auto [row, col] = accPosition(j, e);
-        auto [index, inBounds] = indices(c.c, ivs(bz, row, col, zeroIdx), /*clamp=*/true);
+        auto [index, inBounds] = indices(c.c, ivs(row, col, zeroIdx), /*clamp=*/true);
         Value v = memref::LoadOp::create(b, loc, c.c->get(), index);
         Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
         init.push_back(arith::SelectOp::create(b, loc, inBounds, v, zero));
@@ -255,7 +267,7 @@ struct KernelBuilder {
       b.setInsertionPointToStart(loop.getBody());
       Value k0 = loop.getInductionVar();
       Value kLo = add(k0, t2), kHi = add(kLo, 8);
-      auto aBits = [&](Value row, Value kk) { return loadBits(c.a, ivs(bz, row, zeroIdx, kk)); };
+      auto aBits = [&](Value row, Value kk) { return loadBits(c.a, ivs(row, zeroIdx, kk)); };
       SmallVector<Value> aRegs = {
           pack(aBits(rowLo, kLo), aBits(rowLo, add(kLo, 1))),
           pack(aBits(rowHi, kLo), aBits(rowHi, add(kLo, 1))),
@@ -265,7 +277,7 @@ struct KernelBuilder {
       SmallVector<Value> next;
       for (int64_t j = 0; j < kTilesPerWarp; ++j) {
         Value col = add(add(n0, j * 8), g);
-        auto bBits = [&](Value kk) { return loadBits(c.b, ivs(bz, zeroIdx, col, kk)); };
+        auto bBits = [&](Value kk) { return loadBits(c.b, ivs(zeroIdx, col, kk)); };
         SmallVector<Value> bRegs = {pack(bBits(kLo), bBits(add(kLo, 1))),
                                     pack(bBits(kHi), bBits(add(kHi, 1)))};
         ValueRange acc = loop.getRegionIterArgs().slice(j * 4, 4);
@@ -283,12 +295,133 @@ struct KernelBuilder {
     for (int64_t j = 0; j < kTilesPerWarp; ++j)
       for (int64_t e = 0; e < 4; ++e) {
         auto [row, col] = accPosition(j, e);
-        auto [index, inBounds] = indices(c.c, ivs(bz, row, col, zeroIdx), /*clamp=*/false);
+        auto [index, inBounds] = indices(c.c, ivs(row, col, zeroIdx), /*clamp=*/false);
         auto guard = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(&guard.getThenRegion().front());
         memref::StoreOp::create(b, loc, loop.getResult(j * 4 + e), c.c->get(), index);
       }
+    gpu::TerminatorOp::create(b, loc);
+  }
+
+  //===--- sm_90a: one warpgroup, wgmma.mma_async from shared memory ---===//
+
+  /// The byte offset of element (r, kk) of a `rows` x kStageK tile in
+  /// shared memory: per k16 step a block of rows x 16, in 8 x 8 core
+  /// matrices of 128 contiguous bytes (8 rows of 16 bytes), the two k
+  /// halves of an 8-row group side by side. This is wgmma's K-major layout
+  /// without swizzling (PTX ISA "Shared Memory Matrix Layout"): leading
+  /// (k) byte offset 128, stride (8-row) byte offset 256.
+  Value tileOffset(Value r, Value kk, int64_t rows) {
+    auto mul = [&](Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, idx(y)); };
+    auto div = [&](Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, idx(y)); };
+    auto rem = [&](Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, idx(y)); };
+    Value step = mul(div(kk, 16), rows * 16);
+    Value core = mul(add(mul(div(r, 8), 2), div(rem(kk, 16), 8)), 64);
+    return add(add(step, core), add(mul(rem(r, 8), 8), rem(kk, 8)));
+  }
+
+  /// The 128 threads copy rows [row0, row0 + rows) x [k0, k0 + kStageK) of
+  /// `operand` (A when `isA`, else B) to `tiles` from element `first` on,
+  /// as bf16, k fastest.
+  void stageTile(Value tiles, Value first, OpOperand *operand, bool isA, int64_t rows,
+                 Value row0, Value k0, Value tid) {
+    auto loop = scf::ForOp::create(b, loc, tid, idx(rows * kStageK), idx(kWarps * 32));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value e = loop.getInductionVar();
+    Value r = arith::DivUIOp::create(b, loc, e, idx(kStageK));
+    Value kk = arith::RemUIOp::create(b, loc, e, idx(kStageK));
+    Value row = add(row0, r), k = add(k0, kk), zeroIdx = idx(0);
+    Value v = loadBf16(operand, isA ? ivs(row, zeroIdx, k) : ivs(zeroIdx, row, k));
+    memref::StoreOp::create(b, loc, v, tiles, add(first, tileOffset(r, kk, rows)));
+  }
+
+  /// A shared-memory matrix descriptor (PTX ISA "Matrix Descriptor
+  /// Format"): bits 0-13 the start address >> 4, 16-29 the leading byte
+  /// offset >> 4, 32-45 the stride byte offset >> 4, 62-63 the swizzle
+  /// mode (0: none).
+  Value descriptor(Value base, int64_t offset) {
+    Type i64 = b.getI64Type();
+    auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i64, v); };
+    Value address = arith::AddIOp::create(b, loc, base, c64(offset));
+    address = arith::AndIOp::create(b, loc, address, c64(0x3FFFF));
+    address = arith::ShRUIOp::create(b, loc, address, c64(4));
+    return arith::OrIOp::create(b, loc, address, c64((128 >> 4) << 16 | (256LL >> 4) << 32));
+  }
+
+  void buildWgmma(gpu::LaunchOp launch) {
+    Value zeroIdx = idx(0);
+    Value tid = launch.getThreadIds().x;
+    auto [m0, n0] = blockOrigin(launch, kWgRows);
+    // The A tile, then the B tile, from the first 128-byte boundary of the
+    // workgroup buffer (attributions are only 2-byte aligned; descriptors
+    // drop an address's low 4 bits).
+    Value tiles = launch.getWorkgroupAttributions()[0];
+    Type i64 = b.getI64Type(), f32 = b.getF32Type();
+    Value base = arith::IndexCastUIOp::create(
+        b, loc, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tiles));
+    auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i64, v); };
+    Value aBase = arith::AndIOp::create(b, loc, arith::AddIOp::create(b, loc, base, c64(127)),
+                                        c64(~int64_t(127)));
+    Value bBase = arith::AddIOp::create(b, loc, aBase, c64(kWgRows * kStageK * 2));
+    Value aFirst = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        arith::ShRUIOp::create(b, loc, arith::SubIOp::create(b, loc, aBase, base), c64(1)));
+    Value bFirst = add(aFirst, kWgRows * kStageK);
+    auto accType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(kWgRows * kBlockN / (kWarps * 32), f32));
+    Value zeroAcc = LLVM::ZeroOp::create(b, loc, accType);
+    auto loop = scf::ForOp::create(b, loc, zeroIdx, sizes[c.k], idx(kStageK), zeroAcc);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value k0 = loop.getInductionVar();
+      // The previous stage's wgmma have completed (wait_group 0) in every
+      // warp before the tiles are overwritten.
+      gpu::BarrierOp::create(b, loc);
+      stageTile(tiles, aFirst, c.a, /*isA=*/true, kWgRows, m0, k0, tid);
+      stageTile(tiles, bFirst, c.b, /*isA=*/false, kBlockN, n0, k0, tid);
+      // Generic-proxy stores become visible to wgmma's async proxy, then
+      // to the whole warpgroup.
+      NVVM::FenceProxyOp::create(
+          b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+          NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+      gpu::BarrierOp::create(b, loc);
+      NVVM::WgmmaFenceAlignedOp::create(b, loc);
+      Value acc = loop.getRegionIterArgs()[0];
+      for (int64_t s = 0; s < kStageK / 16; ++s)
+        acc = NVVM::WgmmaMmaAsyncOp::create(
+            b, loc, accType, acc, descriptor(aBase, s * kWgRows * 16 * 2),
+            descriptor(bBase, s * kBlockN * 16 * 2),
+            NVVM::MMAShapeAttr::get(b.getContext(), kWgRows, kBlockN, 16),
+            NVVM::WGMMATypes::bf16, NVVM::WGMMATypes::bf16, NVVM::WGMMATypes::f32,
+            NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+            NVVM::MMALayout::row, NVVM::MMALayout::col, /*satfinite=*/nullptr);
+      NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      scf::YieldOp::create(b, loc, acc);
+    }
+
+    // Accumulator register i (PTX ISA "wgmma .m64nNk16 register fragment
+    // layout for accumulator matrix D"): row 16 warp + g + 8 ((i % 4) / 2),
+    // column 8 (i / 4) + 2t + i % 2; added into C where in bounds.
+    Value warp = arith::DivUIOp::create(b, loc, tid, idx(32));
+    Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+    Value rowLo = add(add(m0, arith::MulIOp::create(b, loc, warp, idx(16))),
+                      arith::DivUIOp::create(b, loc, lane, idx(4)));
+    Value col0 = add(n0, arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, idx(4)),
+                                               idx(2)));
+    for (int64_t i = 0; i < kWgRows * kBlockN / (kWarps * 32); ++i) {
+      Value row = add(rowLo, 8 * ((i % 4) / 2)), col = add(col0, 8 * (i / 4) + i % 2);
+      auto [index, inBounds] = indices(c.c, ivs(row, col, zeroIdx), /*clamp=*/false);
+      auto guard = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&guard.getThenRegion().front());
+      Value v = LLVM::ExtractValueOp::create(b, loc, loop.getResult(0), i);
+      Value old = memref::LoadOp::create(b, loc, c.c->get(), index);
+      memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, v), c.c->get(), index);
+    }
     gpu::TerminatorOp::create(b, loc);
   }
 };
@@ -315,13 +448,25 @@ struct K3GpuMmaContractionsPass
         return arith::CeilDivUIOp::create(b, loc, v, kb.idx(d)).getResult();
       };
       Value one = kb.idx(1);
-      Value gx = ceilDiv(kb.sizes[c.n], kBlockN), gy = ceilDiv(kb.sizes[c.m], 16);
+      int64_t rows = wgmma ? kWgRows : 16;
+      Value gx = ceilDiv(kb.sizes[c.n], kBlockN), gy = ceilDiv(kb.sizes[c.m], rows);
       for (unsigned d : c.z)
         gx = arith::MulIOp::create(b, loc, gx, kb.sizes[d]);
-      auto launch =
-          gpu::LaunchOp::create(b, loc, gx, gy, one, kb.idx(kWarps * 32), one, one);
+      // wgmma's operand tiles live in shared memory (24 KiB, static, plus
+      // 128 bytes to align them).
+      SmallVector<Type> tiles;
+      if (wgmma)
+        tiles.push_back(MemRefType::get(
+            {(kWgRows + kBlockN) * kStageK + 64}, b.getBF16Type(), MemRefLayoutAttrInterface(),
+            gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)));
+      auto launch = gpu::LaunchOp::create(b, loc, gx, gy, one, kb.idx(kWarps * 32), one, one,
+                                          /*dynamicSharedMemorySize=*/nullptr,
+                                          /*asyncTokenType=*/nullptr, ValueRange(), tiles);
       b.setInsertionPointToStart(&launch.getBody().front());
-      kb.build(launch);
+      if (wgmma)
+        kb.buildWgmma(launch);
+      else
+        kb.build(launch);
       op.erase();
     }
   }

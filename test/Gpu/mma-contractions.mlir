@@ -1,4 +1,5 @@
 // RUN: k3-opt %s --k3-gpu-mma-contractions | FileCheck %s
+// RUN: k3-opt %s --k3-gpu-mma-contractions=wgmma=1 | FileCheck %s --check-prefix=WG
 
 #xk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
@@ -20,6 +21,35 @@
 // CHECK-COUNT-16: memref.store
 // CHECK: gpu.terminator
 // CHECK-NOT: linalg.generic
+// sm_90a (wgmma=1): one warpgroup per 64 x 128 tile (⌈T/64⌉ row tiles), a
+// 128-byte-aligned shared buffer holding the A (64 x 64) and B (128 x 64)
+// stage tiles; per stage of 64 k: barrier, the 128 threads copy both tiles
+// as bf16, fence the async proxy, barrier, then four wgmma m64n128k16 on
+// descriptors (LBO 128 B, SBO 256 B: 8 << 16 | 16 << 32 = 68720001024),
+// each k16 step 2048 B further into A and 4096 B into B; the 64
+// accumulators per thread are added into y where in bounds.
+// WG-LABEL: func.func @linear
+// WG: %[[GY:.*]] = arith.ceildivui %{{.*}}, %c64
+// WG: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}} = %[[GY]], {{.*}}) threads({{.*}}) in ({{.*}} = %c128{{.*}}, {{.*}}) workgroup(%[[SMEM:.*]] : memref<12352xbf16, #gpu.address_space<workgroup>>)
+// WG: memref.extract_aligned_pointer_as_index %[[SMEM]]
+// WG: arith.andi %{{.*}}, %c-128_i64
+// WG: scf.for %{{.*}} = %{{.*}} to %c64 step %c64{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (!llvm.struct<(f32, f32,
+// WG-NEXT: gpu.barrier
+// WG: scf.for %{{.*}} = %{{.*}} to %c4096{{.*}} step %c128
+// WG: arith.truncf %{{.*}} : f32 to bf16
+// WG: memref.store %{{.*}}, %[[SMEM]]
+// WG: scf.for %{{.*}} = %{{.*}} to %c8192{{.*}} step %c128
+// WG: memref.store %{{.*}}, %[[SMEM]]
+// WG: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WG-NEXT: gpu.barrier
+// WG-NEXT: nvvm.wgmma.fence.aligned
+// WG: arith.constant 68720001024 : i64
+// WG-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// WG-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// WG-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// WG-COUNT-64: llvm.extractvalue
+// WG: gpu.terminator
+// WG-NOT: linalg.generic
 func.func @linear(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %y: memref<?x96xf32>) {
   linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %w : memref<?x64xf32>, memref<96x64xbf16>) outs(%y : memref<?x96xf32>) {
@@ -37,6 +67,9 @@ func.func @linear(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %y: memref<?x96x
 // delinearised; the tile takes the dynamic m dimension. Operands in either
 // order of the multiplication.
 // CHECK-LABEL: func.func @batched
+// WG-LABEL: func.func @batched
+// WG: arith.ceildivui %{{.*}}, %c64
+// WG-COUNT-4: nvvm.wgmma.mma_async
 // CHECK: %[[NT:.*]] = arith.ceildivui %c40, %c128
 // CHECK: %[[MT:.*]] = arith.ceildivui %{{.*}}, %c16
 // CHECK: %[[X1:.*]] = arith.muli %[[NT]], %c3

@@ -446,7 +446,7 @@ int main(int argc, char **argv) {
     };
     const GpuPhase gpuPhases[] = {
         {"tiles", [&](OpPassManager &pm) { mlir::k3::buildGpuTilesStage(pm, moeDispatch); }},
-        {"gpu", [&](OpPassManager &pm) { mlir::k3::buildGpuStage(pm); }},
+        {"gpu", [&](OpPassManager &pm) { mlir::k3::buildGpuStage(pm, *chip); }},
         {"ptx", [&](OpPassManager &pm) { mlir::k3::buildPtxStage(pm, *chip); }},
     };
     for (const GpuPhase &phase : gpuPhases) {

@@ -20,8 +20,12 @@ compile() { # NAME SOURCE [flags]: NAME.cpu.k3b and NAME.sm90a.k3b
   "$build/bin/k3-compile" "$src" "$@" --target=sm_90a -o "$out/k3b/$name.sm90a.k3b"
 }
 # Numerics: the op-level modules of the CPU tests, and the benchmark modules.
+# The op-level modules also for sm_80 (mma.sync instead of sm_90a's wgmma),
+# which the driver JIT-compiles from PTX on a Hopper.
 for m in kda_layer mla_decode mla_prefill moe_layer; do
   compile "$m" "$root/test/Execution/Inputs/$m.mlir"
+  "$build/bin/k3-compile" "$root/test/Execution/Inputs/$m.mlir" --target=sm_80 \
+    -o "$out/k3b/$m.sm80.k3b"
 done
 for m in kda_prefill mla_decode moe_mxfp4; do
   compile "bench_$m" "$root/test/Gpu/device/$m.mlir"

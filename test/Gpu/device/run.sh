@@ -2,7 +2,8 @@
 # The device checks of issue 9, for a machine with an NVIDIA GPU and CUDA's
 # driver but no MLIR: given the artifacts of prepare.sh (MLIR-free k3-run,
 # k3-bench, k3-dump and compiled binaries), it runs
-#   1. GPU numerics: every op-level module's sm_90a build against its CPU
+#   1. GPU numerics: every op-level module's sm_90a build (and sm_80 build,
+#      JIT-compiled from PTX) against its CPU
 #      build on the same seeded inputs (k3-bench device --compare; relative
 #      RMSE < 5e-3), at lengths 1, 15, 63 and more, gates saturated at the
 #      −5 bound; k3-tiny's logits and greedy tokens, GPU against CPU;
@@ -48,12 +49,13 @@ say "## 1. Numerics: sm_90a against the CPU build (relative RMSE, bf16 threshold
 say ""
 say "| module | function | length | inputs | outputs' relative RMSE | result |"
 say "|---|---|---|---|---|---|"
-# check MODULE FUNCTION LENGTH NOTE [k3-bench flags]
+# check MODULE FUNCTION LENGTH NOTE [k3-bench flags]; $target picks the GPU
+# build (sm90a unless set).
 check() {
   local module=$1 fn=$2 len=$3 note=$4
   shift 4
   local out rc
-  out=$(step 120 "$bin/k3-bench" device "$k3b/$module.sm90a.k3b" --function="$fn" --dim="$len" \
+  out=$(step 120 "$bin/k3-bench" device "$k3b/$module.${target:-sm90a}.k3b" --function="$fn" --dim="$len" \
         --compare="$k3b/$module.cpu.k3b" --repeat=1 "$@")
   rc=$?
   local rmse
@@ -82,6 +84,12 @@ for len in 1 15 63; do
   check moe_layer moe_mx "$len" "MXFP4 scales 2^-4..2^2" --range=9:123,130 --range=10:123,130 --range=11:123,130
   check moe_layer moe_f32 "$len" "uniform"
 done
+# The sm_80 builds: mma.sync m16n8k16 instead of wgmma, PTX JIT-compiled by
+# the driver.
+target=sm80 check kda_layer kda_lb 63 "sm_80 build (mma.sync, PTX JIT)"
+target=sm80 check mla_decode mla 63 "sm_80 build (mma.sync, PTX JIT)"
+target=sm80 check mla_prefill mla 63 "sm_80 build (mma.sync, PTX JIT)"
+target=sm80 check moe_layer moe_f32 63 "sm_80 build (mma.sync, PTX JIT)"
 check bench_kda_prefill kda 63 "H=64, dk=dv=128"
 check bench_mla_decode mla 1000 "K3 MLA, bf16 cache"
 check bench_moe_mxfp4 moe 15 "64 experts, top-8" --range=9:123,130 --range=10:123,130 --range=11:123,130
@@ -104,8 +112,8 @@ say "## 2. SASS (cuobjdump --dump-sass of every cubin)"
 say ""
 say "| binary | kernels | with HMMA | with HGMMA | with LDL/STL |"
 say "|---|---|---|---|---|"
-for b in "$k3b"/*.sm90a.k3b; do
-  name=$(basename "$b" .sm90a.k3b)
+for b in "$k3b"/*.sm90a.k3b "$k3b"/*.sm80.k3b; do
+  name=$(basename "$b" .k3b)
   dir=$rep/sass/$name
   mkdir -p "$dir"
   "$bin/k3-dump" "$b" --extract-kernels="$dir" > /dev/null
