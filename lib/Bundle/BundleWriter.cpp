@@ -192,7 +192,7 @@ tensorInfo(flatbuffers::FlatBufferBuilder &b, Type type, StringRef name) {
 
 bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
                            const BundleCode &code, const std::string &path,
-                           std::string &error) {
+                           std::string &error, bool omitWeights) {
   fb::Target target = code.target == "sm_90a" ? fb::Target_SM90A
                       : code.target == "sm_80" ? fb::Target_SM80
                                                : fb::Target_CPU;
@@ -369,7 +369,8 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
   h.flatbufferSize = b.GetSize();
   h.weightsOffset = base;
   h.weightsSize = relative;
-  h.fileSize = base + relative;
+  h.fileSize = omitWeights ? base : base + relative;
+  h.flags = omitWeights ? ::k3rt::kFlagWeightsOmitted : 0;
 
   // Written beside the target and renamed once verified, so a failure never
   // leaves a half-written or unverified binary under the requested name.
@@ -383,14 +384,16 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
   out.write(reinterpret_cast<const char *>(&h), sizeof h);
   out.write(reinterpret_cast<const char *>(b.GetBufferPointer()), b.GetSize());
   out.write(zeros, base - sizeof h - b.GetSize());
-  uint64_t written = 0;
-  for (const Blob &blob : blobs) {
-    out.write(zeros, blob.offset - written);
-    for (auto [data, size] : blob.parts)
-      out.write(reinterpret_cast<const char *>(data), size);
-    written = blob.offset + blob.bytes;
+  if (!omitWeights) {
+    uint64_t written = 0;
+    for (const Blob &blob : blobs) {
+      out.write(zeros, blob.offset - written);
+      for (auto [data, size] : blob.parts)
+        out.write(reinterpret_cast<const char *>(data), size);
+      written = blob.offset + blob.bytes;
+    }
+    out.write(zeros, relative - written);
   }
-  out.write(zeros, relative - written);
   out.close();
   if (!out) {
     std::remove(tmp.c_str());

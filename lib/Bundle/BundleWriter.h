@@ -50,8 +50,12 @@ struct BundleCode {
 /// arguments, the others only their signature. Device kernels follow the
 /// host kernels in the kernel table. Without a checkpoint (an op-level
 /// module) there are no weights and no layers.
+/// With `omitWeights` the weight table is complete (names, shapes, offsets,
+/// checksums) but the file ends before the weight region: the runtime fills
+/// it with synthetic values (k3rt_bundle_open_synthetic).
 bool writeBundle(ModuleOp module, const ::k3::model::Checkpoint *checkpoint,
-                 const BundleCode &code, const std::string &path, std::string &error);
+                 const BundleCode &code, const std::string &path, std::string &error,
+                 bool omitWeights = false);
 
 } // namespace mlir::k3
 

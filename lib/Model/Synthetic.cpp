@@ -46,7 +46,7 @@ uint64_t hashName(const std::string &name, uint64_t seed) {
 /// Values of one tensor, as f32, by its role. Uniform values in [-a, a] have
 /// standard deviation a/sqrt(3); linear weights get 1/sqrt(fan_in) so every
 /// projection keeps O(1) activations.
-std::vector<float> values(const Config &c, const std::string &name,
+std::vector<float> values(const SyntheticSizes &c, const std::string &name,
                           const std::vector<int64_t> &shape, uint64_t seed) {
   Rng rng{hashName(name, seed)};
   int64_t n = numElements(shape);
@@ -101,6 +101,7 @@ bool writeSyntheticCheckpoint(const Config &c, const std::string &configText,
     return false;
   }
   std::vector<TensorSpec> specs = expectedTensors(c, opt.experts);
+  const SyntheticSizes sizes{c.hiddenSize, c.kdaHeads};
   const std::string modelPrefix =
       opt.flatPrefix ? "model." : "language_model.model.";
   const std::string headPrefix = opt.flatPrefix ? "" : "language_model.";
@@ -119,7 +120,7 @@ bool writeSyntheticCheckpoint(const Config &c, const std::string &configText,
       // Values are drawn for the logical [rows, cols] matrix, by its base name.
       std::string base = s.name.substr(0, s.name.size() - strlen(".weight_packed"));
       int64_t rows = s.shape[0], cols = s.shape[1] * 2;
-      std::vector<float> w = values(c, base + ".weight", {rows, cols}, opt.seed);
+      std::vector<float> w = values(sizes, base + ".weight", {rows, cols}, opt.seed);
       OwnedTensor scale;
       scale.name = modelPrefix + base + ".weight_scale";
       scale.dtype = DType::U8;
@@ -129,7 +130,7 @@ bool writeSyntheticCheckpoint(const Config &c, const std::string &configText,
       tensors.push_back(std::move(scale));
       continue;
     }
-    t.bytes = encode(values(c, s.name, s.shape, opt.seed), s.dtype);
+    t.bytes = encode(values(sizes, s.name, s.shape, opt.seed), s.dtype);
     tensors.push_back(std::move(t));
   }
 
@@ -167,6 +168,89 @@ bool writeSyntheticCheckpoint(const Config &c, const std::string &configText,
   if (!idx || !(idx << index.dump(1))) {
     error = outDir + "/model.safetensors.index.json: cannot write";
     return false;
+  }
+  return true;
+}
+
+namespace {
+
+bool startsWith(const std::string &s, const char *prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+/// `name` without its `suffix`, or "" if it does not end so.
+std::string stripSuffix(const std::string &name, const char *suffix) {
+  return endsWith(name, suffix) ? name.substr(0, name.size() - strlen(suffix)) : "";
+}
+
+} // namespace
+
+bool syntheticBundleWeight(const std::string &name, SyntheticForm form,
+                           const std::vector<int64_t> &shape,
+                           const SyntheticSizes &sizes, uint64_t seed,
+                           std::vector<uint8_t> &out, std::string &error) {
+  auto fail = [&](const std::string &why) {
+    error = "weight '" + name + "': " + why;
+    return false;
+  };
+  // A derived form (BundleWriter: `#bf16`, `#mxfp4.<rule>.codes|scales`).
+  std::string stored = name, suffix;
+  if (size_t hash = name.find('#'); hash != std::string::npos) {
+    stored = name.substr(0, hash);
+    suffix = name.substr(hash);
+  }
+  // Values are keyed by the name relative to the model or head prefix.
+  if (startsWith(stored, "language_model."))
+    stored = stored.substr(strlen("language_model."));
+  if (startsWith(stored, "model."))
+    stored = stored.substr(strlen("model."));
+  // `{e}` stacks the experts' tensors along a new leading dimension.
+  size_t stack = stored.find("{e}");
+  std::vector<int64_t> slice = shape;
+  int64_t experts = 1;
+  if (stack != std::string::npos) {
+    if (shape.empty())
+      return fail("stacks experts but has no leading dimension");
+    experts = shape.front();
+    slice.erase(slice.begin());
+  }
+  bool matrix = slice.size() == 2 && slice[0] > 0 && slice[1] > 0;
+  ScaleRule rule = suffix.find(".ceil.") != std::string::npos ? ScaleRule::Ceil : ScaleRule::Floor;
+  out.clear();
+  for (int64_t e = 0; e < experts; ++e) {
+    std::string part = stored;
+    if (stack != std::string::npos)
+      part.replace(stack, 3, std::to_string(e));
+    // MXFP4 forms: draw the logical [rows, cols] matrix (by the name
+    // writeSyntheticCheckpoint draws it by) and quantize it.
+    auto mxfp4 = [&](const std::string &valuesName, int64_t cols, std::vector<uint8_t> &codes,
+                     std::vector<uint8_t> &scales) {
+      std::vector<float> v = values(sizes, valuesName, {slice[0], cols}, seed);
+      packMxfp4(v.data(), slice[0], cols, codes, scales, rule);
+    };
+    std::vector<uint8_t> codes, scales, bytes;
+    if (suffix.empty() && (form == SyntheticForm::F32 || form == SyntheticForm::BF16)) {
+      bytes = encode(values(sizes, part, slice, seed), form == SyntheticForm::F32 ? DType::F32
+                                                                                  : DType::BF16);
+    } else if (suffix.empty() && form == SyntheticForm::Mxfp4Codes && matrix &&
+               slice[1] % 32 == 0 && !stripSuffix(part, ".weight_packed").empty()) {
+      mxfp4(stripSuffix(part, ".weight_packed") + ".weight", slice[1], bytes, scales);
+    } else if (suffix.empty() && form == SyntheticForm::Mxfp4Scales && matrix &&
+               !stripSuffix(part, ".weight_scale").empty()) {
+      mxfp4(stripSuffix(part, ".weight_scale") + ".weight", slice[1] * 32, codes, bytes);
+    } else if (suffix == "#bf16" && form == SyntheticForm::BF16 && matrix &&
+               slice[1] % 32 == 0 && !stripSuffix(part, ".weight_packed").empty()) {
+      mxfp4(stripSuffix(part, ".weight_packed") + ".weight", slice[1], codes, scales);
+      bytes = encode(unpackMxfp4(codes.data(), scales.data(), slice[0], slice[1]), DType::BF16);
+    } else if (endsWith(suffix, ".codes") && form == SyntheticForm::Mxfp4Codes && matrix &&
+               slice[1] % 32 == 0) {
+      mxfp4(part, slice[1], bytes, scales);
+    } else if (endsWith(suffix, ".scales") && form == SyntheticForm::Mxfp4Scales && matrix) {
+      mxfp4(part, slice[1] * 32, codes, bytes);
+    } else {
+      return fail("no synthetic values for this name, form and shape");
+    }
+    out.insert(out.end(), bytes.begin(), bytes.end());
   }
   return true;
 }

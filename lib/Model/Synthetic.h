@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace k3::model {
 
@@ -26,6 +27,12 @@ struct SyntheticOptions {
   bool flatPrefix = false;
 };
 
+/// The two sizes synthetic values depend on besides names and shapes.
+struct SyntheticSizes {
+  int64_t hiddenSize = 0; ///< scales the AttnRes projections
+  int64_t kdaHeads = 0;   ///< A_log's heads (the rest is padding)
+};
+
 /// Writes `outDir/config.json` (a copy of `configText`) and the shards. The
 /// directory must exist.
 bool writeSyntheticCheckpoint(const Config &config,
@@ -33,6 +40,21 @@ bool writeSyntheticCheckpoint(const Config &config,
                               const std::string &outDir,
                               const SyntheticOptions &options,
                               std::string &error);
+
+/// How a bundle stores a weight: floats, or MXFP4 codes (f4E2M1FN, two per
+/// byte) or scales (f8E8M0FNU).
+enum class SyntheticForm { F32, BF16, Mxfp4Codes, Mxfp4Scales };
+
+/// The bytes of the bundle weight `name` of `shape` (the bundle's names:
+/// checkpoint names, `{e}` stacking experts along the first dimension, `#`
+/// marking a derived form) when compiled from the synthetic checkpoint of
+/// `seed`: the runtime fills a bundle compiled without weights with them
+/// (k3rt_bundle_open_synthetic). False, with `error`, for a weight no
+/// synthetic checkpoint has.
+bool syntheticBundleWeight(const std::string &name, SyntheticForm form,
+                           const std::vector<int64_t> &shape,
+                           const SyntheticSizes &sizes, uint64_t seed,
+                           std::vector<uint8_t> &out, std::string &error);
 
 } // namespace k3::model
 

@@ -9,7 +9,10 @@
 #include "runtime/src/Bundle.h"
 #include "runtime/src/Status.h"
 
+#include "lib/Model/Synthetic.h"
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <algorithm>
@@ -117,8 +120,9 @@ private:
   }
 
   k3rt_status_t model() {
-    if (h.flags != 0 || h.reserved != 0)
-      return corrupt("header.flags and header.reserved must be 0");
+    if ((h.flags & ~kFlagWeightsOmitted) != 0 || h.reserved != 0)
+      return corrupt("header.flags=" + std::to_string(h.flags) +
+                     " has unknown bits, or header.reserved is not 0");
     if (b.producer() && !printable(b.producer()))
       return corrupt("producer holds control characters");
     const ModelConfig *c = b.config();
@@ -400,6 +404,59 @@ int64_t weightBytes(DType dtype, const flatbuffers::Vector<int64_t> &shape) {
   return -1;
 }
 
+/// Fills the weight region of a bundle compiled without it: a 64-byte
+/// aligned copy of the file, extended by the region, each weight written
+/// with the synthetic checkpoint's values for `seed`.
+k3rt_status_t fillSyntheticWeights(k3rt_bundle_s &b, uint64_t seed) {
+  const FileHeader &h = b.header;
+  uint64_t total = alignUp(h.weightsOffset + h.weightsSize);
+  auto *buffer = static_cast<uint8_t *>(std::aligned_alloc(kAlignment, total ? total : kAlignment));
+  if (!buffer)
+    return makeStatus(K3RT_RESOURCE_EXHAUSTED, "cannot allocate " + std::to_string(total) +
+                                                   " bytes for synthetic weights");
+  std::memcpy(buffer, b.data, b.size);
+  std::memset(buffer + b.size, 0, total - b.size);
+  const Bundle *root = GetBundle(buffer + h.flatbufferOffset);
+  const ModelConfig *c = root->config();
+  const k3::model::SyntheticSizes sizes{c->hidden_size(), c->kda_heads()};
+  if (root->weights())
+    for (size_t i = 0; i < root->weights()->size(); ++i) {
+      const Weight *w = root->weights()->Get(i);
+      k3::model::SyntheticForm form;
+      switch (w->dtype()) {
+      case DType_F32: form = k3::model::SyntheticForm::F32; break;
+      case DType_BF16: form = k3::model::SyntheticForm::BF16; break;
+      case DType_F4E2M1FN: form = k3::model::SyntheticForm::Mxfp4Codes; break;
+      case DType_F8E8M0FNU: form = k3::model::SyntheticForm::Mxfp4Scales; break;
+      default:
+        std::free(buffer);
+        return makeStatus(K3RT_UNIMPLEMENTED,
+                          at("weights", i) + " '" + w->name()->str() + "': no synthetic " +
+                              dtypeName(w->dtype()) + " values");
+      }
+      std::vector<int64_t> shape(w->shape()->begin(), w->shape()->end());
+      std::vector<uint8_t> bytes;
+      std::string error;
+      if (!k3::model::syntheticBundleWeight(w->name()->str(), form, shape, sizes, seed, bytes,
+                                            error) ||
+          bytes.size() != w->length()) {
+        std::free(buffer);
+        return makeStatus(K3RT_UNIMPLEMENTED,
+                          at("weights", i) + ": " +
+                              (error.empty() ? "synthetic values of the wrong size" : error));
+      }
+      std::memcpy(buffer + w->offset(), bytes.data(), bytes.size());
+    }
+  if (b.mapped)
+    munmap(const_cast<uint8_t *>(b.data), b.size);
+  b.mapped = false;
+  b.owned = buffer;
+  b.data = buffer;
+  b.size = total;
+  b.root = root;
+  return nullptr;
+}
+
 k3rt_status_t verifyBundle(const uint8_t *data, size_t size, FileHeader &h,
                            const Bundle *&root) {
   if (size < sizeof(FileHeader))
@@ -423,12 +480,16 @@ k3rt_status_t verifyBundle(const uint8_t *data, size_t size, FileHeader &h,
                    std::to_string(h.flatbufferOffset) + " with size " +
                    std::to_string(h.flatbufferSize) +
                    " does not fit the file");
+  // Without its weights the file ends where they would begin.
+  bool omitted = h.flags & kFlagWeightsOmitted;
   if (h.weightsOffset % kAlignment ||
       h.weightsOffset < h.flatbufferOffset + h.flatbufferSize ||
-      !fits(h.weightsOffset, h.weightsSize, size))
+      (omitted ? h.weightsOffset != size || !fits(h.weightsOffset, h.weightsSize, UINT64_MAX)
+               : !fits(h.weightsOffset, h.weightsSize, size)))
     return corrupt("header.weights_offset=" + std::to_string(h.weightsOffset) +
                    " with size " + std::to_string(h.weightsSize) +
-                   " is misaligned or overlaps the flatbuffer or the end");
+                   " is misaligned or overlaps the flatbuffer or the end" +
+                   (omitted ? " (weights omitted: the file must end at weights_offset)" : ""));
 
   const uint8_t *fb = data + h.flatbufferOffset;
   if (h.flatbufferSize < 8) // root offset and file identifier
@@ -509,6 +570,33 @@ k3rt_status_t k3rt_bundle_open(const char *path, k3rt_bundle_t **out_bundle) {
   return nullptr;
 }
 
+k3rt_status_t k3rt_bundle_open_synthetic(const char *path, uint64_t seed,
+                                         k3rt_bundle_t **out_bundle) {
+  if (!path || !out_bundle)
+    return makeStatus(K3RT_INVALID_ARGUMENT, "k3rt_bundle_open_synthetic: null argument");
+  k3rt_bundle_t *b = nullptr;
+  if (k3rt_status_t s = k3rt_bundle_open(path, &b))
+    return s;
+  k3rt_status_t s = nullptr;
+  if (!(b->header.flags & kFlagWeightsOmitted))
+    s = makeStatus(K3RT_INVALID_ARGUMENT,
+                   "the binary has its weights; synthetic weights are for one compiled "
+                   "with --omit-weights");
+  else
+    s = fillSyntheticWeights(*b, seed);
+  if (s) {
+    s->message = std::string(path) + ": " + s->message;
+    k3rt_bundle_release(b);
+    return s;
+  }
+  *out_bundle = b;
+  return nullptr;
+}
+
+int k3rt_bundle_weights_omitted(const k3rt_bundle_t *bundle) {
+  return bundle && weightsMissing(*bundle);
+}
+
 void k3rt_bundle_retain(k3rt_bundle_t *bundle) {
   if (bundle)
     bundle->refs.fetch_add(1, std::memory_order_relaxed);
@@ -519,6 +607,7 @@ void k3rt_bundle_release(k3rt_bundle_t *bundle) {
     return;
   if (bundle->mapped)
     munmap(const_cast<uint8_t *>(bundle->data), bundle->size);
+  std::free(bundle->owned);
   delete bundle;
 }
 

@@ -21,6 +21,10 @@ struct k3rt_bundle_s {
   const uint8_t *data = nullptr;
   size_t size = 0;
   bool mapped = false; ///< unmap on release
+  /// The file with its weight region filled in (k3rt_bundle_open_synthetic),
+  /// 64-byte aligned like a mapping's blobs; `data` points here. Freed on
+  /// release.
+  uint8_t *owned = nullptr;
   k3rt::FileHeader header;
   const k3::bundle::Bundle *root = nullptr;
 };
@@ -40,6 +44,12 @@ k3rt_status_t verifyBundle(const uint8_t *data, size_t size,
 int64_t weightBytes(k3::bundle::DType dtype, const flatbuffers::Vector<int64_t> &shape);
 
 const char *dtypeName(k3::bundle::DType dtype);
+
+/// True when the bundle's weights were left out at compile time and not
+/// filled in: nothing may read them.
+inline bool weightsMissing(const k3rt_bundle_s &b) {
+  return (b.header.flags & kFlagWeightsOmitted) && !b.owned;
+}
 
 } // namespace k3rt
 

@@ -137,6 +137,10 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
   exe->device = device;
   if (!b.root->kernels())
     return makeStatus(K3RT_UNIMPLEMENTED, "the binary has no kernels");
+  if (weightsMissing(b))
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      "the binary's weights were omitted at compile time (--omit-weights); "
+                      "run it with synthetic weights (--synthetic-weights=SEED)");
   if (device)
     if (k3rt_status_t s = device->checkTarget(b))
       return s;

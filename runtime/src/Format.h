@@ -20,12 +20,16 @@ constexpr uint32_t kFormatVersion = 1;
 constexpr char kMagic[8] = {'\x89', 'K', '3', 'B', '\r', '\n', '\x1a', '\n'};
 /// Every section and weight blob starts on this boundary.
 constexpr uint64_t kAlignment = 64;
+/// header.flags: the weight blobs were left out (k3-compile --omit-weights):
+/// the file ends at weights_offset, and weights_size is the region a runtime
+/// fills with synthetic values (k3rt_bundle_open_synthetic) before use.
+constexpr uint32_t kFlagWeightsOmitted = 1;
 
 /// Little-endian on disk, like the flatbuffer.
 struct FileHeader {
   char magic[8];
   uint32_t formatVersion;
-  uint32_t flags; ///< reserved, 0
+  uint32_t flags; ///< 0 or kFlagWeightsOmitted
   uint64_t flatbufferOffset;
   uint64_t flatbufferSize;
   uint64_t weightsOffset;

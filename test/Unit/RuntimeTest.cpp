@@ -222,7 +222,35 @@ TEST(Bundle, MoreSemanticRules) {
                                        "scratch offset 3 is not 64-byte aligned");
   EXPECT_EQ(msg({.smem = 200000, .target = Target_SM80}),
             "kernels[0].smem=200000 exceeds device limit 166912");
-  EXPECT_EQ(msg({.flags = 1}), "header.flags and header.reserved must be 0");
+  EXPECT_EQ(msg({.flags = 2}), "header.flags=2 has unknown bits, or header.reserved is not 0");
+  // Weights marked omitted, but their bytes are still there.
+  Image full = build({.flags = 1});
+  uint64_t weightsAt = reinterpret_cast<const k3rt::FileHeader *>(full.data)->weightsOffset;
+  EXPECT_EQ(openMessage(full, full.size),
+            "header.weights_offset=" + std::to_string(weightsAt) +
+                " with size 64 is misaligned or overlaps the flatbuffer or the end (weights "
+                "omitted: the file must end at weights_offset)");
+}
+
+/// A bundle without its weight bytes (k3-compile --omit-weights) opens for
+/// inspection and says so; nothing may read its weights.
+TEST(Bundle, OmittedWeightsOpenForInspection) {
+  Image img = build({.flags = 1});
+  auto *h = reinterpret_cast<k3rt::FileHeader *>(img.data);
+  h->fileSize = h->weightsOffset;
+  k3rt_bundle_t *bundle = nullptr;
+  k3rt_status_t s = k3rt_bundle_open_memory(img.data, h->weightsOffset, &bundle);
+  ASSERT_EQ(s, nullptr) << k3rt_status_message(s);
+  EXPECT_EQ(k3rt_bundle_weights_omitted(bundle), 1);
+  k3rt_bundle_release(bundle);
+  // One byte of weights left in is refused.
+  h->fileSize = h->weightsOffset + 1;
+  EXPECT_NE(openMessage(img, h->weightsOffset + 1), "");
+
+  Image whole = build({});
+  ASSERT_EQ(k3rt_bundle_open_memory(whole.data, whole.size, &bundle), nullptr);
+  EXPECT_EQ(k3rt_bundle_weights_omitted(bundle), 0);
+  k3rt_bundle_release(bundle);
 }
 
 /// One step table listed 100k times is a small file describing a huge plan:

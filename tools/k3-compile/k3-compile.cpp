@@ -166,6 +166,12 @@ static cl::opt<std::string> moeDispatch(
              "tokens) or per-token (one matrix-vector product per token and "
              "expert, for comparisons)"),
     cl::init("grouped"), cl::cat(k3Category));
+static cl::opt<bool> omitWeights(
+    "omit-weights",
+    cl::desc("Leave the weights out of the binary (their table stays): the runtime fills "
+             "them with synthetic values (--synthetic-weights=SEED), for benchmarks of models "
+             "whose weights do not travel"),
+    cl::cat(k3Category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Synthetic weights seed"),
                               cl::init(0), cl::cat(k3Category));
 static cl::opt<std::string> syntheticExperts(
@@ -521,7 +527,7 @@ int main(int argc, char **argv) {
     for (auto fn : module->getOps<func::FuncOp>())
       code.objects[fn.getName().str()] = so;
   }
-  if (!mlir::k3::writeBundle(*module, checkpoint.get(), code, outputPath, error))
+  if (!mlir::k3::writeBundle(*module, checkpoint.get(), code, outputPath, error, omitWeights))
     return fail(error);
   // MOE_MXFP4.md §2: 0x00 scales are legal but worth knowing about.
   if (checkpoint && checkpoint->zeroScaleBlocks())

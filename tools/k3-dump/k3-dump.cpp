@@ -73,7 +73,8 @@ json describe(const k3rt_bundle_s &b) {
                  {"flatbuffer_offset", b.header.flatbufferOffset},
                  {"flatbuffer_size", b.header.flatbufferSize},
                  {"weights_offset", b.header.weightsOffset},
-                 {"weights_size", b.header.weightsSize}};
+                 {"weights_size", b.header.weightsSize},
+                 {"weights_omitted", bool(b.header.flags & k3rt::kFlagWeightsOmitted)}};
   j["producer"] = r.producer() ? r.producer()->str() : "";
   j["target"] = targetName(r.target());
   j["config"] = {{"vocab_size", c.vocab_size()},
@@ -251,8 +252,10 @@ void printText(const json &j, const std::string &path) {
   uint64_t total = 0;
   for (const json &w : j["weights"])
     total += w["bytes"].get<uint64_t>();
-  std::printf("weights: %zu, %llu bytes\n", j["weights"].size(),
-              (unsigned long long)total);
+  std::printf("weights: %zu, %llu bytes%s\n", j["weights"].size(), (unsigned long long)total,
+              j["header"]["weights_omitted"].get<bool>()
+                  ? " (omitted: the runtime fills them with --synthetic-weights=SEED)"
+                  : "");
   for (const json &w : j["weights"])
     std::printf("  %10llu %10llu %-9s %-18s %08x %s\n",
                 (unsigned long long)w["offset"].get<uint64_t>(),
@@ -284,6 +287,9 @@ void printText(const json &j, const std::string &path) {
 int verifyWeights(const k3rt_bundle_s &b) {
   if (!b.root->weights())
     return 0;
+  if (k3rt::weightsMissing(b))
+    return fail("--verify-weights: the binary's weights were omitted at compile time "
+                "(--omit-weights); there is nothing to verify");
   for (size_t i = 0; i < b.root->weights()->size(); ++i) {
     const Weight *w = b.root->weights()->Get(i);
     uint32_t sum = k3rt::checksum(b.data + w->offset(), w->length());

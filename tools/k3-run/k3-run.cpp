@@ -4,7 +4,7 @@
 //
 //   k3-run FILE.k3b --tokens=1,2,3 [--generate=N] [--temperature=T]
 //          [--top-k=K] [--top-p=P] [--seed=S] [--device=cpu|cuda|auto]
-//          [--dump-logits=PATH.npy]
+//          [--dump-logits=PATH.npy] [--synthetic-weights=SEED]
 //   k3-run FILE.k3b --function=NAME --input=@a.npy ... --output=@o.npy
 //   k3-run FILE.k3b --requests=FILE.jsonl [--max-batch=N] [--no-prefix-cache]
 //          [--speculate=K] [--block-tokens=512] [--page-blocks=1]
@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,8 @@ struct Options {
   k3rt::SamplingOptions sampling;
   RequestsOptions requests; ///< --requests mode when its path is set
   bool servingFlag = false; ///< a flag that only --requests takes
+  /// --synthetic-weights=SEED: fill an --omit-weights binary's weights.
+  std::optional<uint64_t> syntheticWeights;
 };
 
 /// One line per problem, in the order the flags were given.
@@ -109,7 +112,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         key == "--input" || key == "--output" || key == "--requests" ||
         key == "--max-batch" || key == "--speculate" || key == "--block-tokens" ||
         key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-kib" ||
-        key == "--dump-logits-dir";
+        key == "--dump-logits-dir" || key == "--synthetic-weights";
     if (flagWithValue && take().empty()) {
       error = key + " needs a value";
       return false;
@@ -164,6 +167,13 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         return false;
       }
       o.sampled = true;
+    } else if (key == "--synthetic-weights") {
+      uint64_t seed;
+      if (!parseSeed(take(), seed)) {
+        error = "--synthetic-weights: '" + value + "' is not a seed (0..2^64-1)";
+        return false;
+      }
+      o.syntheticWeights = seed;
     } else if (key == "--device") {
       o.device = take();
       if (o.device != "cpu" && o.device != "cuda" && o.device != "auto") {
@@ -401,7 +411,8 @@ int main(int argc, char **argv) {
     if (error == "help") {
       std::printf("usage: k3-run FILE.k3b --tokens=1,2,3 [--generate=N] "
                   "[--temperature=T --top-k=K --top-p=P --seed=S] "
-                  "[--device=cpu|cuda|auto] [--dump-logits=PATH.npy]\n"
+                  "[--device=cpu|cuda|auto] [--dump-logits=PATH.npy] "
+                  "[--synthetic-weights=SEED]\n"
                   "       k3-run FILE.k3b --function=NAME --input=@a.npy ... "
                   "--output=@o.npy\n"
                   "       k3-run FILE.k3b --requests=FILE.jsonl [--max-batch=N] "
@@ -426,7 +437,9 @@ int main(int argc, char **argv) {
     return fail(std::string("--device=cuda: ") + k3rt_status_message(cudaStatus));
 
   k3rt_bundle_t *bundle = nullptr;
-  if (k3rt_status_t s = k3rt_bundle_open(o.path.c_str(), &bundle)) {
+  if (k3rt_status_t s = o.syntheticWeights
+                            ? k3rt_bundle_open_synthetic(o.path.c_str(), *o.syntheticWeights, &bundle)
+                            : k3rt_bundle_open(o.path.c_str(), &bundle)) {
     int rc = fail(k3rt_status_message(s));
     k3rt_status_free(s);
     return rc;

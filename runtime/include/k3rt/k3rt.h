@@ -55,6 +55,18 @@ k3rt_status_t k3rt_bundle_open(const char *path, k3rt_bundle_t **out_bundle);
 k3rt_status_t k3rt_bundle_open_memory(const void *data, size_t size,
                                       k3rt_bundle_t **out_bundle);
 
+/* Opens a .k3b compiled without its weights (k3-compile --omit-weights) and
+ * fills every weight with the values it would have had if compiled from the
+ * synthetic checkpoint of `seed` (k3-compile --write-synthetic --seed).
+ * For benchmarks of models whose weights do not travel. A binary that has
+ * its weights is refused. */
+k3rt_status_t k3rt_bundle_open_synthetic(const char *path, uint64_t seed,
+                                         k3rt_bundle_t **out_bundle);
+
+/* Nonzero when the bundle's weights were omitted and not filled in: it can
+ * be inspected but not run. */
+int k3rt_bundle_weights_omitted(const k3rt_bundle_t *bundle);
+
 void k3rt_bundle_retain(k3rt_bundle_t *bundle);
 void k3rt_bundle_release(k3rt_bundle_t *bundle);
 
