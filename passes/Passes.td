@@ -369,6 +369,54 @@ def K3ShareHostMemoryPass : Pass<"k3-share-host-memory", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def K3GpuFuseElementwisePass : Pass<"k3-gpu-fuse-elementwise"> {
+  let summary = "Fuse chains of elementwise linalg ops into one (one kernel on the GPU path)";
+  let description = [{
+    Upstream's elementwise fusion (linalg::populateElementwiseOpsFusionPatterns)
+    on tensors, limited to an all-parallel `linalg.generic` producer with one
+    use feeding an all-parallel consumer: norms' scales, gates and their
+    products become one generic each, so one kernel each, while
+    contractions keep the bodies k3-gpu-mma-contractions matches and no
+    value is computed twice.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def K3GpuDeviceCopiesPass : Pass<"k3-gpu-device-copies"> {
+  let summary = "Run a GPU program's buffer copies as kernels (memref.copy to linalg.copy)";
+  let description = [{
+    Bufferization leaves `memref.copy` between buffers in the host program
+    (KDA's chunk slices, cache windows). On the host each would be a CPU
+    copy through managed memory, with a synchronisation before it; as
+    `linalg.copy` the GPU stage maps it to a kernel chained with the others.
+    Copies inside kernels are left alone.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def K3GpuAsyncLaunchesPass : Pass<"k3-gpu-async-launches", "::mlir::ModuleOp"> {
+  let summary = "Chain a GPU program's launches on one stream; wait only before host memory use";
+  let description = [{
+    After outlining and k3-share-host-memory, every `gpu.launch_func` of the
+    host program is synchronous: gpu-to-llvm follows each with a stream
+    synchronisation. The runtime runs a program on one in-order stream, so
+    this pass makes launches async and chains them with tokens (`gpu.wait
+    async` starts a chain), joins k3-share-host-memory's frees to the chain
+    (dropping their own waits: a free is pool bookkeeping, ordered after the
+    launches before it), and inserts a `gpu.wait` only before host code
+    that could observe or disturb the kernels' memory: an op with memory
+    effects (loads, stores, copies, calls), an scf loop or branch whose body
+    has such ops (once, before it; a body that launches is chained on its
+    own, and starts with its previous iteration's work pending), a return or
+    branch out of the block. Allocations, pure ops and scf yields do not
+    wait. A wait with nothing of its own block to wait for syncs on a fresh
+    `gpu.wait async` token: on the runtime's one stream that is the whole
+    stream, while upstream canonicalisation treats it as empty and deletes
+    it, so this pass runs after the last canonicalize of the stage.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def K3TileContractionsPass : Pass<"k3-tile-contractions"> {
   let summary = "Tile and vectorise the linalg.generics marked with k3.tile";
   let description = [{

@@ -224,8 +224,11 @@ bool syntheticBundleWeight(const std::string &name, SyntheticForm form,
     // MXFP4 forms: draw the logical [rows, cols] matrix (by the name
     // writeSyntheticCheckpoint draws it by) and quantize it.
     auto mxfp4 = [&](const std::string &valuesName, int64_t cols, std::vector<uint8_t> &codes,
-                     std::vector<uint8_t> &scales) {
+                     std::vector<uint8_t> &scales, bool roundToBf16) {
       std::vector<float> v = values(sizes, valuesName, {slice[0], cols}, seed);
+      if (roundToBf16) // what a bf16 checkpoint stores, then quantized
+        for (float &x : v)
+          x = bf16ToFloat(floatToBf16(x));
       packMxfp4(v.data(), slice[0], cols, codes, scales, rule);
     };
     std::vector<uint8_t> codes, scales, bytes;
@@ -234,19 +237,19 @@ bool syntheticBundleWeight(const std::string &name, SyntheticForm form,
                                                                                   : DType::BF16);
     } else if (suffix.empty() && form == SyntheticForm::Mxfp4Codes && matrix &&
                slice[1] % 32 == 0 && !stripSuffix(part, ".weight_packed").empty()) {
-      mxfp4(stripSuffix(part, ".weight_packed") + ".weight", slice[1], bytes, scales);
+      mxfp4(stripSuffix(part, ".weight_packed") + ".weight", slice[1], bytes, scales, false);
     } else if (suffix.empty() && form == SyntheticForm::Mxfp4Scales && matrix &&
                !stripSuffix(part, ".weight_scale").empty()) {
-      mxfp4(stripSuffix(part, ".weight_scale") + ".weight", slice[1] * 32, codes, bytes);
+      mxfp4(stripSuffix(part, ".weight_scale") + ".weight", slice[1] * 32, codes, bytes, false);
     } else if (suffix == "#bf16" && form == SyntheticForm::BF16 && matrix &&
                slice[1] % 32 == 0 && !stripSuffix(part, ".weight_packed").empty()) {
-      mxfp4(stripSuffix(part, ".weight_packed") + ".weight", slice[1], codes, scales);
+      mxfp4(stripSuffix(part, ".weight_packed") + ".weight", slice[1], codes, scales, false);
       bytes = encode(unpackMxfp4(codes.data(), scales.data(), slice[0], slice[1]), DType::BF16);
     } else if (endsWith(suffix, ".codes") && form == SyntheticForm::Mxfp4Codes && matrix &&
                slice[1] % 32 == 0) {
-      mxfp4(part, slice[1], bytes, scales);
+      mxfp4(part, slice[1], bytes, scales, sizes.bf16Sources);
     } else if (endsWith(suffix, ".scales") && form == SyntheticForm::Mxfp4Scales && matrix) {
-      mxfp4(part, slice[1] * 32, codes, bytes);
+      mxfp4(part, slice[1] * 32, codes, bytes, sizes.bf16Sources);
     } else {
       return fail("no synthetic values for this name, form and shape");
     }

@@ -31,6 +31,9 @@ struct SyntheticOptions {
 struct SyntheticSizes {
   int64_t hiddenSize = 0; ///< scales the AttnRes projections
   int64_t kdaHeads = 0;   ///< A_log's heads (the rest is padding)
+  /// syntheticBundleWeight: float experts quantized at compile time
+  /// (`#mxfp4`) came from a bf16 checkpoint (rounded first), not f32.
+  bool bf16Sources = false;
 };
 
 /// Writes `outDir/config.json` (a copy of `configText`) and the shards. The

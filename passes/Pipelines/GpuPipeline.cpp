@@ -5,13 +5,19 @@
 //
 //   tiles: convert-k3-to-linalg, convert-elementwise-to-linalg, canonicalize
 //          (the CPU's tiles stage without k3-tile-contractions: that pass is
-//          the CPU's register mapping of the `k3.tile` marks)
+//          the CPU's register mapping of the `k3.tile` marks), then
+//          k3-gpu-fuse-elementwise (one kernel per elementwise chain)
 //   gpu:   one-shot bufferization, contractions on tensor cores
 //          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
-//          the rest of linalg → scf.parallel,
+//          buffer copies as linalg (k3-gpu-device-copies), the rest of
+//          linalg → scf.parallel,
 //          k3-gpu-map-loops (blocks and threads), convert-parallel-loops-to-gpu,
-//          gpu-kernel-outlining, k3-share-host-memory: a host program of
-//          `gpu.launch_func`s and one `gpu.module` per kernel
+//          gpu-kernel-outlining, k3-share-host-memory, k3-gpu-async-launches:
+//          a host program of chained async `gpu.launch_func`s (waits only
+//          before host memory use) and one `gpu.module` per kernel. The
+//          async pass runs last: canonicalize drops a wait on a fresh
+//          `gpu.wait async` token, which upstream reads as an empty stream
+//          but on the runtime's one stream is a full synchronisation.
 //   ptx:   the kernels to NVVM (math functions become libdevice calls,
 //          linked from the CUDA toolkit), then LLVM's NVPTX backend
 //          (gpu-module-to-binary, format=isa: PTX text in `gpu.binary`)
@@ -33,7 +39,8 @@
 namespace {
 
 constexpr const char *kGpuTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0}},convert-elementwise-to-linalg,canonicalize";
+    "convert-k3-to-linalg{{moe-dispatch={0}},convert-elementwise-to-linalg,canonicalize,"
+    "k3-gpu-fuse-elementwise,canonicalize";
 
 constexpr const char *kGpuStage =
     "one-shot-bufferize{{bufferize-function-boundaries "
@@ -41,9 +48,10 @@ constexpr const char *kGpuStage =
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,k3-gpu-mma-contractions{{wgmma={1}},"
+    "k3-gpu-device-copies,"
     "convert-linalg-to-parallel-loops,"
     "k3-gpu-map-loops{{threads={0}},convert-parallel-loops-to-gpu,gpu-kernel-outlining,"
-    "k3-share-host-memory,canonicalize,cse";
+    "k3-share-host-memory,canonicalize,cse,k3-gpu-async-launches";
 
 constexpr const char *kPtxStage =
     "arith-expand{{include-bf16=true include-f8e8m0=true},convert-scf-to-cf,"

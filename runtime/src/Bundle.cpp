@@ -408,15 +408,20 @@ int64_t weightBytes(DType dtype, const flatbuffers::Vector<int64_t> &shape) {
 /// aligned copy of the file, extended by the region, each weight written
 /// with the synthetic checkpoint's values for `seed`.
 k3rt_status_t fillSyntheticWeights(k3rt_bundle_s &b, uint64_t seed) {
-  const FileHeader &h = b.header;
-  uint64_t total = alignUp(h.weightsOffset + h.weightsSize);
+  // The file plus the weights the table places (verified to lie in the
+  // header's region, which cannot wrap): not the header's size alone.
+  uint64_t need = b.size;
+  if (b.root->weights())
+    for (const Weight *w : *b.root->weights())
+      need = std::max<uint64_t>(need, w->offset() + w->length());
+  uint64_t total = alignUp(need);
   auto *buffer = static_cast<uint8_t *>(std::aligned_alloc(kAlignment, total ? total : kAlignment));
   if (!buffer)
     return makeStatus(K3RT_RESOURCE_EXHAUSTED, "cannot allocate " + std::to_string(total) +
                                                    " bytes for synthetic weights");
   std::memcpy(buffer, b.data, b.size);
   std::memset(buffer + b.size, 0, total - b.size);
-  const Bundle *root = GetBundle(buffer + h.flatbufferOffset);
+  const Bundle *root = GetBundle(buffer + b.header.flatbufferOffset);
   const ModelConfig *c = root->config();
   const k3::model::SyntheticSizes sizes{c->hidden_size(), c->kda_heads()};
   if (root->weights())
@@ -437,9 +442,22 @@ k3rt_status_t fillSyntheticWeights(k3rt_bundle_s &b, uint64_t seed) {
       std::vector<int64_t> shape(w->shape()->begin(), w->shape()->end());
       std::vector<uint8_t> bytes;
       std::string error;
-      if (!k3::model::syntheticBundleWeight(w->name()->str(), form, shape, sizes, seed, bytes,
-                                            error) ||
-          bytes.size() != w->length()) {
+      bool made = k3::model::syntheticBundleWeight(w->name()->str(), form, shape, sizes, seed,
+                                                   bytes, error);
+      // Experts quantized at compile time (`#mxfp4`) were quantized from the
+      // checkpoint's f32 or bf16 values, which the bundle does not record:
+      // the recorded checksum tells which (with the checkpoint's seed).
+      if (made && w->name()->str().find("#mxfp4.") != std::string::npos &&
+          checksum(bytes.data(), bytes.size()) != w->checksum()) {
+        std::vector<uint8_t> fromBf16;
+        k3::model::SyntheticSizes bf16Sizes = sizes;
+        bf16Sizes.bf16Sources = true;
+        if (k3::model::syntheticBundleWeight(w->name()->str(), form, shape, bf16Sizes, seed,
+                                             fromBf16, error) &&
+            checksum(fromBf16.data(), fromBf16.size()) == w->checksum())
+          bytes = std::move(fromBf16);
+      }
+      if (!made || bytes.size() != w->length()) {
         std::free(buffer);
         return makeStatus(K3RT_UNIMPLEMENTED,
                           at("weights", i) + ": " +
@@ -484,7 +502,8 @@ k3rt_status_t verifyBundle(const uint8_t *data, size_t size, FileHeader &h,
   bool omitted = h.flags & kFlagWeightsOmitted;
   if (h.weightsOffset % kAlignment ||
       h.weightsOffset < h.flatbufferOffset + h.flatbufferSize ||
-      (omitted ? h.weightsOffset != size || !fits(h.weightsOffset, h.weightsSize, UINT64_MAX)
+      (omitted ? h.weightsOffset != size ||
+                     !fits(h.weightsOffset, h.weightsSize, UINT64_MAX - kAlignment)
                : !fits(h.weightsOffset, h.weightsSize, size)))
     return corrupt("header.weights_offset=" + std::to_string(h.weightsOffset) +
                    " with size " + std::to_string(h.weightsSize) +

@@ -49,7 +49,6 @@ struct CudaApi {
   // Optional: kernel timing (absent: no device times).
   CUresult (*cuEventCreate)(void **, unsigned);
   CUresult (*cuEventRecord)(void *, void *);
-  CUresult (*cuEventSynchronize)(void *);
   CUresult (*cuEventElapsedTime)(float *, void *, void *);
   CUresult (*cuEventDestroy)(void *);
 };
@@ -132,12 +131,11 @@ k3rt_status_t CudaDevice::open(int ordinal, std::unique_ptr<CudaDevice> &out) {
   std::swap(optional, missing);
   sym(a.cuEventCreate, "cuEventCreate");
   sym(a.cuEventRecord, "cuEventRecord");
-  sym(a.cuEventSynchronize, "cuEventSynchronize");
   sym(a.cuEventElapsedTime, "cuEventElapsedTime_v2");
   if (!a.cuEventElapsedTime)
     sym(a.cuEventElapsedTime, "cuEventElapsedTime");
   sym(a.cuEventDestroy, "cuEventDestroy_v2");
-  const bool events = a.cuEventCreate && a.cuEventRecord && a.cuEventSynchronize &&
+  const bool events = a.cuEventCreate && a.cuEventRecord &&
                       a.cuEventElapsedTime && a.cuEventDestroy;
   auto check = [&](CUresult r, const char *what) -> k3rt_status_t {
     if (r == 0)
@@ -232,8 +230,16 @@ k3rt_status_t CudaDevice::takeError() {
 }
 
 void CudaDevice::synchronize() {
-  if (CUresult r = api->cuStreamSynchronize(stream))
+  bool timing = eventStartPending && api->cuEventRecord(eventEnd, stream) == 0;
+  eventStartPending = false;
+  ++counters.synchronizations;
+  if (CUresult r = api->cuStreamSynchronize(stream)) {
     fail("CUDA: cuStreamSynchronize failed: " + resultName(*api, r));
+    return;
+  }
+  float ms = 0;
+  if (timing && api->cuEventElapsedTime(&ms, eventStart, eventEnd) == 0)
+    counters.kernelSeconds += ms * 1e-3;
 }
 
 void *CudaDevice::allocate(size_t bytes) {
@@ -390,8 +396,8 @@ struct GpuCallbacks {
     }
     if (unsigned(smem) > kDefaultSharedLimit)
       d.api->cuFuncSetAttribute(f, kFuncMaxDynamicShared, smem);
-    if (d.timed)
-      d.api->cuEventRecord(d.eventStart, d.stream);
+    if (d.timed && !d.eventStartPending)
+      d.eventStartPending = d.api->cuEventRecord(d.eventStart, d.stream) == 0;
     if (CUresult r = d.api->cuLaunchKernel(f, unsigned(gx), unsigned(gy), unsigned(gz),
                                            unsigned(bx), unsigned(by), unsigned(bz),
                                            unsigned(smem), d.stream, params, extra)) {
@@ -400,13 +406,6 @@ struct GpuCallbacks {
       return;
     }
     ++d.counters.launches;
-    // Kernel time: the host program waits for every launch anyway, so
-    // waiting for its end event here costs nothing extra.
-    float ms = 0;
-    if (d.timed && d.api->cuEventRecord(d.eventEnd, d.stream) == 0 &&
-        d.api->cuEventSynchronize(d.eventEnd) == 0 &&
-        d.api->cuEventElapsedTime(&ms, d.eventStart, d.eventEnd) == 0)
-      d.counters.kernelSeconds += ms * 1e-3;
   }
   static void *alloc(void *ctx, uint64_t bytes) {
     return device(ctx).error.empty() ? device(ctx).allocate(std::max<uint64_t>(bytes, 1))
@@ -454,8 +453,9 @@ const K3GpuOps *CudaDevice::ops(const k3rt_bundle_s &bundle) {
     GpuCallbacks::escape(ctx);
     return f;
   };
-  // One stream per device: each launch is followed by a synchronisation in
-  // the host program, so streams would not overlap anyway.
+  // One in-order stream per device: the host program chains its launches
+  // and frees on it and synchronises before touching memory (see
+  // k3-gpu-async-launches), which relies on this order.
   o.streamCreate = [](void *ctx) -> void * { return GpuCallbacks::device(ctx).stream; };
   o.streamSynchronize = [](void *ctx, void *) {
     GpuCallbacks::synchronize(ctx);

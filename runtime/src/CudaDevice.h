@@ -88,7 +88,12 @@ public:
   /// Counters since open (k3-run prints them with --stats).
   struct Counters {
     uint64_t launches = 0, modules = 0, jitModules = 0, allocations = 0, poolHits = 0;
-    /// Summed kernel execution time (CUDA events around each launch).
+    /// Stream synchronisations (the host waiting for the kernels).
+    uint64_t synchronizations = 0;
+    /// Summed GPU time of the launches: CUDA events from the first launch
+    /// after a synchronisation to the end of the last before the next one
+    /// (launches are asynchronous, so events around each would serialise
+    /// them); gaps the host leaves between chained launches count.
     double kernelSeconds = 0;
   } counters;
   /// Whether `counters.kernelSeconds` is measured (the driver has events).
@@ -111,6 +116,7 @@ private:
   void *eventStart = nullptr, *eventEnd = nullptr;
   std::jmp_buf *escapeTo = nullptr;
   bool timed = false;
+  bool eventStartPending = false; ///< eventStart recorded, eventEnd not yet
   std::string error; ///< sticky, see takeError
   std::map<size_t, std::vector<void *>> freeLists; ///< by size class
   std::map<void *, size_t> live;                    ///< pointer → size class (0: exact)

@@ -11,12 +11,14 @@
 #include "runtime/src/Bundle.h"
 #include "runtime/src/Npy.h"
 #include "runtime/src/Sampling.h"
+#include "lib/Model/Synthetic.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <functional>
 #include <map>
 #include <vector>
@@ -243,14 +245,71 @@ TEST(Bundle, OmittedWeightsOpenForInspection) {
   ASSERT_EQ(s, nullptr) << k3rt_status_message(s);
   EXPECT_EQ(k3rt_bundle_weights_omitted(bundle), 1);
   k3rt_bundle_release(bundle);
+  const std::string where = "header.weights_offset=" + std::to_string(h->weightsOffset);
+  const std::string omittedMsg =
+      " is misaligned or overlaps the flatbuffer or the end (weights omitted: the file must "
+      "end at weights_offset)";
   // One byte of weights left in is refused.
   h->fileSize = h->weightsOffset + 1;
-  EXPECT_NE(openMessage(img, h->weightsOffset + 1), "");
+  EXPECT_EQ(openMessage(img, h->weightsOffset + 1), where + " with size 64" + omittedMsg);
+  // A weight region reaching the end of the address space (a crafted size
+  // would wrap the synthetic buffer's size) is refused.
+  h->fileSize = h->weightsOffset;
+  h->weightsSize = UINT64_MAX - h->weightsOffset;
+  EXPECT_EQ(openMessage(img, h->weightsOffset),
+            where + " with size " + std::to_string(h->weightsSize) + omittedMsg);
+  h->weightsSize = 64;
 
   Image whole = build({});
   ASSERT_EQ(k3rt_bundle_open_memory(whole.data, whole.size, &bundle), nullptr);
   EXPECT_EQ(k3rt_bundle_weights_omitted(bundle), 0);
   k3rt_bundle_release(bundle);
+}
+
+/// k3rt_bundle_open_synthetic fills an omitted bundle's weights with the
+/// synthetic checkpoint's values (here the F32 weight `w` of [16]: a linear
+/// layer's, for hidden size 16) and refuses a bundle that has its weights.
+TEST(Bundle, SyntheticWeightsFillOmittedOnes) {
+  char dirTemplate[] = "/tmp/k3-synthetic-XXXXXX";
+  ASSERT_NE(mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  std::vector<std::string> written;
+  auto write = [&](const Image &img, size_t size, const std::string &name) {
+    std::string path = dir + "/" + name;
+    written.push_back(path);
+    FILE *f = std::fopen(path.c_str(), "wb");
+    EXPECT_TRUE(f && std::fwrite(img.data, 1, size, f) == size);
+    std::fclose(f);
+    return path;
+  };
+  Image img = build({.flags = 1});
+  auto *h = reinterpret_cast<k3rt::FileHeader *>(img.data);
+  h->fileSize = h->weightsOffset;
+  const uint64_t weightsAt = h->weightsOffset;
+  std::string omitted = write(img, weightsAt, "omitted.k3b");
+  k3rt_bundle_t *bundle = nullptr;
+  k3rt_status_t s = k3rt_bundle_open_synthetic(omitted.c_str(), 42, &bundle);
+  ASSERT_EQ(s, nullptr) << k3rt_status_message(s);
+  EXPECT_EQ(k3rt_bundle_weights_omitted(bundle), 0);
+  std::vector<uint8_t> want;
+  std::string error;
+  ASSERT_TRUE(k3::model::syntheticBundleWeight("w", k3::model::SyntheticForm::F32, {16},
+                                               {16, 1}, 42, want, error))
+      << error;
+  ASSERT_EQ(want.size(), 64u);
+  EXPECT_EQ(std::memcmp(bundle->data + weightsAt, want.data(), 64), 0);
+  k3rt_bundle_release(bundle);
+
+  std::string whole = write(build({}), build({}).size, "whole.k3b");
+  s = k3rt_bundle_open_synthetic(whole.c_str(), 42, &bundle);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(std::string(k3rt_status_message(s)),
+            whole + ": the binary has its weights; synthetic weights are for one compiled "
+                    "with --omit-weights");
+  k3rt_status_free(s);
+  for (const std::string &path : written)
+    std::remove(path.c_str());
+  rmdir(dir.c_str());
 }
 
 /// One step table listed 100k times is a small file describing a huge plan:

@@ -199,8 +199,10 @@ int runDeviceBench(int argc, char **argv) {
   std::printf("best_ms: %.4f (of %ld; with input and output staging)\n", seconds * 1e3,
               long(repeat));
   if (kernelSeconds >= 0) {
-    std::printf("kernel_ms: %.4f (%llu launches per call)\n", kernelSeconds * 1e3,
-                (unsigned long long)(bin.device->counters.launches / uint64_t(repeat)));
+    std::printf("kernel_ms: %.4f (%llu launches, %llu synchronisations per call)\n",
+                kernelSeconds * 1e3,
+                (unsigned long long)(bin.device->counters.launches / uint64_t(repeat)),
+                (unsigned long long)(bin.device->counters.synchronizations / uint64_t(repeat)));
     seconds = kernelSeconds; // the rates below are the kernels'
   }
   if (bytes > 0)

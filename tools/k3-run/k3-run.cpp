@@ -510,10 +510,11 @@ int main(int argc, char **argv) {
     const auto &c = device->counters;
     std::fprintf(stderr,
                  "device: %s; %llu kernel launches, %llu modules (%llu compiled from PTX), "
-                 "%llu allocations (%llu reused)\n",
+                 "%llu allocations (%llu reused), %llu synchronisations\n",
                  device->describe().c_str(), (unsigned long long)c.launches,
                  (unsigned long long)c.modules, (unsigned long long)c.jitModules,
-                 (unsigned long long)c.allocations, (unsigned long long)c.poolHits);
+                 (unsigned long long)c.allocations, (unsigned long long)c.poolHits,
+                 (unsigned long long)c.synchronizations);
   }
   exe.reset(); // detaches from the device before it closes
   return rc;

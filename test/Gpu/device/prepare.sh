@@ -2,7 +2,8 @@
 # Prepares what the GPU machine needs (it has CUDA but no MLIR): the
 # MLIR-free runtime tools and the compiled binaries, CPU and sm_90a builds of
 # the same modules, in BUILD/device-carry (ignored by git; under the device
-# tool's 64 MiB). Run here after building; then, on the GPU machine:
+# tool's 64 MiB; the binaries gzipped). Run here after building; then, on
+# the GPU machine:
 #   bash test/Gpu/device/run.sh build/device-carry "$OUT"
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
@@ -30,11 +31,17 @@ done
 for m in kda_prefill mla_decode moe_mxfp4; do
   compile "bench_$m" "$root/test/Gpu/device/$m.mlir"
 done
-# End to end: k3-tiny (synthetic, seed 6). k3-small's weights (336 MB) do not
-# fit the device tool's 64 MiB; see run.sh.
+# End to end: k3-tiny (synthetic, seed 6), and k3-small without its weights
+# (336 MB do not fit the device tool's 64 MiB): run.sh fills them with the
+# synthetic checkpoint's values (k3-run --synthetic-weights=1), exactly those
+# of the checkpoint it was compiled from.
 "$build/bin/k3-compile" "$root/models/k3-tiny" --write-synthetic="$out/tmp/tiny" --seed=6
 compile tiny "$out/tmp/tiny"
+"$build/bin/k3-compile" "$root/models/k3-small" --write-synthetic="$out/tmp/small" --seed=1
+compile small "$out/tmp/small" --omit-weights
 rm -rf "$out/tmp"
+# PTX text and cubins compress well (k3-small's 38 MB to 8): run.sh unpacks.
+gzip -9 "$out"/k3b/*.k3b
 du -sh "$out"
 size=$(du -sm "$out" | cut -f1)
 if (( size > 60 )); then

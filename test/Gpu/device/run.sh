@@ -6,11 +6,13 @@
 #      JIT-compiled from PTX) against its CPU
 #      build on the same seeded inputs (k3-bench device --compare; relative
 #      RMSE < 5e-3), at lengths 1, 15, 63 and more, gates saturated at the
-#      −5 bound; k3-tiny's logits and greedy tokens, GPU against CPU;
+#      −5 bound; k3-tiny's and k3-small's logits and greedy tokens, GPU
+#      against CPU;
 #   2. SASS: cuobjdump on every cubin, counting kernels with HMMA / HGMMA and
 #      local-memory traffic (LDL / STL);
 #   3. benchmarks: KDA chunked prefill (T = 8192, H = 64, dk = dv = 128), MLA
-#      decode over a long cache, the MXFP4 MoE, k3-tiny decode tokens/s;
+#      decode over a long cache, the MXFP4 MoE, k3-small and k3-tiny decode
+#      tokens/s (k3-small's weights synthesized at load: --omit-weights);
 # and writes REPORT_DIR/report.md (and logs beside it). Each step has a time
 # limit; the whole stays under 8 minutes.
 #   usage: run.sh ARTIFACTS_DIR REPORT_DIR
@@ -23,7 +25,12 @@ log=$rep/log.txt
 : > "$report"
 : > "$log"
 bin=$art/bin
-k3b=$art/k3b
+# The binaries travel gzipped (prepare.sh).
+k3b=$(mktemp -d)
+trap 'rm -rf "$k3b"' EXIT
+for f in "$art"/k3b/*.k3b.gz; do
+  gunzip -c "$f" > "$k3b/$(basename "$f" .gz)"
+done
 failures=0
 say() { echo "$*" | tee -a "$report"; }
 # step LIMIT_SECONDS CMD...: runs CMD, its output into the log; prints it.
@@ -106,6 +113,18 @@ cmp_rc=$?
 (( gpu_rc != 0 || cmp_rc != 0 )) && failures=$((failures + 1))
 say ""
 say "k3-tiny, 63-token prompt + 8 greedy steps: logits $cmp (rc $cmp_rc); tokens CPU [$cpu_tokens] GPU [$gpu_tokens] ($([ "$cpu_tokens" = "$gpu_tokens" ] && echo same || echo DIFFERENT))"
+# k3-small the same way, its weights synthesized at load (seed 1: the
+# checkpoint prepare.sh compiled it from).
+step 240 "$bin/k3-run" "$k3b/small.cpu.k3b" --synthetic-weights=1 --tokens=$prompt --generate=8 --dump-logits="$rep/small.cpu.npy" > /dev/null
+cpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
+step 240 "$bin/k3-run" "$k3b/small.sm90a.k3b" --synthetic-weights=1 --device=cuda --tokens=$prompt --generate=8 --dump-logits="$rep/small.gpu.npy" > /dev/null
+gpu_rc=$?
+gpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
+cmp=$(step 60 python3 "$art/compare_npy.py" "$rep/small.cpu.npy" "$rep/small.gpu.npy" 5e-3)
+cmp_rc=$?
+(( gpu_rc != 0 || cmp_rc != 0 )) && failures=$((failures + 1))
+say ""
+say "k3-small, 63-token prompt + 8 greedy steps: logits $cmp (rc $cmp_rc); tokens CPU [$cpu_tokens] GPU [$gpu_tokens] ($([ "$cpu_tokens" = "$gpu_tokens" ] && echo same || echo DIFFERENT))"
 say ""
 
 say "## 2. SASS (cuobjdump --dump-sass of every cubin)"
@@ -155,13 +174,17 @@ bench "MLA decode, 32768 cached tokens" "goal >= 85% of 4.8 TB/s" bench_mla_deco
 moe_bytes=$((64 * 3 * 1024 * 1024 / 2 + 64 * 3 * 1024 * 32))
 bench "MXFP4 MoE, 512 tokens, 64 experts, top-8" "anchor: triton_kernels 2.8 TB/s effective" \
   bench_moe_mxfp4 moe 512 --bytes=$moe_bytes --range=9:123,130 --range=10:123,130 --range=11:123,130
-out=$(step 180 "$bin/k3-run" "$k3b/tiny.sm90a.k3b" --device=cuda --tokens=$prompt --generate=128)
-say "- k3-tiny decode, 128 greedy steps after a 63-token prompt (k3-small's 336 MB of weights do not fit the device tool's 64 MiB carry):"
-say '```'
-say "$(echo "$out" | grep -E 'prefill|decode|device')"
-say '```'
-out=$(step 180 "$bin/k3-run" "$k3b/tiny.cpu.k3b" --tokens=$prompt --generate=128)
-say "- the same on this machine's CPU: $(echo "$out" | grep -E '^decode')"
+for model in small tiny; do
+  flags=()
+  [ $model = small ] && flags=(--synthetic-weights=1)
+  out=$(step 180 "$bin/k3-run" "$k3b/$model.sm90a.k3b" "${flags[@]}" --device=cuda --tokens=$prompt --generate=128)
+  say "- k3-$model decode, 128 greedy steps after a 63-token prompt, end to end on the GPU:"
+  say '```'
+  say "$(echo "$out" | grep -E 'prefill|decode|device')"
+  say '```'
+  out=$(step 180 "$bin/k3-run" "$k3b/$model.cpu.k3b" "${flags[@]}" --tokens=$prompt --generate=128)
+  say "- the same on this machine's CPU: $(echo "$out" | grep -E '^decode')"
+done
 say ""
 say "numerics failures: $failures"
 exit $(( failures > 0 ))

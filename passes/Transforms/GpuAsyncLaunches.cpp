@@ -1,0 +1,191 @@
+//===- GpuAsyncLaunches.cpp - Launches that do not wait for each other ----===//
+//
+// Part of k3. Implements k3-gpu-async-launches: the host program's kernel
+// launches are chained on one stream with async tokens, and the host waits
+// only where it does something the kernels could observe or disturb.
+//
+// The runtime executes a GPU program on one in-order stream (runtime/src/
+// CudaDevice.cpp), so consecutive launches need no synchronisation between
+// them; frees are pool bookkeeping, ordered on the stream after the launches
+// that use the buffer. What needs a wait is the host touching memory: a load
+// or store, a call, an op with regions (a loop whose body may do either) and
+// the end of a block.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define DEBUG_TYPE "k3-gpu-async-launches"
+
+namespace mlir::k3 {
+#define GEN_PASS_DEF_K3GPUASYNCLAUNCHESPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::k3
+
+using namespace mlir;
+
+namespace {
+
+/// The free k3-share-host-memory emits: `%s = gpu.wait async`,
+/// `%f = gpu.dealloc async [%s] %buffer`, `gpu.wait [%f]`. Returns the
+/// dealloc when `wait` starts one.
+gpu::DeallocOp freeStartingAt(gpu::WaitOp wait) {
+  if (!wait.getAsyncToken() || !wait.getAsyncDependencies().empty() ||
+      !wait.getAsyncToken().hasOneUse())
+    return nullptr;
+  auto dealloc = dyn_cast<gpu::DeallocOp>(*wait.getAsyncToken().getUsers().begin());
+  if (!dealloc || !dealloc.getAsyncToken() || !dealloc.getAsyncToken().hasOneUse())
+    return nullptr;
+  auto end = dyn_cast<gpu::WaitOp>(*dealloc.getAsyncToken().getUsers().begin());
+  if (!end || end.getAsyncToken())
+    return nullptr;
+  return dealloc;
+}
+
+/// True when `op`'s regions launch kernels or free buffers.
+bool launchesInside(Operation *op) {
+  bool found = false;
+  op->walk([&](Operation *inner) {
+    if (inner != op && isa<gpu::LaunchFuncOp, gpu::DeallocOp>(inner))
+      found = true;
+  });
+  return found;
+}
+
+/// True when host code in `op`'s regions may touch memory (what the chain
+/// below would wait for).
+bool touchesMemoryInside(Operation *op) {
+  bool found = false;
+  op->walk([&](Operation *inner) {
+    if (inner == op || inner->getNumRegions() != 0 ||
+        isa<gpu::LaunchFuncOp, gpu::DeallocOp, gpu::AllocOp, gpu::WaitOp>(inner) ||
+        inner->hasTrait<OpTrait::IsTerminator>())
+      return;
+    if (!isMemoryEffectFree(inner))
+      found = true;
+  });
+  return found;
+}
+
+/// The control flow whose bodies are chained on their own.
+bool structured(Operation *op) {
+  return isa<scf::ForOp, scf::WhileOp, scf::IfOp, scf::IndexSwitchOp, scf::ExecuteRegionOp>(op);
+}
+
+/// Rewrites one host function. `pending` is whether the stream may still
+/// run work the host has not waited for; a wait syncs the whole stream, so
+/// work queued in an enclosing block (or a loop's previous iteration) is
+/// covered by the first wait in a nested one.
+class Chainer {
+public:
+  explicit Chainer(MLIRContext *ctx) : b(ctx), tokenType(gpu::AsyncTokenType::get(ctx)) {}
+
+  /// Chains `block`; returns whether work is pending at its end.
+  bool chain(Block &block, bool pending) {
+    Value token; // the block's last launch or free
+    auto chainFrom = [&](Location loc) {
+      if (!token) // gpu.wait async: the runtime's one stream
+        token = gpu::WaitOp::create(b, loc, tokenType, ValueRange()).getAsyncToken();
+      return token;
+    };
+    auto wait = [&](Location loc) {
+      if (pending)
+        gpu::WaitOp::create(b, loc, Type(), ValueRange{chainFrom(loc)});
+      pending = false;
+      token = nullptr;
+    };
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      b.setInsertionPoint(&op);
+      if (auto dealloc = dyn_cast<gpu::DeallocOp>(op);
+          dealloc && token && dealloc.getAsyncToken() == token)
+        continue; // a free joined to the chain below
+      if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op); launch && !launch.getAsyncToken()) {
+        auto async = gpu::LaunchFuncOp::create(
+            b, launch.getLoc(), launch.getKernelAttr(), launch.getGridSizeOperandValues(),
+            launch.getBlockSizeOperandValues(), launch.getDynamicSharedMemorySize(),
+            launch.getKernelOperands(), tokenType, ValueRange{chainFrom(launch.getLoc())},
+            launch.hasClusterSize() ? std::optional(launch.getClusterSizeOperandValues())
+                                    : std::nullopt);
+        token = async.getAsyncToken();
+        pending = true;
+        launch.erase();
+        continue;
+      }
+      if (auto start = dyn_cast<gpu::WaitOp>(op)) {
+        if (gpu::DeallocOp dealloc = freeStartingAt(start)) {
+          // The free joins the chain; its own synchronising wait goes.
+          auto end = cast<gpu::WaitOp>(*dealloc.getAsyncToken().getUsers().begin());
+          dealloc.getAsyncDependenciesMutable().assign(chainFrom(start.getLoc()));
+          start.erase();
+          end.erase();
+          token = dealloc.getAsyncToken();
+          pending = true;
+          continue;
+        }
+      }
+      // Allocations are host bookkeeping; they touch no memory a launch uses.
+      if (auto alloc = dyn_cast<gpu::AllocOp>(op); alloc && !alloc.getAsyncToken())
+        continue;
+      if (structured(&op)) {
+        // Each body chained on its own; a loop's body starts with its
+        // previous iteration's work pending. Work queued before a body that
+        // touches memory is waited for once, here, not in every iteration.
+        if (pending && touchesMemoryInside(&op))
+          wait(op.getLoc());
+        bool loop = isa<scf::ForOp, scf::WhileOp>(op), inside = launchesInside(&op);
+        bool after = pending || inside;
+        for (Region &region : op.getRegions())
+          for (Block &body : region)
+            // A block after a region's first is reached by a branch.
+            after |= chain(body, pending || (loop && inside) || &body != &region.front());
+        b.setInsertionPoint(&op);
+        pending = after;
+        continue;
+      }
+      if (op.hasTrait<OpTrait::IsTerminator>()) {
+        // The yields of the control flow above hand values, not memory, to
+        // the host; any other terminator (a return hands its buffers to the
+        // caller, a branch leaves the chained block) waits.
+        if (!isa<scf::YieldOp, scf::ConditionOp>(op))
+          wait(op.getLoc());
+        continue;
+      }
+      if (op.getNumRegions() == 0 && isMemoryEffectFree(&op))
+        continue;
+      // Host memory use, a call, or regions this pass does not know.
+      wait(op.getLoc());
+      if (op.getNumRegions() != 0) {
+        for (Region &region : op.getRegions())
+          for (Block &body : region)
+            chain(body, false);
+        b.setInsertionPointAfter(&op);
+        pending = launchesInside(&op);
+        if (pending) // its work is waited for before anything else
+          wait(op.getLoc());
+      }
+    }
+    return pending;
+  }
+
+private:
+  OpBuilder b;
+  Type tokenType;
+};
+
+struct K3GpuAsyncLaunchesPass
+    : k3::impl::K3GpuAsyncLaunchesPassBase<K3GpuAsyncLaunchesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (!fn.isExternal())
+        Chainer(&getContext()).chain(fn.getBody().front(), /*pending=*/false);
+  }
+};
+
+} // namespace

@@ -1,0 +1,107 @@
+// RUN: k3-opt %s --k3-gpu-async-launches | FileCheck %s
+
+// Launches chain on one token; a free joins the chain and loses its own
+// wait; a loop of launches is chained per iteration without waiting; the
+// host waits (once, for everything queued: the runtime's one stream) only
+// before it reads memory, inside a loop whose previous iteration launched,
+// and before returning.
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[BUF:.*]] = gpu.alloc host_shared
+// CHECK-NEXT: %[[S:.*]] = gpu.wait async
+// CHECK-NEXT: %[[L1:.*]] = gpu.launch_func async [%[[S]]] @k::@f
+// CHECK-NEXT: %[[L2:.*]] = gpu.launch_func async [%[[L1]]] @k::@f
+// CHECK-NEXT: %[[F:.*]] = gpu.dealloc async [%[[L2]]] %[[BUF]]
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: %[[S2:.*]] = gpu.wait async
+// CHECK-NEXT: gpu.launch_func async [%[[S2]]] @k::@f
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.wait [%[[F]]]
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: %[[S3:.*]] = gpu.wait async
+// CHECK-NEXT: gpu.wait [%[[S3]]]
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: %[[S4:.*]] = gpu.wait async
+// CHECK-NEXT: gpu.launch_func async [%[[S4]]] @k::@f
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[S5:.*]] = gpu.wait async
+// CHECK-NEXT: gpu.wait [%[[S5]]]
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @f(%m: memref<8xf32>) kernel { gpu.return }
+  }
+  func.func @chain(%a: memref<8xf32>, %n: index) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %buf = gpu.alloc host_shared () : memref<8xf32>
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<8xf32>)
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%buf : memref<8xf32>)
+    %s = gpu.wait async
+    %f = gpu.dealloc async [%s] %buf : memref<8xf32>
+    gpu.wait [%f]
+    scf.for %i = %c0 to %n step %c1 {
+      gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<8xf32>)
+    }
+    %v = memref.load %a[%c0] : memref<8xf32>
+    scf.for %i = %c0 to %n step %c1 {
+      %w = memref.load %a[%i] : memref<8xf32>
+      memref.store %w, %a[%c0] : memref<8xf32>
+      gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<8xf32>)
+    }
+    return %v : f32
+  }
+
+  // Nothing launched: nothing waits. A host load before any launch needs no
+  // wait; an scf.if whose branch launches leaves work pending after it.
+  // CHECK-LABEL: func.func @branch
+  // CHECK-NOT: gpu.wait
+  // CHECK: memref.load
+  // CHECK-NEXT: scf.if
+  // CHECK-NEXT: %[[T:.*]] = gpu.wait async
+  // CHECK-NEXT: gpu.launch_func async [%[[T]]]
+  // CHECK: }
+  // CHECK-NEXT: %[[E:.*]] = gpu.wait async
+  // CHECK-NEXT: gpu.wait [%[[E]]]
+  // CHECK-NEXT: memref.store
+  // CHECK-NEXT: return
+  func.func @branch(%a: memref<8xf32>, %p: i1) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %v = memref.load %a[%c0] : memref<8xf32>
+    scf.if %p {
+      gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<8xf32>)
+    }
+    memref.store %v, %a[%c1] : memref<8xf32>
+    return
+  }
+
+  // A host loop reading what a kernel wrote (top-k routing over logits):
+  // one wait before the loop, none in its iterations.
+  // CHECK-LABEL: func.func @routing
+  // CHECK: %[[L:.*]] = gpu.launch_func async
+  // CHECK-NEXT: gpu.wait [%[[L]]]
+  // CHECK-NEXT: scf.for
+  // CHECK-NOT: gpu.wait
+  // CHECK: return
+  func.func @routing(%a: memref<8xf32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<8xf32>)
+    scf.for %i = %c0 to %n step %c1 {
+      %w = memref.load %a[%i] : memref<8xf32>
+      memref.store %w, %a[%c0] : memref<8xf32>
+    }
+    return
+  }
+
+  // CHECK-LABEL: func.func @idle
+  // CHECK-NOT: gpu.wait
+  // CHECK: return
+  func.func @idle(%a: memref<8xf32>) -> f32 {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %a[%c0] : memref<8xf32>
+    return %v : f32
+  }
+}
