@@ -35,10 +35,25 @@
 // WG: arith.andi %{{.*}}, %c-128_i64
 // WG: scf.for %{{.*}} = %{{.*}} to %c64 step %c64{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (!llvm.struct<(f32, f32,
 // WG-NEXT: gpu.barrier
+// Element (r, k) of a tile of R rows goes to (k / 16) * 16R + ((r / 8) * 2
+// + (k % 16) / 8) * 64 + (r % 8) * 8 + k % 8 (in bf16 elements: 8 x 8 core
+// matrices of 128 bytes, the two k halves 128 B apart, 8-row groups 256 B).
 // WG: scf.for %{{.*}} = %{{.*}} to %c4096{{.*}} step %c128
 // WG: arith.truncf %{{.*}} : f32 to bf16
+// WG: %[[KS:.*]] = arith.divui %[[K:.*]], %c16{{(_[0-9]+)?}}
+// WG: arith.muli %[[KS]], %c1024{{(_[0-9]+)?}}
+// WG: %[[KH:.*]] = arith.divui %{{.*}}, %c8{{(_[0-9]+)?}}
+// WG: %[[RG:.*]] = arith.divui %[[R:.*]], %c8{{(_[0-9]+)?}}
+// WG: %[[RG2:.*]] = arith.muli %[[RG]], %c2{{(_[0-9]+)?}}
+// WG: %[[CM:.*]] = arith.addi %[[RG2]], %[[KH]]
+// WG: arith.muli %[[CM]], %c64{{(_[0-9]+)?}}
+// WG: %[[KL:.*]] = arith.remui %[[K]], %c8{{(_[0-9]+)?}}
+// WG: %[[RL:.*]] = arith.remui %[[R]], %c8{{(_[0-9]+)?}}
+// WG: %[[RL8:.*]] = arith.muli %[[RL]], %c8{{(_[0-9]+)?}}
+// WG: arith.addi %[[RL8]], %[[KL]]
 // WG: memref.store %{{.*}}, %[[SMEM]]
 // WG: scf.for %{{.*}} = %{{.*}} to %c8192{{.*}} step %c128
+// WG: arith.muli %{{.*}}, %c2048
 // WG: memref.store %{{.*}}, %[[SMEM]]
 // WG: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // WG-NEXT: gpu.barrier
