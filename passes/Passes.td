@@ -169,7 +169,9 @@ def K3GpuMmaContractionsPass : Pass<"k3-gpu-mma-contractions"> {
     unswizzled core-matrix layout, fence the async proxy, and issue four
     `nvvm.wgmma.mma_async` m64n128k16 on shared-memory descriptors; the 64
     f32 accumulators per thread are added into C at the end. blockIdx.y
-    then counts 64-row tiles.
+    then counts 64-row tiles. A contraction whose m is static and at most
+    16 (a decode step's one token) keeps mma.sync's 16-row tiles instead of
+    leaving most of the warpgroup's 64 rows idle.
   }];
   let options = [
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",

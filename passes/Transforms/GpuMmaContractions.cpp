@@ -45,6 +45,9 @@ constexpr int64_t kBlockN = kWarps * kTilesPerWarp * 8;
 // wgmma m64n128k16; each stage copies 64 k of A and B to shared memory.
 constexpr int64_t kWgRows = 64;
 constexpr int64_t kStageK = 64;
+// With wgmma, contractions whose m is static and at most this stay on
+// mma.sync (16-row tiles).
+constexpr int64_t kMaxMmaSyncRows = 16;
 
 /// A contraction C[..., m, n] += cvt(A) * cvt(B) on memrefs. The tile's
 /// rows and columns are one m and one n dimension; every other parallel
@@ -448,14 +451,18 @@ struct K3GpuMmaContractionsPass
         return arith::CeilDivUIOp::create(b, loc, v, kb.idx(d)).getResult();
       };
       Value one = kb.idx(1);
-      int64_t rows = wgmma ? kWgRows : 16;
+      // A statically short m (decode's one token) would leave most of
+      // wgmma's 64 rows idle: mma.sync's 16-row tiles waste less.
+      int64_t mRange = op.getStaticLoopRanges()[c.m];
+      bool warpgroup = wgmma && (ShapedType::isDynamic(mRange) || mRange > kMaxMmaSyncRows);
+      int64_t rows = warpgroup ? kWgRows : 16;
       Value gx = ceilDiv(kb.sizes[c.n], kBlockN), gy = ceilDiv(kb.sizes[c.m], rows);
       for (unsigned d : c.z)
         gx = arith::MulIOp::create(b, loc, gx, kb.sizes[d]);
       // wgmma's operand tiles live in shared memory (24 KiB, static, plus
       // 128 bytes to align them).
       SmallVector<Type> tiles;
-      if (wgmma)
+      if (warpgroup)
         tiles.push_back(MemRefType::get(
             {(kWgRows + kBlockN) * kStageK + 64}, b.getBF16Type(), MemRefLayoutAttrInterface(),
             gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)));
@@ -463,7 +470,7 @@ struct K3GpuMmaContractionsPass
                                           /*dynamicSharedMemorySize=*/nullptr,
                                           /*asyncTokenType=*/nullptr, ValueRange(), tiles);
       b.setInsertionPointToStart(&launch.getBody().front());
-      if (wgmma)
+      if (warpgroup)
         kb.buildWgmma(launch);
       else
         kb.build(launch);

@@ -173,3 +173,26 @@ func.func @left_alone(%x: memref<8x16xf32>, %w: memref<4x16xf32>, %y: memref<8x4
   }
   return
 }
+
+// A decode step's projection (one token, m static): with wgmma=1 it stays on
+// mma.sync's 16-row tiles, no shared memory.
+// CHECK-LABEL: func.func @one_token
+// CHECK: nvvm.mma.sync
+// WG-LABEL: func.func @one_token
+// WG: %[[GY:.*]] = arith.ceildivui %c1, %c16
+// WG: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}} = %[[GY]], {{.*}}) threads({{.*}}) in ({{.*}}) {
+// WG-NOT: nvvm.wgmma
+// WG-COUNT-4: nvvm.mma.sync
+// WG-NOT: nvvm.wgmma
+// WG: return
+func.func @one_token(%x: memref<1x64xf32>, %w: memref<96x64xbf16>, %y: memref<1x96xf32>) {
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<1x64xf32>, memref<96x64xbf16>) outs(%y : memref<1x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

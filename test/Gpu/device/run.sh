@@ -151,7 +151,7 @@ done
 rmdir "$rep/sass" 2> /dev/null
 say ""
 
-say "## 3. Benchmarks (kernel time: CUDA events around each launch, best of 3)"
+say "## 3. Benchmarks (kernel time: CUDA events from the first launch after each synchronisation to the next one, best of 3)"
 say ""
 bench() { # LABEL ANCHOR MODULE FUNCTION LENGTH [flags]
   local label=$1 anchor=$2 module=$3 fn=$4 len=$5
