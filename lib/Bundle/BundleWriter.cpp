@@ -19,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 
 using namespace mlir;
 namespace fb = ::k3::bundle;
@@ -299,10 +300,10 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
     // step binds every argument in order (inputs and weights by index).
     std::vector<flatbuffers::Offset<fb::EntryPoint>> eps;
     std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
-    std::vector<std::pair<const std::vector<uint8_t> *, uint32_t>> hostObjects;
-    auto sharedObject = [&](const std::vector<uint8_t> &o) {
-      return llvm::count_if(code.objects, [&](auto &e) { return e.second == o; }) > 1;
-    };
+    // The host object's kernel-table index, once written. Shared by several
+    // entries, it has no one arity (num_args 0: each step's own).
+    std::optional<uint32_t> hostKernel;
+    const bool shared = llvm::range_size(module.getOps<func::FuncOp>()) > 1;
     for (auto fn : module.getOps<func::FuncOp>()) {
       std::vector<flatbuffers::Offset<fb::TensorInfo>> ins, outs;
       std::vector<flatbuffers::Offset<fb::Binding>> args;
@@ -320,25 +321,16 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
       for (auto [i, t] : llvm::enumerate(fn.getResultTypes()))
         outs.push_back(tensorInfo(b, t, nameOf(fn.getResultAttrDict(i), i)));
       std::vector<flatbuffers::Offset<fb::Step>> steps;
-      auto object = code.objects.find(fn.getName().str());
-      if (object != code.objects.end()) {
-        // One host call per entry: the grid is a single program. Entries
-        // compiled into one object share its kernel (the runtime calls
-        // `k3_entry_<entry name>` in it).
-        std::vector<fb::GridDim> grid(3, fb::GridDim(1, 0, 1));
-        auto same = llvm::find_if(hostObjects, [&](auto &h) { return *h.first == object->second; });
-        if (same != hostObjects.end()) {
-          steps.push_back(fb::CreateStepDirect(b, same->second, &grid, &args));
-          eps.push_back(fb::CreateEntryPointDirect(b, fn.getName().str().c_str(), &ins, &outs,
-                                                   &steps, 0));
-          continue;
+      if (!code.hostObject.empty()) {
+        // One host call per entry: the grid is a single program.
+        if (!hostKernel) {
+          hostKernel = uint32_t(kernels.size());
+          kernels.push_back(fb::CreateKernelDirect(
+              b, fn.getName().str().c_str(), target, &code.hostObject, nullptr, nullptr,
+              nullptr, 0, shared ? 0 : uint32_t(args.size()), -1, -1, code.cpu.c_str()));
         }
-        hostObjects.push_back({&object->second, uint32_t(kernels.size())});
-        steps.push_back(fb::CreateStepDirect(b, uint32_t(kernels.size()), &grid, &args));
-        kernels.push_back(fb::CreateKernelDirect(
-            b, fn.getName().str().c_str(), target, &object->second, nullptr, nullptr, nullptr,
-            0, sharedObject(object->second) ? 0 : uint32_t(args.size()), -1, -1,
-            code.cpu.c_str()));
+        std::vector<fb::GridDim> grid(3, fb::GridDim(1, 0, 1));
+        steps.push_back(fb::CreateStepDirect(b, *hostKernel, &grid, &args));
       }
       eps.push_back(fb::CreateEntryPointDirect(b, fn.getName().str().c_str(),
                                                &ins, &outs, &steps, 0));

@@ -32,22 +32,23 @@ struct DeviceKernel {
   int32_t spillBytes = -1;
 };
 
-/// The code of a bundle: the target ("cpu", "sm_90a", "sm_80"), each
-/// entry's host object (the kernels themselves on the CPU; the program that
-/// launches the device kernels on a GPU target) with the instruction-set
-/// level it needs, and the device kernels.
+/// The code of a bundle: the target ("cpu", "sm_90a", "sm_80"), the entry
+/// points' one host object (the kernels themselves on the CPU; the program
+/// that launches the device kernels on a GPU target; the runtime calls
+/// `k3_entry_<entry name>` in it) with the instruction-set level it needs,
+/// and the device kernels.
 struct BundleCode {
   std::string target = "cpu";
-  std::map<std::string, std::vector<uint8_t>> objects;
+  std::vector<uint8_t> hostObject; ///< empty: signatures only
   std::string cpu;
   std::vector<DeviceKernel> deviceKernels;
 };
 
 /// Writes `module` as a .k3b at `path`. The module's functions, after
 /// k3-outline-weights, are the entry points: arguments carrying `k3.weight`
-/// name the weights to embed, the others are the entry's inputs. An entry
-/// with a host object in `code.objects` gets one step binding all its
-/// arguments, the others only their signature. Device kernels follow the
+/// name the weights to embed, the others are the entry's inputs. With a host
+/// object, each entry gets one step binding all its arguments, else only
+/// its signature. Device kernels follow the
 /// host kernels in the kernel table. Without a checkpoint (an op-level
 /// module) there are no weights and no layers.
 /// With `omitWeights` the weight table is complete (names, shapes, offsets,

@@ -22,6 +22,8 @@
 #include <csetjmp>
 #include <cstddef>
 #include <cstdint>
+#include "runtime/include/k3rt/k3rt_gpu.h"
+
 #include <map>
 #include <memory>
 #include <string>
@@ -29,24 +31,8 @@
 
 namespace k3rt {
 
-/// The table a GPU host program's mgpu* functions forward to; its layout is
-/// fixed by lib/Target/Cpu/CpuTarget.cpp's kGpuSupportC.
-struct K3GpuOps {
-  void *ctx;
-  void *(*moduleLoad)(void *ctx, const void *data, size_t size);
-  void (*moduleUnload)(void *ctx, void *module);
-  void *(*moduleGetFunction)(void *ctx, void *module, const char *name);
-  void *(*streamCreate)(void *ctx);
-  void (*streamSynchronize)(void *ctx, void *stream);
-  void (*streamDestroy)(void *ctx, void *stream);
-  void (*launchKernel)(void *ctx, void *function, intptr_t gx, intptr_t gy, intptr_t gz,
-                       intptr_t bx, intptr_t by, intptr_t bz, int32_t smem, void *stream,
-                       void **params, void **extra, size_t paramsCount);
-  void *(*memAlloc)(void *ctx, uint64_t bytes, void *stream, bool hostShared);
-  void (*memFree)(void *ctx, void *ptr, void *stream);
-  void (*memcpy)(void *ctx, void *dst, void *src, size_t bytes, void *stream);
-  void (*memset32)(void *ctx, void *dst, unsigned value, size_t count, void *stream);
-};
+// K3GpuOps, the table a GPU host program's mgpu* functions forward to:
+// runtime/include/k3rt/k3rt_gpu.h (one C definition for both sides).
 
 struct CudaApi; // the driver entry points (CudaDevice.cpp)
 

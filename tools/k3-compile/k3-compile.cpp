@@ -480,11 +480,9 @@ int main(int argc, char **argv) {
       return fail(error);
     if (compileTo == "cubin")
       return printModule(*lowered, error);
-    std::vector<uint8_t> so;
-    if (!mlir::k3::emitHostSharedObject(*lowered, so, code.cpu, error, /*gpuHost=*/true))
+    if (!mlir::k3::emitHostSharedObject(*lowered, code.hostObject, code.cpu, error,
+                                        /*gpuHost=*/true))
       return fail(firstError.empty() ? error : error + ": " + firstError);
-    for (auto fn : module->getOps<func::FuncOp>())
-      code.objects[fn.getName().str()] = so;
   } else if (compileTo != "bundle") {
     OwningOpRef<ModuleOp> lowered = module->clone();
     // Kernels export a C interface; the k3.* argument names stay in the
@@ -521,11 +519,8 @@ int main(int argc, char **argv) {
       return fail(error);
     if (compileTo == "cpu")
       return printModule(*lowered, error);
-    std::vector<uint8_t> so;
-    if (!mlir::k3::emitHostSharedObject(*lowered, so, code.cpu, error))
+    if (!mlir::k3::emitHostSharedObject(*lowered, code.hostObject, code.cpu, error))
       return fail(firstError.empty() ? error : error + ": " + firstError);
-    for (auto fn : module->getOps<func::FuncOp>())
-      code.objects[fn.getName().str()] = so;
   }
   if (!mlir::k3::writeBundle(*module, checkpoint.get(), code, outputPath, error, omitWeights))
     return fail(error);

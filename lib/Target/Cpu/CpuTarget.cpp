@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Target/Cpu/CpuTarget.h"
+#include "GpuOpsHeader.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -104,28 +105,12 @@ void memrefCopy(int64_t size, Unranked *src, Unranked *dst) {
 /// A GPU host program's runtime interface. The lowered launches call MLIR's
 /// mgpu* functions (gpu-to-llvm's ABI); here each forwards to the table the
 /// runtime attaches with `k3_gpu_attach`, so the object needs no symbol
-/// from the process that loads it. The table's layout is the runtime's
-/// `K3GpuOps` (runtime/src/CudaDevice.h). Kernel modules load in
-/// `k3_gpu_attach` (what would have been global constructors: they need the
-/// table) and unload in `k3_gpu_detach`.
+/// from the process that loads it. The table, `K3GpuOps`, is
+/// runtime/include/k3rt/k3rt_gpu.h, embedded before this text
+/// (kGpuOpsHeader). Kernel modules load in `k3_gpu_attach` (what would have
+/// been global constructors: they need the table) and unload in
+/// `k3_gpu_detach`.
 constexpr const char *kGpuSupportC = R"c(
-#include <stdbool.h>
-typedef struct {
-  void *ctx;
-  void *(*moduleLoad)(void *ctx, const void *data, size_t size);
-  void (*moduleUnload)(void *ctx, void *module);
-  void *(*moduleGetFunction)(void *ctx, void *module, const char *name);
-  void *(*streamCreate)(void *ctx);
-  void (*streamSynchronize)(void *ctx, void *stream);
-  void (*streamDestroy)(void *ctx, void *stream);
-  void (*launchKernel)(void *ctx, void *function, intptr_t gx, intptr_t gy, intptr_t gz,
-                       intptr_t bx, intptr_t by, intptr_t bz, int32_t smem, void *stream,
-                       void **params, void **extra, size_t paramsCount);
-  void *(*memAlloc)(void *ctx, uint64_t bytes, void *stream, bool hostShared);
-  void (*memFree)(void *ctx, void *ptr, void *stream);
-  void (*memcpy)(void *ctx, void *dst, void *src, size_t bytes, void *stream);
-  void (*memset32)(void *ctx, void *dst, unsigned value, size_t count, void *stream);
-} K3GpuOps;
 static const K3GpuOps *k3ops;
 void k3_gpu_load_modules(void);
 void k3_gpu_unload_modules(void);
@@ -293,7 +278,7 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
     std::ofstream support(supportPath.str().str());
     support << kSupportC;
     if (gpuHost)
-      support << kGpuSupportC;
+      support << kGpuOpsHeader << kGpuSupportC;
   }
   {
     llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
