@@ -8,8 +8,9 @@
 // CudaDevice.cpp), so consecutive launches need no synchronisation between
 // them; frees are pool bookkeeping, ordered on the stream after the launches
 // that use the buffer. What needs a wait is the host touching memory: a load
-// or store, a call, an op with regions (a loop whose body may do either) and
-// the end of a block.
+// or store, a copy or a call (once before an scf loop or branch whose body
+// does, and in a body that launches, per iteration), an op with regions this
+// pass does not know, and a return or branch. scf yields do not wait.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,11 +39,13 @@ gpu::DeallocOp freeStartingAt(gpu::WaitOp wait) {
   if (!wait.getAsyncToken() || !wait.getAsyncDependencies().empty() ||
       !wait.getAsyncToken().hasOneUse())
     return nullptr;
-  auto dealloc = dyn_cast<gpu::DeallocOp>(*wait.getAsyncToken().getUsers().begin());
-  if (!dealloc || !dealloc.getAsyncToken() || !dealloc.getAsyncToken().hasOneUse())
+  // Adjacent, as emitted: nothing in between may need the chain.
+  auto dealloc = dyn_cast_or_null<gpu::DeallocOp>(wait->getNextNode());
+  if (!dealloc || *wait.getAsyncToken().getUsers().begin() != dealloc ||
+      !dealloc.getAsyncToken() || !dealloc.getAsyncToken().hasOneUse())
     return nullptr;
-  auto end = dyn_cast<gpu::WaitOp>(*dealloc.getAsyncToken().getUsers().begin());
-  if (!end || end.getAsyncToken())
+  auto end = dyn_cast_or_null<gpu::WaitOp>(dealloc->getNextNode());
+  if (!end || *dealloc.getAsyncToken().getUsers().begin() != end || end.getAsyncToken())
     return nullptr;
   return dealloc;
 }
@@ -159,6 +162,12 @@ public:
         continue;
       // Host memory use, a call, or regions this pass does not know.
       wait(op.getLoc());
+      // Async GPU work the pass did not make (none today): queued, so
+      // pending afterwards.
+      if (auto async = dyn_cast<gpu::AsyncOpInterface>(op); async && async.getAsyncToken()) {
+        pending = true;
+        continue;
+      }
       if (op.getNumRegions() != 0) {
         for (Region &region : op.getRegions())
           for (Block &body : region)

@@ -170,9 +170,10 @@ bool listToFunction(llvm::Module &m, StringRef list, StringRef name) {
 /// gpu-to-llvm builds each launch's parameter array with an alloca at the
 /// launch, so a launch inside a loop (KDA's chunk loop) grows the stack on
 /// every iteration: 8 MiB are gone after ~4000 tokens. The arrays are filled
-/// and consumed in their block by one synchronous launch (cuLaunchKernel
-/// copies the parameters), so one slot per site in the entry block serves
-/// every iteration. Allocas used outside their block are left alone.
+/// and consumed in their block by one launch call (cuLaunchKernel copies the
+/// parameters when called, asynchronous launches included), so one slot per
+/// site in the entry block serves every iteration. Allocas used outside
+/// their block are left alone.
 void hoistStaticAllocas(llvm::Module &m) {
   for (llvm::Function &f : m) {
     if (f.isDeclaration())
