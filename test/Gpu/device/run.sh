@@ -101,30 +101,26 @@ check bench_kda_prefill kda 63 "H=64, dk=dv=128"
 check bench_mla_decode mla 1000 "K3 MLA, bf16 cache"
 check bench_moe_mxfp4 moe 15 "64 experts, top-8" --range=9:123,130 --range=10:123,130 --range=11:123,130
 
-# k3-tiny end to end: the prompt's logits and 8 greedy steps, GPU vs CPU.
+# End to end: the prompt's logits and 8 greedy steps, GPU vs CPU, for
+# k3-tiny and for k3-small, whose weights are synthesized at load (seed 1:
+# the checkpoint prepare.sh compiled it from).
 prompt=3,1,4,1,5,9,2,6,5,3,5,8,9,7,9,3,2,3,8,4,6,2,6,4,3,3,8,3,2,7,9,5,0,2,8,8,4,1,9,7,1,6,9,3,9,9,3,7,5,1,0,5,8,2,0,9,7,4,9,4,4,5,9
-step 120 "$bin/k3-run" "$k3b/tiny.cpu.k3b" --tokens=$prompt --generate=8 --dump-logits="$rep/tiny.cpu.npy" > /dev/null
-cpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
-step 120 "$bin/k3-run" "$k3b/tiny.sm90a.k3b" --device=cuda --tokens=$prompt --generate=8 --dump-logits="$rep/tiny.gpu.npy" > /dev/null
-gpu_rc=$?
-gpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
-cmp=$(step 60 python3 "$art/compare_npy.py" "$rep/tiny.cpu.npy" "$rep/tiny.gpu.npy" 5e-3)
-cmp_rc=$?
-(( gpu_rc != 0 || cmp_rc != 0 )) && failures=$((failures + 1))
-say ""
-say "k3-tiny, 63-token prompt + 8 greedy steps: logits $cmp (rc $cmp_rc); tokens CPU [$cpu_tokens] GPU [$gpu_tokens] ($([ "$cpu_tokens" = "$gpu_tokens" ] && echo same || echo DIFFERENT))"
-# k3-small the same way, its weights synthesized at load (seed 1: the
-# checkpoint prepare.sh compiled it from).
-step 240 "$bin/k3-run" "$k3b/small.cpu.k3b" --synthetic-weights=1 --tokens=$prompt --generate=8 --dump-logits="$rep/small.cpu.npy" > /dev/null
-cpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
-step 240 "$bin/k3-run" "$k3b/small.sm90a.k3b" --synthetic-weights=1 --device=cuda --tokens=$prompt --generate=8 --dump-logits="$rep/small.gpu.npy" > /dev/null
-gpu_rc=$?
-gpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
-cmp=$(step 60 python3 "$art/compare_npy.py" "$rep/small.cpu.npy" "$rep/small.gpu.npy" 5e-3)
-cmp_rc=$?
-(( gpu_rc != 0 || cmp_rc != 0 )) && failures=$((failures + 1))
-say ""
-say "k3-small, 63-token prompt + 8 greedy steps: logits $cmp (rc $cmp_rc); tokens CPU [$cpu_tokens] GPU [$gpu_tokens] ($([ "$cpu_tokens" = "$gpu_tokens" ] && echo same || echo DIFFERENT))"
+end_to_end() { # MODEL LIMIT_SECONDS [k3-run flags]
+  local model=$1 limit=$2 cpu_tokens gpu_tokens gpu_rc cmp cmp_rc
+  shift 2
+  step "$limit" "$bin/k3-run" "$k3b/$model.cpu.k3b" "$@" --tokens=$prompt --generate=8 --dump-logits="$rep/$model.cpu.npy" > /dev/null
+  cpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
+  step "$limit" "$bin/k3-run" "$k3b/$model.sm90a.k3b" "$@" --device=cuda --tokens=$prompt --generate=8 --dump-logits="$rep/$model.gpu.npy" > /dev/null
+  gpu_rc=$?
+  gpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
+  cmp=$(step 60 python3 "$art/compare_npy.py" "$rep/$model.cpu.npy" "$rep/$model.gpu.npy" 5e-3)
+  cmp_rc=$?
+  (( gpu_rc != 0 || cmp_rc != 0 )) && failures=$((failures + 1))
+  say ""
+  say "k3-$model, 63-token prompt + 8 greedy steps: logits $cmp (rc $cmp_rc); tokens CPU [$cpu_tokens] GPU [$gpu_tokens] ($([ "$cpu_tokens" = "$gpu_tokens" ] && echo same || echo DIFFERENT))"
+}
+end_to_end tiny 120
+end_to_end small 240 --synthetic-weights=1
 say ""
 
 say "## 2. SASS (cuobjdump --dump-sass of every cubin)"
