@@ -62,8 +62,16 @@ struct CpuK3Options {
 /// weights), `tiles` (linalg on tensors) and `cpu` (bufferized, LLVM
 /// dialect).
 void buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options);
-/// `moeDispatch`: grouped or per-token (convert-k3-to-linalg).
-void buildCpuTilesStage(OpPassManager &pm, const std::string &moeDispatch = "grouped");
+/// The forms convert-k3-to-linalg picks where there is a choice: the CPU's
+/// (grouped MoE, per-head KDA decode, KDA prefill as host loops) or the
+/// GPU's (slot MoE, batched decode, KDA prefill as a column scan: no
+/// data-dependent or per-head host loops).
+struct LinalgForms {
+  std::string moeDispatch, kdaDecode, kdaPrefill;
+  static LinalgForms cpu() { return {"grouped", "per-head", "loops"}; }
+  static LinalgForms gpu() { return {"slots", "batched", "scan"}; }
+};
+void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::cpu());
 void buildCpuLlvmStage(OpPassManager &pm);
 
 /// A GPU target: the NVPTX chip and PTX features, whether contractions use
@@ -82,7 +90,7 @@ std::optional<GpuChip> gpuChip(llvm::StringRef target);
 /// (linalg on tensors, contractions untiled), `gpu` (host program +
 /// gpu.module kernels, `threads` per block), `ptx` (kernels as PTX in
 /// gpu.binary ops) and the host program to the LLVM dialect.
-void buildGpuTilesStage(OpPassManager &pm, const std::string &moeDispatch = "grouped");
+void buildGpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::gpu());
 void buildGpuStage(OpPassManager &pm, const GpuChip &chip, int64_t threads = 128);
 void buildPtxStage(OpPassManager &pm, const GpuChip &chip);
 void buildGpuHostStage(OpPassManager &pm);

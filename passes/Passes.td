@@ -23,15 +23,30 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     `k3.moe` becomes grouped expert GEMMs (GroupedMoePattern.cpp: dispatch by
     counts, offsets and a permutation of the (token, expert) pairs, then one
     register-tiled GEMM pair per expert with its MXFP4 weights decoded into
-    [K, 16] panels) or, with `moe-dispatch=per-token`, one matrix-vector
-    product per token and selected expert (the benchmark's baseline).
+    [K, 16] panels); with `moe-dispatch=slots`, one loop nest per GEMM over
+    every routing slot (token, pick) at once, the expert read and MXFP4
+    decoded inside the dot product (SlotMoePattern.cpp: the GPU form, no
+    data-dependent host loops); or, with `moe-dispatch=per-token`, one
+    matrix-vector product per token and selected expert (the benchmark's
+    baseline). `k3.kda_decode` loops over value heads, or with
+    `kda-decode=batched` runs each step for all heads at once. With
+    `kda-prefill=scan`, `k3.kda` and `k3.kda_chunked` become one
+    `scf.forall` over the state's columns, each scanning all tokens
+    (KdaScanPattern.cpp).
     MXFP4 linear weights are decoded inside the dot products' inner loop;
     MXFP4 codes must be the bytes of a `k3.unpack_e2m1`.
   }];
   let options = [
     Option<"moeDispatch", "moe-dispatch", "std::string", [{"grouped"}],
            "How k3.moe runs its experts: grouped (one GEMM per expert over "
-           "its tokens) or per-token">
+           "its tokens), slots (one GEMM over all routing slots) or per-token">,
+    Option<"kdaDecode", "kda-decode", "std::string", [{"per-head"}],
+           "How k3.kda_decode runs: per-head (a loop over value heads) or "
+           "batched (every step once for all heads: the GPU form)">,
+    Option<"kdaPrefill", "kda-prefill", "std::string", [{"loops"}],
+           "How k3.kda and k3.kda_chunked run: loops (a loop over tokens or "
+           "chunks, each step a loop nest) or scan (one loop nest over the "
+           "state's columns, each scanning every token: the GPU form)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

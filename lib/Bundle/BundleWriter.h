@@ -14,7 +14,6 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
-#include <map>
 #include <string>
 #include <vector>
 

@@ -10,6 +10,7 @@
 //          convert-elementwise-to-linalg, canonicalize
 //          (linalg on tensors: what each tile computes, target independent)
 //   cpu:   one-shot bufferization → loops → LLVM dialect
+//          (an scf.forall, from the GPU forms, runs as nested scf.for)
 //
 // The cpu stage's order is the usual one for linalg on tensors: bufferize
 // before lowering linalg to loops, expand strided metadata (and lower the
@@ -33,7 +34,7 @@
 namespace {
 
 constexpr const char *kTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0}},k3-tile-contractions,"
+    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2}},k3-tile-contractions,"
     "convert-elementwise-to-linalg,canonicalize";
 
 constexpr const char *kCpuStage =
@@ -42,7 +43,7 @@ constexpr const char *kCpuStage =
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-    "convert-vector-to-scf{full-unroll=true},convert-linalg-to-loops,"
+    "convert-vector-to-scf{full-unroll=true},convert-linalg-to-loops,scf-forall-to-for,"
     "convert-scf-to-cf,expand-strided-metadata,"
     "lower-affine,"
     "arith-expand{include-bf16=true include-f8e8m0=true},"
@@ -78,8 +79,10 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
   pm.addPass(createK3OutlineWeightsPass());
 }
 
-void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const std::string &moeDispatch) {
-  add(pm, llvm::formatv(kTilesStage, moeDispatch).str().c_str());
+void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
+  add(pm, llvm::formatv(kTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill)
+              .str()
+              .c_str());
 }
 
 void mlir::k3::buildCpuLlvmStage(OpPassManager &pm) { add(pm, kCpuStage); }

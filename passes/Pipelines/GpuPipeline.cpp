@@ -5,9 +5,13 @@
 //
 //   tiles: convert-k3-to-linalg, convert-elementwise-to-linalg, canonicalize
 //          (the CPU's tiles stage without k3-tile-contractions: that pass is
-//          the CPU's register mapping of the `k3.tile` marks), then
+//          the CPU's register mapping of the `k3.tile` marks; by default
+//          LinalgForms::gpu(): the MoE as slot GEMMs, the KDA decode step
+//          batched over heads and KDA prefill as a column scan, the forms
+//          without data-dependent or per-head host loops), then
 //          k3-gpu-fuse-elementwise (one kernel per elementwise chain)
-//   gpu:   one-shot bufferization, contractions on tensor cores
+//   gpu:   one-shot bufferization, scf.forall as scf.parallel (mapped like
+//          the rest), contractions on tensor cores
 //          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
 //          buffer copies as linalg (k3-gpu-device-copies), the rest of
 //          linalg → scf.parallel,
@@ -39,7 +43,8 @@
 namespace {
 
 constexpr const char *kGpuTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0}},convert-elementwise-to-linalg,canonicalize,"
+    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2}},"
+    "convert-elementwise-to-linalg,canonicalize,"
     "k3-gpu-fuse-elementwise,canonicalize";
 
 constexpr const char *kGpuStage =
@@ -47,7 +52,7 @@ constexpr const char *kGpuStage =
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,"
-    "convert-bufferization-to-memref,k3-gpu-mma-contractions{{wgmma={1}},"
+    "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},"
     "k3-gpu-device-copies,"
     "convert-linalg-to-parallel-loops,"
     "k3-gpu-map-loops{{threads={0}},convert-parallel-loops-to-gpu,gpu-kernel-outlining,"
@@ -73,8 +78,9 @@ void add(mlir::OpPassManager &pm, const std::string &pipeline) {
 
 } // namespace
 
-void mlir::k3::buildGpuTilesStage(OpPassManager &pm, const std::string &moeDispatch) {
-  add(pm, llvm::formatv(kGpuTilesStage, moeDispatch).str());
+void mlir::k3::buildGpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
+  add(pm, llvm::formatv(kGpuTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill)
+              .str());
 }
 
 void mlir::k3::buildGpuStage(OpPassManager &pm, const GpuChip &chip, int64_t threads) {

@@ -162,10 +162,22 @@ static cl::opt<std::string> expertInputs(
     cl::init("f32"), cl::cat(k3Category));
 static cl::opt<std::string> moeDispatch(
     "moe-dispatch",
-    cl::desc("Routed experts: grouped (default; one GEMM per expert over its "
-             "tokens) or per-token (one matrix-vector product per token and "
-             "expert, for comparisons)"),
-    cl::init("grouped"), cl::cat(k3Category));
+    cl::desc("Routed experts: grouped (the CPU default; one GEMM per expert over "
+             "its tokens), slots (the GPU default; one GEMM over every routing "
+             "slot, no data-dependent host loops) or per-token (one "
+             "matrix-vector product per token and expert, for comparisons)"),
+    cl::init(""), cl::cat(k3Category));
+static cl::opt<std::string> kdaDecodeForm(
+    "kda-decode-form",
+    cl::desc("The one-token KDA step: per-head (the CPU default; a loop over value "
+             "heads) or batched (the GPU default; each step once for all heads)"),
+    cl::init(""), cl::cat(k3Category));
+static cl::opt<std::string> kdaPrefillForm(
+    "kda-prefill-form",
+    cl::desc("KDA over many tokens (k3.kda, k3.kda_chunked): loops (the CPU default; a "
+             "loop over chunks or tokens) or scan (the GPU default; one loop nest over "
+             "the state's columns, each scanning every token)"),
+    cl::init(""), cl::cat(k3Category));
 static cl::opt<bool> omitWeights(
     "omit-weights",
     cl::desc("Leave the weights out of the binary (their table stays): the runtime fills "
@@ -334,8 +346,21 @@ int main(int argc, char **argv) {
     return fail("--mxfp4-scale-rule=" + mxfp4ScaleRule + ": expected floor or ceil");
   if (expertInputs != "f32" && expertInputs != "mxfp8")
     return fail("--expert-inputs=" + expertInputs + ": expected f32 or mxfp8");
-  if (moeDispatch != "grouped" && moeDispatch != "per-token")
-    return fail("--moe-dispatch=" + moeDispatch + ": expected grouped or per-token");
+  // The grouped form's per-expert host loops would launch a kernel per
+  // register tile on a GPU (SlotMoePattern.cpp).
+  if (moeDispatch.getNumOccurrences() == 0)
+    moeDispatch = chip ? "slots" : "grouped";
+  if (moeDispatch != "grouped" && moeDispatch != "slots" && moeDispatch != "per-token")
+    return fail("--moe-dispatch=" + moeDispatch + ": expected grouped, slots or per-token");
+  if (kdaDecodeForm.getNumOccurrences() == 0)
+    kdaDecodeForm = chip ? "batched" : "per-head";
+  if (kdaDecodeForm != "per-head" && kdaDecodeForm != "batched")
+    return fail("--kda-decode-form=" + kdaDecodeForm + ": expected per-head or batched");
+  if (kdaPrefillForm.getNumOccurrences() == 0)
+    kdaPrefillForm = chip ? "scan" : "loops";
+  if (kdaPrefillForm != "loops" && kdaPrefillForm != "scan")
+    return fail("--kda-prefill-form=" + kdaPrefillForm + ": expected loops or scan");
+  const mlir::k3::LinalgForms forms{moeDispatch, kdaDecodeForm, kdaPrefillForm};
   if (kdaSegments < 1 || kdaSegments > 1024)
     return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected 1 to 1024");
   if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0 || kdaChunk > 1024)
@@ -451,7 +476,7 @@ int main(int argc, char **argv) {
       std::function<void(OpPassManager &)> build;
     };
     const GpuPhase gpuPhases[] = {
-        {"tiles", [&](OpPassManager &pm) { mlir::k3::buildGpuTilesStage(pm, moeDispatch); }},
+        {"tiles", [&](OpPassManager &pm) { mlir::k3::buildGpuTilesStage(pm, forms); }},
         {"gpu", [&](OpPassManager &pm) { mlir::k3::buildGpuStage(pm, *chip); }},
         {"ptx", [&](OpPassManager &pm) { mlir::k3::buildPtxStage(pm, *chip); }},
     };
@@ -493,7 +518,7 @@ int main(int argc, char **argv) {
       fn.removeResAttrsAttr();
     }
     if (!stage(*lowered, [&](OpPassManager &pm) {
-          mlir::k3::buildCpuTilesStage(pm, moeDispatch);
+          mlir::k3::buildCpuTilesStage(pm, forms);
         }))
       return fail(firstError.empty() ? "the tiles phase failed" : firstError);
     if (!dump(*lowered, "tiles"))

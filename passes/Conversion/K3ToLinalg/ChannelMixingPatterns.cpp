@@ -260,10 +260,13 @@ void mlir::k3::lowering::populateChannelMixingPatterns(RewritePatternSet &patter
   patterns.add<LowerRouter>(patterns.getContext());
 }
 
-void mlir::k3::lowering::populateMoePatterns(RewritePatternSet &patterns, bool grouped) {
-  // The per-token form also catches what the grouped one declines
-  // (dynamic expert shapes).
-  if (grouped)
+void mlir::k3::lowering::populateMoePatterns(RewritePatternSet &patterns, StringRef dispatch) {
+  // The per-token form also catches what the others decline (dynamic
+  // expert shapes).
+  if (dispatch == "grouped")
     populateGroupedMoePattern(patterns);
-  patterns.add<LowerMoePerToken>(patterns.getContext(), /*benefit=*/grouped ? 0 : 1);
+  if (dispatch == "slots")
+    populateSlotMoePattern(patterns);
+  patterns.add<LowerMoePerToken>(patterns.getContext(),
+                                 /*benefit=*/dispatch == "per-token" ? 1 : 0);
 }

@@ -174,12 +174,20 @@ void populateChannelMixingPatterns(RewritePatternSet &patterns);
 void populateMixingPatterns(RewritePatternSet &patterns);
 void populateTokenMixingPatterns(RewritePatternSet &patterns);
 void populateKdaChunkedPatterns(RewritePatternSet &patterns);
-void populateKdaDecodePatterns(RewritePatternSet &patterns);
+/// k3.kda and k3.kda_chunked as one column-parallel scan over the tokens
+/// (KdaScanPattern.cpp, the GPU form), over the host-loop lowerings.
+void populateKdaScanPatterns(RewritePatternSet &patterns);
+/// `batched`: the decode step for all heads at once (the GPU form), else a
+/// loop over heads.
+void populateKdaDecodePatterns(RewritePatternSet &patterns, bool batched);
 void populateMlaAbsorbedPatterns(RewritePatternSet &patterns);
-/// `grouped`: the grouped-GEMM MoE (GroupedMoePattern.cpp), else the
-/// per-token loop (ChannelMixingPatterns.cpp).
-void populateMoePatterns(RewritePatternSet &patterns, bool grouped);
+/// The MoE by `dispatch`: "grouped" (grouped GEMMs, GroupedMoePattern.cpp),
+/// "slots" (slot-parallel GEMMs, SlotMoePattern.cpp) or "per-token" (the
+/// per-token loop, ChannelMixingPatterns.cpp, which also catches what the
+/// others decline).
+void populateMoePatterns(RewritePatternSet &patterns, StringRef dispatch);
 void populateGroupedMoePattern(RewritePatternSet &patterns);
+void populateSlotMoePattern(RewritePatternSet &patterns);
 
 } // namespace mlir::k3::lowering
 

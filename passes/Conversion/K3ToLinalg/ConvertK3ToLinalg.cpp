@@ -25,20 +25,34 @@ struct ConvertK3ToLinalgPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (moeDispatch != "grouped" && moeDispatch != "per-token") {
+    if (moeDispatch != "grouped" && moeDispatch != "slots" && moeDispatch != "per-token") {
       emitError(getOperation()->getLoc())
-          << "convert-k3-to-linalg: moe-dispatch must be grouped or per-token, got '"
+          << "convert-k3-to-linalg: moe-dispatch must be grouped, slots or per-token, got '"
           << moeDispatch << "'";
       return signalPassFailure();
     }
+    if (kdaDecode != "per-head" && kdaDecode != "batched") {
+      emitError(getOperation()->getLoc())
+          << "convert-k3-to-linalg: kda-decode must be per-head or batched, got '" << kdaDecode
+          << "'";
+      return signalPassFailure();
+    }
+    if (kdaPrefill != "loops" && kdaPrefill != "scan") {
+      emitError(getOperation()->getLoc())
+          << "convert-k3-to-linalg: kda-prefill must be loops or scan, got '" << kdaPrefill
+          << "'";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    k3::lowering::populateMoePatterns(patterns, moeDispatch == "grouped");
+    if (kdaPrefill == "scan")
+      k3::lowering::populateKdaScanPatterns(patterns);
+    k3::lowering::populateMoePatterns(patterns, moeDispatch);
     k3::lowering::populatePlumbingPatterns(patterns);
     k3::lowering::populateChannelMixingPatterns(patterns);
     k3::lowering::populateMixingPatterns(patterns);
     k3::lowering::populateTokenMixingPatterns(patterns);
     k3::lowering::populateKdaChunkedPatterns(patterns);
-    k3::lowering::populateKdaDecodePatterns(patterns);
+    k3::lowering::populateKdaDecodePatterns(patterns, kdaDecode == "batched");
     k3::lowering::populateMlaAbsorbedPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -6,6 +6,13 @@
 // recurrent step on the head's [K, V] state slice (updated in place) and
 // the gated RMSNorm of the read. Nothing per head outlives its iteration.
 //
+// The head-batched form (`kda-decode=batched`, the GPU's) does the same
+// steps once for all heads, each a loop nest over [HV, ·]: no host loop, so
+// a GPU runs the step as a dozen kernels instead of a dozen per head. The
+// state makes three passes: the prediction reads e^g ⊙ S, the update writes
+// e^g ⊙ S + β k (v − pred)ᵀ in place, and the read sums the new state
+// against q.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/K3/K3Ops.h"
@@ -53,7 +60,10 @@ Value extended(OpBuilder &b, Location loc, Value window, Value x) {
 }
 
 struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerKdaDecode(MLIRContext *ctx, bool batched)
+      : OpRewritePattern<KdaDecodeOp>(ctx), batched(batched) {}
+  /// All heads at once (the GPU form) rather than a loop over heads.
+  bool batched;
 
   LogicalResult matchAndRewrite(KdaDecodeOp op, PatternRewriter &b) const override {
     auto sType = cast<RankedTensorType>(op.getState().getType());
@@ -116,6 +126,13 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
                            return Value(arith::MulFOp::create(bb, bl, a[0], inv));
                          });
     };
+
+    if (batched) {
+      Value state = nullptr, y = nullptr;
+      batchedStep(b, op, hats, conv, state, y);
+      b.replaceOp(op, {y, windows[0], windows[1], windows[2], state});
+      return success();
+    }
 
     Value out = empty(b, loc, sizesOf(b, loc, op.getOut()), outType.getElementType());
     auto loop = scf::ForOp::create(
@@ -199,10 +216,126 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
     b.replaceOp(op, {loop.getResult(1), windows[0], windows[1], windows[2], loop.getResult(0)});
     return success();
   }
+
+  /// The step for all heads at once: the new state and the output [1, HV, V].
+  template <typename Conv>
+  void batchedStep(PatternRewriter &b, KdaDecodeOp op, ArrayRef<Value> hats, Conv &conv,
+                   Value &state, Value &y) const {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto sType = cast<RankedTensorType>(op.getState().getType());
+    const int64_t hv = sType.getDimSize(0), dk = sType.getDimSize(1), dv = sType.getDimSize(2);
+    const int64_t nq = cast<RankedTensorType>(op.getCq().getType()).getDimSize(1) / dk;
+    const int64_t group = hv / nq;
+    const bool bounded = op.getForm() == KdaGateForm::lower_bound;
+    const double lb = bounded ? op.getLbAttr().getValueAsDouble() : 0.0;
+    const double scale = op.getScale().convertToDouble(), eps = op.getEps().convertToDouble();
+    auto outType = cast<RankedTensorType>(op.getOut().getType());
+    Type f32 = b.getF32Type();
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx);
+    AffineMap id2 = identity(ctx, 2), col2 = project(ctx, 2, {0});
+    SmallVector<IT> par2(2, IT::parallel);
+    OpFoldResult zero = b.getIndexAttr(0);
+
+    // [heads · width] → [heads, width].
+    auto perHead = [&](Value v, int64_t heads, int64_t width) -> Value {
+      return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get({heads, width}, f32), v,
+                                           ArrayRef<ReassociationIndices>{{0, 1}});
+    };
+    // Each row x / sqrt(Σx² + 1e-6) · mult, as the per-head form.
+    auto l2Rows = [&](Value x, double mult) {
+      Value ss = sumOfSquares(b, loc, x);
+      return generic(b, loc, {x, ss}, empty(b, loc, sizesOf(b, loc, x), f32), {id2, col2, id2},
+                     par2,
+                     [&](OpBuilder &nb, Location nl, ValueRange a) {
+                       Value inv = arith::DivFOp::create(
+                           nb, nl, cst(nb, nl, mult),
+                           math::SqrtOp::create(nb, nl,
+                                                arith::AddFOp::create(nb, nl, a[1], cst(nb, nl, 1e-6))));
+                       return SmallVector<Value>{arith::MulFOp::create(nb, nl, a[0], inv)};
+                     })
+          .front();
+    };
+    Value c0 = cstIndex(b, loc, 0);
+    Value q = l2Rows(perHead(conv(b, loc, hats[0], op.getWq(), c0, nq * dk), nq, dk), scale);
+    Value k = l2Rows(perHead(conv(b, loc, hats[1], op.getWk(), c0, nq * dk), nq, dk), 1.0);
+    Value v = perHead(conv(b, loc, hats[2], op.getWv(), c0, hv * dv), hv, dv);
+    // α = e^g [HV, K] and β [HV].
+    Value f = slice(b, loc, op.getF(), {zero, zero, zero}, {1, hv, dk}, {hv, dk});
+    Value alpha = generic(b, loc, {f, op.getDtBias(), op.getALog()},
+                          empty(b, loc, ints(b, {hv, dk}), f32), {id2, id2, col2, id2}, par2,
+                          [&](OpBuilder &nb, Location nl, ValueRange a) {
+                            Value g = kdaDecay(nb, nl, bounded, lb, a[0], a[2], a[1]);
+                            return SmallVector<Value>{math::ExpOp::create(nb, nl, g)};
+                          })
+                      .front();
+    Value betaLogits = slice(b, loc, op.getBetaLogits(), {zero, zero}, {1, hv}, {hv});
+    Value beta = generic(b, loc, betaLogits, empty(b, loc, ints(b, {hv}), f32),
+                         {identity(ctx, 1), identity(ctx, 1)}, {IT::parallel},
+                         [&](OpBuilder &nb, Location nl, ValueRange a) {
+                           return SmallVector<Value>{sigmoid(nb, nl, a[0])};
+                         })
+                     .front();
+
+    // Loops (head, column, key row) for the reads; q and k rows are shared
+    // by a group of value heads (GVA).
+    AffineMap sRead = AffineMap::get(3, 0, {d0, d2, d1}, ctx),
+              keyRead = AffineMap::get(3, 0, {d0.floorDiv(group), d2}, ctx),
+              alphaRead = project(ctx, 3, {0, 2}), outRead = project(ctx, 3, {0, 1});
+    SmallVector<IT> readIts{IT::parallel, IT::parallel, IT::reduction};
+    auto accumulate = [](OpBuilder &nb, Location nl, Value acc, Value x, Value y) {
+      return Value(arith::AddFOp::create(nb, nl, acc, arith::MulFOp::create(nb, nl, x, y)));
+    };
+    Value pred = generic(b, loc, {op.getState(), alpha, k}, zeros(b, loc, ints(b, {hv, dv})),
+                         {sRead, alphaRead, keyRead, outRead}, readIts,
+                         [&](OpBuilder &nb, Location nl, ValueRange a) {
+                           Value decayed = arith::MulFOp::create(nb, nl, a[0], a[1]);
+                           return SmallVector<Value>{accumulate(nb, nl, a[3], decayed, a[2])};
+                         })
+                     .front();
+    // Loops (head, key row, column), in place on the state.
+    state = generic(b, loc, {alpha, k, v, pred, beta}, op.getState(),
+                    {project(ctx, 3, {0, 1}), AffineMap::get(3, 0, {d0.floorDiv(group), d1}, ctx),
+                     project(ctx, 3, {0, 2}), project(ctx, 3, {0, 2}), project(ctx, 3, {0}),
+                     identity(ctx, 3)},
+                    SmallVector<IT>(3, IT::parallel),
+                    [&](OpBuilder &nb, Location nl, ValueRange a) {
+                      Value delta = arith::MulFOp::create(
+                          nb, nl, a[4], arith::SubFOp::create(nb, nl, a[2], a[3]));
+                      Value decayed = arith::MulFOp::create(nb, nl, a[5], a[0]);
+                      return SmallVector<Value>{accumulate(nb, nl, decayed, a[1], delta)};
+                    })
+                .front();
+    Value o = generic(b, loc, {state, q}, zeros(b, loc, ints(b, {hv, dv})),
+                      {sRead, keyRead, outRead}, readIts,
+                      [&](OpBuilder &nb, Location nl, ValueRange a) {
+                        return SmallVector<Value>{accumulate(nb, nl, a[2], a[0], a[1])};
+                      })
+                  .front();
+    // y = o · rsqrt(mean(o²) + eps) · w · sigmoid(out_gate), per head.
+    Value ss = sumOfSquares(b, loc, o);
+    Value gate = slice(b, loc, op.getOutGate(), {zero, zero, zero}, {1, hv, dv}, {hv, dv});
+    Value y2 = generic(b, loc, {o, ss, op.getNormWeight(), gate},
+                       empty(b, loc, ints(b, {hv, dv}), outType.getElementType()),
+                       {id2, col2, project(ctx, 2, {1}), id2, id2}, par2,
+                       [&](OpBuilder &nb, Location nl, ValueRange a) {
+                         Value ms = arith::DivFOp::create(nb, nl, a[1], cst(nb, nl, double(dv)));
+                         Value inv = math::RsqrtOp::create(
+                             nb, nl, arith::AddFOp::create(nb, nl, ms, cst(nb, nl, eps)));
+                         Value n = arith::MulFOp::create(
+                             nb, nl, arith::MulFOp::create(nb, nl, a[0], inv), a[2]);
+                         return SmallVector<Value>{
+                             arith::MulFOp::create(nb, nl, n, sigmoid(nb, nl, a[3]))};
+                       })
+                   .front();
+    y = tensor::ExpandShapeOp::create(b, loc, outType, y2,
+                                      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  }
 };
 
 } // namespace
 
-void mlir::k3::lowering::populateKdaDecodePatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerKdaDecode>(patterns.getContext());
+void mlir::k3::lowering::populateKdaDecodePatterns(RewritePatternSet &patterns, bool batched) {
+  patterns.add<LowerKdaDecode>(patterns.getContext(), batched);
 }

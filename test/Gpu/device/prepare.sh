@@ -31,6 +31,12 @@ done
 for m in kda_prefill mla_decode moe_mxfp4; do
   compile "bench_$m" "$root/test/Gpu/device/$m.mlir"
 done
+# KDA's GPU default is the column scan (no contractions); the chunked form
+# (16-token tiles on mma.sync) stays selectable: checked and timed too.
+compile kda_chunked "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=loops
+"$build/bin/k3-compile" "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=loops \
+  --target=sm_80 -o "$out/k3b/kda_chunked.sm80.k3b"
+compile bench_kda_chunked "$root/test/Gpu/device/kda_prefill.mlir" --kda-prefill-form=loops
 # End to end: k3-tiny (synthetic, seed 6), and k3-small without its weights
 # (336 MB do not fit the device tool's 64 MiB): run.sh fills them with the
 # synthetic checkpoint's values (k3-run --synthetic-weights=1), exactly those

@@ -10,7 +10,8 @@
 #      against CPU;
 #   2. SASS: cuobjdump on every cubin, counting kernels with HMMA / HGMMA and
 #      local-memory traffic (LDL / STL);
-#   3. benchmarks: KDA chunked prefill (T = 8192, H = 64, dk = dv = 128), MLA
+#   3. benchmarks: KDA prefill, column scan and chunked form (T = 8192,
+#      H = 64, dk = dv = 128), MLA
 #      decode over a long cache, the MXFP4 MoE, k3-small and k3-tiny decode
 #      tokens/s (k3-small's weights synthesized at load: --omit-weights);
 # and writes REPORT_DIR/report.md (and logs beside it). Each step has a time
@@ -81,6 +82,12 @@ done
 # Gates saturated at the −5 lower bound (raw gate inputs far negative and far positive).
 check kda_layer kda_lb 63 "gates saturated (raw -30..-20)" --range=3:-30,-20
 check kda_layer kda_lb 63 "gates saturated (raw 20..30)" --range=3:20,30
+# The chunked form (--kda-prefill-form=loops: 16-token tiles on mma.sync).
+for len in 15 63 200; do
+  check kda_chunked kda_lb "$len" "chunked form, mma.sync"
+done
+check kda_chunked kda_softplus 63 "chunked form, mma.sync"
+target=sm80 check kda_chunked kda_lb 63 "chunked form, sm_80 build (PTX JIT)"
 for len in 1 15 63 1000; do
   check mla_decode mla "$len" "cache of len"
 done
@@ -93,11 +100,12 @@ for len in 1 15 63; do
 done
 # The sm_80 builds: mma.sync m16n8k16 instead of wgmma, PTX JIT-compiled by
 # the driver.
-target=sm80 check kda_layer kda_lb 63 "sm_80 build (mma.sync, PTX JIT)"
+target=sm80 check kda_layer kda_lb 63 "sm_80 build (column scan, PTX JIT)"
 target=sm80 check mla_decode mla 63 "sm_80 build (mma.sync, PTX JIT)"
 target=sm80 check mla_prefill mla 63 "sm_80 build (mma.sync, PTX JIT)"
 target=sm80 check moe_layer moe_f32 63 "sm_80 build (mma.sync, PTX JIT)"
 check bench_kda_prefill kda 63 "H=64, dk=dv=128"
+check bench_kda_chunked kda 63 "H=64, dk=dv=128, chunked form"
 check bench_mla_decode mla 1000 "K3 MLA, bf16 cache"
 check bench_moe_mxfp4 moe 15 "64 experts, top-8" --range=9:123,130 --range=10:123,130 --range=11:123,130
 
@@ -161,8 +169,10 @@ bench() { # LABEL ANCHOR MODULE FUNCTION LENGTH [flags]
 }
 # KDA: q, k, v, g read and o written once (f32 at this op level), the state twice.
 kda_bytes=$((8192 * 64 * 128 * 4 * 5 + 64 * 128 * 128 * 4 * 2))
-bench "KDA chunked prefill, B=1 T=8192 H=64 dk=dv=128" "anchors on H200: FLA chunk_kda 1.78 ms, FlashKDA-style 1.28 ms, goal < 1.0 ms" \
+bench "KDA prefill as the column scan (the GPU default), B=1 T=8192 H=64 dk=dv=128" "anchors on H200: FLA chunk_kda 1.78 ms, FlashKDA-style 1.28 ms, goal < 1.0 ms" \
   bench_kda_prefill kda 8192 --bytes=$kda_bytes
+bench "KDA chunked prefill (--kda-prefill-form=loops: a host loop over 512 chunks), same sizes" "the form the scan replaced" \
+  bench_kda_chunked kda 8192 --bytes=$kda_bytes
 # MLA decode: the bf16 cache (576 per row) and the bf16 kv_b once.
 mla_bytes=$((32768 * 576 * 2 + 16384 * 512 * 2))
 bench "MLA decode, 32768 cached tokens" "goal >= 85% of 4.8 TB/s" bench_mla_decode mla 32768 --bytes=$mla_bytes
