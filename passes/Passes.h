@@ -63,13 +63,14 @@ struct CpuK3Options {
 /// dialect).
 void buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options);
 /// The forms convert-k3-to-linalg picks where there is a choice: the CPU's
-/// (grouped MoE, per-head KDA decode, KDA prefill as host loops) or the
-/// GPU's (slot MoE, batched decode, KDA prefill as a column scan: no
-/// data-dependent or per-head host loops).
+/// (grouped MoE, per-head KDA decode, KDA prefill and the router as host
+/// loops) or the GPU's (slot MoE, batched decode, KDA prefill as a column
+/// scan, the router per (token, pick): no data-dependent, per-token or
+/// per-head host loops).
 struct LinalgForms {
-  std::string moeDispatch, kdaDecode, kdaPrefill;
-  static LinalgForms cpu() { return {"grouped", "per-head", "loops"}; }
-  static LinalgForms gpu() { return {"slots", "batched", "scan"}; }
+  std::string moeDispatch, kdaDecode, kdaPrefill, router;
+  static LinalgForms cpu() { return {"grouped", "per-head", "loops", "loops"}; }
+  static LinalgForms gpu() { return {"slots", "batched", "scan", "picks"}; }
 };
 void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::cpu());
 void buildCpuLlvmStage(OpPassManager &pm);

@@ -32,7 +32,8 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     `kda-decode=batched` runs each step for all heads at once. With
     `kda-prefill=scan`, `k3.kda` and `k3.kda_chunked` become one
     `scf.forall` over the state's columns, each scanning all tokens
-    (KdaScanPattern.cpp).
+    (KdaScanPattern.cpp). `k3.router` loops over tokens, or with
+    `router=picks` is one loop nest over (token, pick).
     MXFP4 linear weights are decoded inside the dot products' inner loop;
     MXFP4 codes must be the bytes of a `k3.unpack_e2m1`.
   }];
@@ -46,7 +47,10 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     Option<"kdaPrefill", "kda-prefill", "std::string", [{"loops"}],
            "How k3.kda and k3.kda_chunked run: loops (a loop over tokens or "
            "chunks, each step a loop nest) or scan (one loop nest over the "
-           "state's columns, each scanning every token: the GPU form)">
+           "state's columns, each scanning every token: the GPU form)">,
+    Option<"router", "router", "std::string", [{"loops"}],
+           "How k3.router picks its top-k: loops (a loop over tokens) or "
+           "picks (one loop nest over (token, pick): the GPU form)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
@@ -429,7 +433,10 @@ def K3GpuAsyncLaunchesPass : Pass<"k3-gpu-async-launches", "::mlir::ModuleOp"> {
     wait. A wait with nothing of its own block to wait for syncs on a fresh
     `gpu.wait async` token: on the runtime's one stream that is the whole
     stream, while upstream canonicalisation treats it as empty and deletes
-    it, so this pass runs after the last canonicalize of the stage.
+    it, so this pass runs after the last canonicalize of the stage. A
+    mapped `scf.parallel` still in the host program (one the conversion to
+    kernels left, e.g. with an allocation inside) is an error: it would run
+    serially on the host.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

@@ -34,7 +34,7 @@
 namespace {
 
 constexpr const char *kTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2}},k3-tile-contractions,"
+    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3}},k3-tile-contractions,"
     "convert-elementwise-to-linalg,canonicalize";
 
 constexpr const char *kCpuStage =
@@ -80,21 +80,40 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
 }
 
 void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
-  add(pm, llvm::formatv(kTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill)
+  add(pm, llvm::formatv(kTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill,
+                        forms.router)
               .str()
               .c_str());
 }
 
 void mlir::k3::buildCpuLlvmStage(OpPassManager &pm) { add(pm, kCpuStage); }
 
+namespace {
+/// The lowering forms of `k3-cpu-to-llvm` (convert-k3-to-linalg's options,
+/// which diagnose bad values): the CPU's by default, any of the GPU's on
+/// request, so that lit tests run those on the CPU too.
+struct CpuPipelineOptions : mlir::PassPipelineOptions<CpuPipelineOptions> {
+  Option<std::string> moeDispatch{*this, "moe-dispatch",
+                                  llvm::cl::desc("grouped, slots or per-token"),
+                                  llvm::cl::init(mlir::k3::LinalgForms::cpu().moeDispatch)};
+  Option<std::string> kdaDecode{*this, "kda-decode", llvm::cl::desc("per-head or batched"),
+                                llvm::cl::init(mlir::k3::LinalgForms::cpu().kdaDecode)};
+  Option<std::string> kdaPrefill{*this, "kda-prefill", llvm::cl::desc("loops or scan"),
+                                 llvm::cl::init(mlir::k3::LinalgForms::cpu().kdaPrefill)};
+  Option<std::string> router{*this, "router", llvm::cl::desc("loops or picks"),
+                             llvm::cl::init(mlir::k3::LinalgForms::cpu().router)};
+};
+} // namespace
+
 void mlir::k3::registerK3Pipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CpuPipelineOptions>(
       "k3-cpu-to-llvm",
       "Lower k3 ops through linalg and bufferization to the LLVM dialect for "
       "the host CPU (the k3, tiles and cpu stages)",
-      [](OpPassManager &pm) {
+      [](OpPassManager &pm, const CpuPipelineOptions &options) {
         buildCpuK3Stage(pm, CpuK3Options{});
-        buildCpuTilesStage(pm);
+        buildCpuTilesStage(pm, LinalgForms{options.moeDispatch, options.kdaDecode,
+                                           options.kdaPrefill, options.router});
         buildCpuLlvmStage(pm);
       });
 }

@@ -43,7 +43,7 @@
 namespace {
 
 constexpr const char *kGpuTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2}},"
+    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3}},"
     "convert-elementwise-to-linalg,canonicalize,"
     "k3-gpu-fuse-elementwise,canonicalize";
 
@@ -55,7 +55,8 @@ constexpr const char *kGpuStage =
     "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},"
     "k3-gpu-device-copies,"
     "convert-linalg-to-parallel-loops,"
-    "k3-gpu-map-loops{{threads={0}},convert-parallel-loops-to-gpu,gpu-kernel-outlining,"
+    "k3-gpu-map-loops{{threads={0}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"
+    "gpu-kernel-outlining,"
     "k3-share-host-memory,canonicalize,cse,k3-gpu-async-launches";
 
 constexpr const char *kPtxStage =
@@ -79,7 +80,8 @@ void add(mlir::OpPassManager &pm, const std::string &pipeline) {
 } // namespace
 
 void mlir::k3::buildGpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
-  add(pm, llvm::formatv(kGpuTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill)
+  add(pm, llvm::formatv(kGpuTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill,
+                        forms.router)
               .str());
 }
 

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #define DEBUG_TYPE "k3-gpu-async-launches"
@@ -191,6 +192,20 @@ struct K3GpuAsyncLaunchesPass
   using Base::Base;
 
   void runOnOperation() override {
+    // A loop nest k3-gpu-map-loops mapped that is still in the host program
+    // did not become a kernel (convert-parallel-loops-to-gpu leaves what it
+    // cannot convert, e.g. a nest with a buffer allocated inside): it would
+    // run serially on the host over managed memory. The last host-program
+    // pass of the stage reports it rather than let it pass silently.
+    WalkResult unmapped = getOperation().walk([&](scf::ParallelOp loop) {
+      if (!loop->hasAttr(gpu::getMappingAttrName()) || loop->getParentOfType<gpu::GPUModuleOp>())
+        return WalkResult::advance();
+      loop.emitError() << "k3-gpu-async-launches: a loop nest mapped to blocks and threads did "
+                          "not become a kernel (it would run serially on the host)";
+      return WalkResult::interrupt();
+    });
+    if (unmapped.wasInterrupted())
+      return signalPassFailure();
     for (auto fn : getOperation().getOps<func::FuncOp>())
       if (!fn.isExternal())
         Chainer(&getContext()).chain(fn.getBody().front(), /*pending=*/false);

@@ -1,7 +1,10 @@
 // RUN: k3-opt %s --k3-cpu-to-llvm | %run_main | FileCheck %s
+// RUN: k3-opt %s --k3-cpu-to-llvm="moe-dispatch=slots" | %run_main | FileCheck %s
 
 // A (token, expert) pair whose index lies outside [0, E) is dropped by the
-// grouped dispatch (never a write out of bounds): routing token 0 to
+// grouped dispatch and by the slot GEMMs, the GPU's form (never a read or
+// write out of bounds; the slot reads expert 0 and the combine selects its
+// term away): routing token 0 to
 // experts (1, 7), (1, -5) or (1, 1000000) with E = 2 gives what routing it
 // to (1, 0) with weight 0 for the second pick gives.
 // CHECK: {{^}}[[ROW:\[\[.*\]\]]]

@@ -178,6 +178,11 @@ static cl::opt<std::string> kdaPrefillForm(
              "loop over chunks or tokens) or scan (the GPU default; one loop nest over "
              "the state's columns, each scanning every token)"),
     cl::init(""), cl::cat(k3Category));
+static cl::opt<std::string> routerForm(
+    "router-form",
+    cl::desc("The router's top-k: loops (the CPU default; a loop over tokens) or picks "
+             "(the GPU default; one loop nest over (token, pick))"),
+    cl::init(""), cl::cat(k3Category));
 static cl::opt<bool> omitWeights(
     "omit-weights",
     cl::desc("Leave the weights out of the binary (their table stays): the runtime fills "
@@ -360,7 +365,11 @@ int main(int argc, char **argv) {
     kdaPrefillForm = chip ? "scan" : "loops";
   if (kdaPrefillForm != "loops" && kdaPrefillForm != "scan")
     return fail("--kda-prefill-form=" + kdaPrefillForm + ": expected loops or scan");
-  const mlir::k3::LinalgForms forms{moeDispatch, kdaDecodeForm, kdaPrefillForm};
+  if (routerForm.getNumOccurrences() == 0)
+    routerForm = chip ? "picks" : "loops";
+  if (routerForm != "loops" && routerForm != "picks")
+    return fail("--router-form=" + routerForm + ": expected loops or picks");
+  const mlir::k3::LinalgForms forms{moeDispatch, kdaDecodeForm, kdaPrefillForm, routerForm};
   if (kdaSegments < 1 || kdaSegments > 1024)
     return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected 1 to 1024");
   if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0 || kdaChunk > 1024)

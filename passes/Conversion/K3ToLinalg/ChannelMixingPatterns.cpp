@@ -1,7 +1,7 @@
 //===- ChannelMixingPatterns.cpp - router and routed LatentMoE ------------===//
 //
 // Part of k3. The router's top-k as explicit loops (exact ties to the lower
-// expert id); the per-token LatentMoE (one matrix-vector product per token
+// expert id), per token or (the GPU form) per (token, pick); the per-token LatentMoE (one matrix-vector product per token
 // and selected expert, the baseline of the grouped lowering in
 // GroupedMoePattern.cpp); and the parts both MoE lowerings share.
 //
@@ -25,7 +25,10 @@ namespace {
 /// not taken yet" (strictly greater wins, so ties keep the lower id);
 /// weights from the unbiased scores, renormalised (+1e-20), scaled.
 struct LowerRouter : OpRewritePattern<RouterOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerRouter(MLIRContext *ctx, bool perPick) : OpRewritePattern<RouterOp>(ctx), perPick(perPick) {}
+  /// One loop nest over (token, pick) instead of a loop over tokens.
+  bool perPick;
+
   LogicalResult matchAndRewrite(RouterOp op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = b.getContext();
@@ -56,6 +59,16 @@ struct LowerRouter : OpRewritePattern<RouterOp> {
     bool renorm = op.getRenormalize();
     double scaling = op.getScaling().convertToDouble();
     Type idxElt = idxType.getElementType();
+
+    if (perPick) {
+      SmallVector<Value> r = picksNest(b, loc, scores, biased, experts, k, idx0, w0, renorm,
+                                       scaling);
+      SmallVector<Value> results;
+      for (auto [v, want] : llvm::zip(r, op->getResultTypes()))
+        results.push_back(v.getType() == want ? v : Value(tensor::CastOp::create(b, loc, want, v)));
+      b.replaceOp(op, results);
+      return success();
+    }
 
     auto perToken = scf::ForOp::create(
         b, loc, cstIndex(b, loc, 0), tokens, cstIndex(b, loc, 1), ValueRange{idx0, w0},
@@ -124,6 +137,80 @@ struct LowerRouter : OpRewritePattern<RouterOp> {
       results.push_back(v.getType() == want ? Value(v) : Value(tensor::CastOp::create(b, loc, want, v)));
     b.replaceOp(op, results);
     return success();
+  }
+
+  /// The GPU form: a loop nest over (token t, pick j), each point repeating
+  /// the k rounds on scalars and keeping round j. Round r picks the best
+  /// expert after round r − 1's in the order (biased score descending, id
+  /// ascending), which is the loop form's "best not taken yet, ties to the
+  /// lower id" without a list of taken ids; the weight sum runs in the same
+  /// order as there. k times the loop form's comparisons, on k times the
+  /// threads, and no host loop over tokens.
+  static SmallVector<Value> picksNest(PatternRewriter &b, Location loc, Value scores,
+                                      Value biased, Value experts, int64_t k, Value idx0,
+                                      Value w0, bool renorm, double scaling) {
+    MLIRContext *ctx = b.getContext();
+    Type idxElt = cast<RankedTensorType>(idx0.getType()).getElementType();
+    return generic(
+        b, loc, ValueRange{}, {idx0, w0}, {identity(ctx, 2), identity(ctx, 2)},
+        {utils::IteratorType::parallel, utils::IteratorType::parallel},
+        [&](OpBuilder &nb, Location nl, ValueRange) -> SmallVector<Value> {
+          Value t = linalg::IndexOp::create(nb, nl, 0), j = linalg::IndexOp::create(nb, nl, 1);
+          auto i1 = [&](OpBuilder &bb, Location bl, bool v) {
+            return arith::ConstantIntOp::create(bb, bl, v ? 1 : 0, 1).getResult();
+          };
+          Value c0 = cstIndex(nb, nl, 0), zero = cst(nb, nl, 0.0);
+          // Round state: (any round yet, its biased score, its id, Σ weights,
+          // round j's id, round j's weight).
+          auto rounds = scf::ForOp::create(
+              nb, nl, c0, cstIndex(nb, nl, k), cstIndex(nb, nl, 1),
+              ValueRange{i1(nb, nl, false), zero, c0, zero, c0, zero},
+              [&](OpBuilder &rb, Location rl, Value r, ValueRange st) {
+                auto search = scf::ForOp::create(
+                    rb, rl, cstIndex(rb, rl, 0), experts, cstIndex(rb, rl, 1),
+                    ValueRange{i1(rb, rl, false), cstIndex(rb, rl, 0), cst(rb, rl, 0.0)},
+                    [&](OpBuilder &eb, Location el, Value e, ValueRange best) {
+                      Value v = tensor::ExtractOp::create(eb, el, biased, ValueRange{t, e});
+                      auto fcmp = [&](arith::CmpFPredicate p, Value x, Value y) {
+                        return arith::CmpFOp::create(eb, el, p, x, y).getResult();
+                      };
+                      // After the previous round's pick in the order.
+                      Value tieAfter = arith::AndIOp::create(
+                          eb, el, fcmp(arith::CmpFPredicate::OEQ, v, st[1]),
+                          arith::CmpIOp::create(eb, el, arith::CmpIPredicate::ugt, e, st[2]));
+                      Value after = arith::OrIOp::create(
+                          eb, el,
+                          arith::XOrIOp::create(eb, el, st[0], i1(eb, el, true)),
+                          arith::OrIOp::create(eb, el, fcmp(arith::CmpFPredicate::OLT, v, st[1]),
+                                               tieAfter));
+                      Value better = arith::AndIOp::create(
+                          eb, el, after,
+                          arith::OrIOp::create(
+                              eb, el, arith::XOrIOp::create(eb, el, best[0], i1(eb, el, true)),
+                              fcmp(arith::CmpFPredicate::OGT, v, best[2])));
+                      scf::YieldOp::create(
+                          eb, el,
+                          ValueRange{arith::OrIOp::create(eb, el, best[0], better),
+                                     arith::SelectOp::create(eb, el, better, e, best[1]),
+                                     arith::SelectOp::create(eb, el, better, v, best[2])});
+                    });
+                Value e = search.getResult(1);
+                Value s = tensor::ExtractOp::create(rb, rl, scores, ValueRange{t, e});
+                Value mine = arith::CmpIOp::create(rb, rl, arith::CmpIPredicate::eq, r, j);
+                scf::YieldOp::create(
+                    rb, rl,
+                    ValueRange{i1(rb, rl, true), search.getResult(2), e,
+                               arith::AddFOp::create(rb, rl, st[3], s),
+                               arith::SelectOp::create(rb, rl, mine, e, st[4]),
+                               arith::SelectOp::create(rb, rl, mine, s, st[5])});
+              });
+          Value w = rounds.getResult(5);
+          if (renorm)
+            w = arith::DivFOp::create(
+                nb, nl, w, arith::AddFOp::create(nb, nl, rounds.getResult(3), cst(nb, nl, 1e-20)));
+          w = arith::MulFOp::create(nb, nl, w, cst(nb, nl, scaling));
+          return {arith::IndexCastOp::create(nb, nl, idxElt, rounds.getResult(4)), w};
+        });
   }
 };
 
@@ -256,8 +343,9 @@ void mlir::k3::lowering::finishMoe(PatternRewriter &b, MoeOp op, Value u) {
   b.replaceOp(op, u);
 }
 
-void mlir::k3::lowering::populateChannelMixingPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerRouter>(patterns.getContext());
+void mlir::k3::lowering::populateChannelMixingPatterns(RewritePatternSet &patterns,
+                                                       bool routerPerPick) {
+  patterns.add<LowerRouter>(patterns.getContext(), routerPerPick);
 }
 
 void mlir::k3::lowering::populateMoePatterns(RewritePatternSet &patterns, StringRef dispatch) {

@@ -170,7 +170,9 @@ LogicalResult moeWeights(PatternRewriter &b, MoeOp op, GemmWeight &w1, GemmWeigh
                          GemmWeight &w2);
 
 void populatePlumbingPatterns(RewritePatternSet &patterns);
-void populateChannelMixingPatterns(RewritePatternSet &patterns);
+/// `routerPerPick`: the router as one loop nest over (token, pick), the
+/// GPU form, else a loop over tokens.
+void populateChannelMixingPatterns(RewritePatternSet &patterns, bool routerPerPick);
 void populateMixingPatterns(RewritePatternSet &patterns);
 void populateTokenMixingPatterns(RewritePatternSet &patterns);
 void populateKdaChunkedPatterns(RewritePatternSet &patterns);

@@ -43,12 +43,17 @@ struct ConvertK3ToLinalgPass
           << "'";
       return signalPassFailure();
     }
+    if (router != "loops" && router != "picks") {
+      emitError(getOperation()->getLoc())
+          << "convert-k3-to-linalg: router must be loops or picks, got '" << router << "'";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     if (kdaPrefill == "scan")
       k3::lowering::populateKdaScanPatterns(patterns);
     k3::lowering::populateMoePatterns(patterns, moeDispatch);
     k3::lowering::populatePlumbingPatterns(patterns);
-    k3::lowering::populateChannelMixingPatterns(patterns);
+    k3::lowering::populateChannelMixingPatterns(patterns, router == "picks");
     k3::lowering::populateMixingPatterns(patterns);
     k3::lowering::populateTokenMixingPatterns(patterns);
     k3::lowering::populateKdaChunkedPatterns(patterns);

@@ -1,6 +1,6 @@
 //===- KdaScanPattern.cpp - KDA prefill as one column-parallel scan -------===//
 //
-// Part of k3. `k3.kda` and `k3.kda_chunked` (`kda-lowering=scan`, the GPU
+// Part of k3. `k3.kda` and `k3.kda_chunked` (`kda-prefill=scan`, the GPU
 // form) as one `scf.forall` over the state's columns (value head h, value
 // channel j), each running the whole recurrence of KDA.md §4 over the
 // tokens on its own column S[h, :, j]:
@@ -12,13 +12,18 @@
 // The columns are independent (every term above reads only column j of the
 // state), so there is no communication between iterations: on a GPU the
 // forall is one kernel with a thread per column, whatever T, instead of a
-// host loop over chunks or tokens launching kernels for each. The column,
-// the output column and the boundary-state column are slices of the
-// forall's shared outputs updated in place (no temporaries inside the
-// kernel). Each column runs T·3·K multiply-adds in sequence, so this form
-// trades the chunked form's tensor-core products for the absence of host
-// control; the arithmetic is that of the recurrent lowering
-// (TokenMixingPatterns.cpp), term for term.
+// host loop over chunks or tokens launching kernels for each. The column
+// lives in K scalars carried by the token loop (registers on a GPU: the
+// loops over i are unrolled here, K is static), read once from the initial
+// state and written once at the end. The output column and the boundary
+// states are slices of the forall's shared outputs, updated in place; a
+// shared output exists only for a result that is used, so canonicalization
+// has none to drop (dropping one would leave the writes aimed at a
+// read-only operand, which bufferization copies inside the loop). Each
+// column runs T·3·K multiply-adds in sequence, so this form trades the
+// chunked form's tensor-core products for the absence of host control; the
+// arithmetic is that of the recurrent lowering (TokenMixingPatterns.cpp),
+// term for term and in the same order.
 //
 // Boundary states: `k3.kda`'s snapshots after every N tokens, and
 // `k3.kda_chunked`'s state after every chunk (the last one possibly short),
@@ -40,21 +45,27 @@ using namespace mlir::k3::lowering;
 
 namespace {
 
-/// What the two ops have in common, and how their boundary states differ.
+/// What the two ops have in common, and which results are wanted.
 struct ScanOperands {
   Value q, k, v, g, beta, initialState;
   double scale;
+  bool wantOut = true, wantState = true;
   /// Tokens between boundary states (0: none wanted); `closeLast` also
   /// closes one at the last token (the chunked op's short last chunk).
   int64_t every = 0;
   bool closeLast = false;
-  /// The boundary states' result type, when wanted.
-  Type statesType;
 };
 
-/// The scan; returns {out, final state[, boundary states]} in the result
-/// types of `op`.
-FailureOr<SmallVector<Value>> scan(PatternRewriter &b, Operation *op, const ScanOperands &in) {
+/// A static-shaped slice at `offsets` (rank-reduced to `type`).
+struct Slice {
+  SmallVector<OpFoldResult> offsets, sizes;
+  RankedTensorType type;
+};
+
+/// The scan; returns {out, final state, boundary states}, each null when
+/// not wanted, in the forall's (dynamic) types.
+FailureOr<std::array<Value, 3>> scan(PatternRewriter &b, Operation *op,
+                                     const ScanOperands &in) {
   auto qType = cast<RankedTensorType>(in.q.getType());
   auto vType = cast<RankedTensorType>(in.v.getType());
   const int64_t h = qType.getDimSize(1), dk = qType.getDimSize(2), hv = vType.getDimSize(1),
@@ -65,8 +76,7 @@ FailureOr<SmallVector<Value>> scan(PatternRewriter &b, Operation *op, const Scan
   const int64_t group = hv / h;
   Location loc = op->getLoc();
   Type f32Type = b.getF32Type();
-  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-  Type outElt = outType.getElementType();
+  Type outElt = cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
   auto idx = [](OpBuilder &nb, Location nl, int64_t v) { return cstIndex(nb, nl, v); };
 
   Value tokens = tensor::DimOp::create(b, loc, in.q, 0);
@@ -75,19 +85,25 @@ FailureOr<SmallVector<Value>> scan(PatternRewriter &b, Operation *op, const Scan
                             [](OpBuilder &nb, Location nl, ValueRange a) {
                               return Value(math::ExpOp::create(nb, nl, a[0]));
                             });
-  // The state result starts as a copy of the initial state; each column
-  // then updates its own slice in place.
-  Value state = elementwise(b, loc, in.initialState,
-                            cast<RankedTensorType>(in.initialState.getType()),
-                            [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-  SmallVector<Value> shared{state, empty(b, loc, sizesOf(b, loc, in.v), outElt)};
+  // The shared outputs of the wanted results, and each column's slice.
+  enum Kind { Out, State, States };
+  SmallVector<Kind> kinds;
+  SmallVector<Value> shared;
   Value slots;
+  if (in.wantOut) {
+    kinds.push_back(Out);
+    shared.push_back(empty(b, loc, sizesOf(b, loc, in.v), outElt));
+  }
+  if (in.wantState) {
+    kinds.push_back(State);
+    shared.push_back(empty(b, loc, sizesOf(b, loc, in.initialState), f32Type));
+  }
   if (in.every) {
-    Value n = idx(b, loc, in.every);
     Value rounded = in.closeLast ? Value(arith::AddIOp::create(b, loc, tokens,
                                                                idx(b, loc, in.every - 1)))
                                  : tokens;
-    slots = arith::DivUIOp::create(b, loc, rounded, n);
+    slots = arith::DivUIOp::create(b, loc, rounded, idx(b, loc, in.every));
+    kinds.push_back(States);
     shared.push_back(empty(b, loc,
                            {OpFoldResult(slots), b.getIndexAttr(hv), b.getIndexAttr(dk),
                             b.getIndexAttr(dv)},
@@ -100,116 +116,196 @@ FailureOr<SmallVector<Value>> scan(PatternRewriter &b, Operation *op, const Scan
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
   Value hh = forall.getInductionVar(0), j = forall.getInductionVar(1);
-  SmallVector<Value> outs(forall.getRegionIterArgs());
   Value hq = arith::DivUIOp::create(b, loc, hh, idx(b, loc, group));
   OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1), dkAttr = b.getIndexAttr(dk);
-  // This column's slices of the shared outputs: S[h, :, j], out[:, h, j]
-  // and the boundary states [:, h, :, j].
-  struct Slice {
-    SmallVector<OpFoldResult> offsets, sizes;
+  auto sliceOf = [&](Kind kind) -> Slice {
+    switch (kind) {
+    case Out: // out[:, h, j]
+      return {{zero, hh, j}, {OpFoldResult(tokens), one, one},
+              RankedTensorType::get({ShapedType::kDynamic}, outElt)};
+    case State: // S[h, :, j]
+      return {{hh, zero, j}, {one, dkAttr, one}, RankedTensorType::get({dk}, f32Type)};
+    case States: // states[:, h, :, j]
+      return {{zero, hh, zero, j}, {OpFoldResult(slots), one, dkAttr, one},
+              RankedTensorType::get({ShapedType::kDynamic, dk}, f32Type)};
+    }
+    llvm_unreachable("kind");
   };
-  SmallVector<Slice> slices{{{hh, zero, j}, {one, dkAttr, one}},
-                            {{zero, hh, j}, {OpFoldResult(tokens), one, one}}};
-  SmallVector<Type> sliceTypes{RankedTensorType::get({dk}, f32Type),
-                               RankedTensorType::get({ShapedType::kDynamic}, outElt)};
-  if (in.every) {
-    slices.push_back({{zero, hh, zero, j}, {OpFoldResult(slots), one, dkAttr, one}});
-    sliceTypes.push_back(RankedTensorType::get({ShapedType::kDynamic, dk}, f32Type));
-  }
+  auto unitStrides = [&](const Slice &slice) {
+    return SmallVector<OpFoldResult>(slice.offsets.size(), one);
+  };
+  auto column = [&](Kind kind) -> Value {
+    Slice slice = sliceOf(kind);
+    auto it = llvm::find(kinds, kind);
+    return tensor::ExtractSliceOp::create(b, loc, slice.type,
+                                          forall.getRegionIterArgs()[it - kinds.begin()],
+                                          slice.offsets, slice.sizes, unitStrides(slice));
+  };
+
+  // Token t's loop over i finishes token t − 1 and starts token t, so that
+  // each S[i] is live only as one scalar (registers on a GPU) and every
+  // operand is loaded in the loop that uses it:
+  //   next_i = P_i + k_{t−1,i}·Δ_{t−1}       (S after t − 1, P = its decayed
+  //   o_{t−1} += next_i·(q_{t−1,i}·scale)      form before the update)
+  //   P_i ← next_i·α_{t,i};  pred_t += P_i·k_{t,i}
+  // then Δ_t = β_t (v_t − pred_t). The operations and their order are the
+  // recurrent lowering's exactly (decayed, predict, update, read). Token 0
+  // starts from P = S₀ and Δ = 0 (its "previous token" reads row 0, adds
+  // k·0 and writes a provisional o_0 that token 1 or the epilogue
+  // overwrites); the epilogue finishes token T − 1.
   SmallVector<Value> carried;
-  for (auto [out, slice, type] : llvm::zip(outs, slices, sliceTypes))
-    carried.push_back(tensor::ExtractSliceOp::create(
-        b, loc, cast<RankedTensorType>(type), out, slice.offsets, slice.sizes,
-        SmallVector<OpFoldResult>(slice.offsets.size(), one)));
+  for (int64_t i = 0; i < dk; ++i)
+    carried.push_back(tensor::ExtractOp::create(
+        b, loc, in.initialState, ValueRange{hh, idx(b, loc, i), j}));
+  carried.push_back(cst(b, loc, 0.0));
+  const size_t deltaAt = dk, outAt = dk + 1, statesAt = dk + 1 + (in.wantOut ? 1 : 0);
+  if (in.wantOut)
+    carried.push_back(column(Out));
+  if (in.every)
+    carried.push_back(column(States));
 
   auto load = [&](OpBuilder &nb, Location nl, Value src, ValueRange pos) {
     return f32(nb, nl, tensor::ExtractOp::create(nb, nl, src, pos));
   };
+  // Token `t` closes a boundary: its column into slot t / N.
+  auto boundary = [&](OpBuilder &nb, Location nl, Value guard, Value t, ArrayRef<Value> col,
+                      Value states) -> Value {
+    Value done = arith::AddIOp::create(nb, nl, t, idx(nb, nl, 1));
+    Value closes = arith::CmpIOp::create(
+        nb, nl, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(nb, nl, done, idx(nb, nl, in.every)), idx(nb, nl, 0));
+    if (in.closeLast)
+      closes = arith::OrIOp::create(
+          nb, nl, closes, arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, done, tokens));
+    if (guard)
+      closes = arith::AndIOp::create(nb, nl, guard, closes);
+    auto branch = scf::IfOp::create(
+        nb, nl, closes,
+        [&](OpBuilder &yb, Location yl) {
+          Value slot = arith::DivUIOp::create(yb, yl, t, idx(yb, yl, in.every));
+          Value filled = states;
+          for (int64_t i = 0; i < dk; ++i)
+            filled = tensor::InsertOp::create(yb, yl, col[i], filled,
+                                              ValueRange{slot, idx(yb, yl, i)});
+          scf::YieldOp::create(yb, yl, filled);
+        },
+        [&](OpBuilder &yb, Location yl) { scf::YieldOp::create(yb, yl, states); });
+    return branch.getResult(0);
+  };
+  // Finishes token `tp` from the carried state: its column (next_i) and o.
+  auto finish = [&](OpBuilder &nb, Location nl, Value tp, ValueRange it, int64_t i,
+                    Value &o) -> Value {
+    Value next = arith::AddFOp::create(
+        nb, nl, it[i],
+        arith::MulFOp::create(nb, nl, load(nb, nl, in.k, {tp, hq, idx(nb, nl, i)}), it[deltaAt]));
+    Value sq = arith::MulFOp::create(nb, nl, load(nb, nl, in.q, {tp, hq, idx(nb, nl, i)}),
+                                     cst(nb, nl, in.scale));
+    o = arith::AddFOp::create(nb, nl, o, arith::MulFOp::create(nb, nl, next, sq));
+    return next;
+  };
+
   auto perToken = scf::ForOp::create(
       b, loc, idx(b, loc, 0), tokens, idx(b, loc, 1), carried,
       [&](OpBuilder &tb, Location tl, Value t, ValueRange it) {
-        Value s = it[0];
-        // The decayed state row i, S[i]·α_i, and k_i.
-        auto decayed = [&](OpBuilder &ib, Location il, Value col, Value i) {
-          return arith::MulFOp::create(ib, il, tensor::ExtractOp::create(ib, il, col, i),
-                                       tensor::ExtractOp::create(ib, il, alpha,
-                                                                 ValueRange{t, hh, i}));
-        };
-        // pred = Σ_i (S[i]·α_i)·k_i.
-        auto pred = scf::ForOp::create(
-            tb, tl, idx(tb, tl, 0), idx(tb, tl, dk), idx(tb, tl, 1),
-            ValueRange{cst(tb, tl, 0.0)},
-            [&](OpBuilder &ib, Location il, Value i, ValueRange acc) {
-              Value term = arith::MulFOp::create(ib, il, decayed(ib, il, s, i),
-                                                 load(ib, il, in.k, {t, hq, i}));
-              scf::YieldOp::create(ib, il, Value(arith::AddFOp::create(ib, il, acc[0], term)));
-            });
-        Value delta = arith::MulFOp::create(
-            tb, tl, load(tb, tl, in.beta, {t, hh}),
-            arith::SubFOp::create(tb, tl, load(tb, tl, in.v, {t, hh, j}), pred.getResult(0)));
-        // S[i] ← S[i]·α_i + k_i·Δ, and o = Σ_i S[i]·(q_i·scale).
-        auto update = scf::ForOp::create(
-            tb, tl, idx(tb, tl, 0), idx(tb, tl, dk), idx(tb, tl, 1),
-            ValueRange{s, cst(tb, tl, 0.0)},
-            [&](OpBuilder &ib, Location il, Value i, ValueRange st) {
-              Value next = arith::AddFOp::create(
-                  ib, il, decayed(ib, il, st[0], i),
-                  arith::MulFOp::create(ib, il, load(ib, il, in.k, {t, hq, i}), delta));
-              Value sq = arith::MulFOp::create(ib, il, load(ib, il, in.q, {t, hq, i}),
-                                               cst(ib, il, in.scale));
-              Value o = arith::AddFOp::create(ib, il, st[1], arith::MulFOp::create(ib, il, next, sq));
-              scf::YieldOp::create(
-                  ib, il, ValueRange{tensor::InsertOp::create(ib, il, next, st[0], i), o});
-            });
-        Value sNext = update.getResult(0);
-        SmallVector<Value> yields{
-            sNext, tensor::InsertOp::create(
-                       tb, tl, convertScalar(tb, tl, update.getResult(1), outElt), it[1], t)};
-        if (in.every) {
-          // Token t closes a boundary: store the column at slot t / N.
-          Value done = arith::AddIOp::create(tb, tl, t, idx(tb, tl, 1));
-          Value closes = arith::CmpIOp::create(
-              tb, tl, arith::CmpIPredicate::eq,
-              arith::RemUIOp::create(tb, tl, done, idx(tb, tl, in.every)), idx(tb, tl, 0));
-          if (in.closeLast)
-            closes = arith::OrIOp::create(
-                tb, tl, closes,
-                arith::CmpIOp::create(tb, tl, arith::CmpIPredicate::eq, done, tokens));
-          auto branch = scf::IfOp::create(
-              tb, tl, closes,
-              [&](OpBuilder &yb, Location yl) {
-                Value slot = arith::DivUIOp::create(yb, yl, t, idx(yb, yl, in.every));
-                scf::YieldOp::create(
-                    yb, yl,
-                    Value(tensor::InsertSliceOp::create(
-                        yb, yl, sNext, it[2], {OpFoldResult(slot), yb.getIndexAttr(0)},
-                        {yb.getIndexAttr(1), yb.getIndexAttr(dk)},
-                        {yb.getIndexAttr(1), yb.getIndexAttr(1)})));
-              },
-              [&](OpBuilder &yb, Location yl) { scf::YieldOp::create(yb, yl, it[2]); });
-          yields.push_back(branch.getResult(0));
+        Value started = arith::CmpIOp::create(tb, tl, arith::CmpIPredicate::ugt, t,
+                                              idx(tb, tl, 0));
+        Value tp = arith::SelectOp::create(
+            tb, tl, started, arith::SubIOp::create(tb, tl, t, idx(tb, tl, 1)), t);
+        SmallVector<Value> yields, prev;
+        Value o = cst(tb, tl, 0.0), pred = cst(tb, tl, 0.0);
+        for (int64_t i = 0; i < dk; ++i) {
+          prev.push_back(finish(tb, tl, tp, it, i, o));
+          Value decayed = arith::MulFOp::create(
+              tb, tl, prev.back(),
+              tensor::ExtractOp::create(tb, tl, alpha, ValueRange{t, hh, idx(tb, tl, i)}));
+          pred = arith::AddFOp::create(
+              tb, tl, pred,
+              arith::MulFOp::create(tb, tl, decayed, load(tb, tl, in.k, {t, hq, idx(tb, tl, i)})));
+          yields.push_back(decayed);
         }
+        yields.push_back(arith::MulFOp::create(
+            tb, tl, load(tb, tl, in.beta, {t, hh}),
+            arith::SubFOp::create(tb, tl, load(tb, tl, in.v, {t, hh, j}), pred)));
+        if (in.wantOut)
+          yields.push_back(tensor::InsertOp::create(tb, tl, convertScalar(tb, tl, o, outElt),
+                                                    it[outAt], tp));
+        if (in.every)
+          yields.push_back(boundary(tb, tl, started, tp, prev, it[statesAt]));
         scf::YieldOp::create(tb, tl, yields);
       });
 
-  // The columns back into their places.
-  b.setInsertionPointToStart(forall.getTerminator().getBody());
-  for (auto [column, out, slice] : llvm::zip(perToken.getResults(), outs, slices))
-    tensor::ParallelInsertSliceOp::create(b, loc, column, out, slice.offsets, slice.sizes,
-                                          SmallVector<OpFoldResult>(slice.offsets.size(), one));
-  b.setInsertionPointAfter(forall);
+  // The epilogue finishes token T − 1 (none when T = 0: S₀ is final).
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, tokens, idx(b, loc, 0));
+  auto last = scf::IfOp::create(
+      b, loc, any,
+      [&](OpBuilder &nb, Location nl) {
+        ValueRange it = perToken.getResults();
+        Value tp = arith::SubIOp::create(nb, nl, tokens, idx(nb, nl, 1));
+        SmallVector<Value> yields;
+        Value o = cst(nb, nl, 0.0);
+        for (int64_t i = 0; i < dk; ++i)
+          yields.push_back(finish(nb, nl, tp, it, i, o));
+        yields.push_back(it[deltaAt]);
+        if (in.wantOut)
+          yields.push_back(tensor::InsertOp::create(nb, nl, convertScalar(nb, nl, o, outElt),
+                                                    it[outAt], tp));
+        if (in.every)
+          yields.push_back(boundary(nb, nl, Value(), tp, ArrayRef<Value>(yields).take_front(dk),
+                                    it[statesAt]));
+        scf::YieldOp::create(nb, nl, yields);
+      },
+      [&](OpBuilder &nb, Location nl) { scf::YieldOp::create(nb, nl, perToken.getResults()); });
 
-  // {out, state[, states]} in the op's (possibly static) result types.
-  SmallVector<Value> results{forall.getResult(1), forall.getResult(0)};
-  SmallVector<Type> want{outType, op->getResult(1).getType()};
-  if (in.every) {
-    results.push_back(forall.getResult(2));
-    want.push_back(in.statesType);
+  // The columns back into their places.
+  SmallVector<std::pair<Kind, Value>> done;
+  if (in.wantOut)
+    done.push_back({Out, last.getResult(outAt)});
+  if (in.wantState) {
+    Value col = column(State);
+    for (int64_t i = 0; i < dk; ++i)
+      col = tensor::InsertOp::create(b, loc, last.getResult(i), col, ValueRange{idx(b, loc, i)});
+    done.push_back({State, col});
   }
-  for (auto [value, type] : llvm::zip(results, want))
-    if (value.getType() != type)
-      value = tensor::CastOp::create(b, loc, type, value);
+  if (in.every)
+    done.push_back({States, last.getResult(statesAt)});
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  for (auto [kind, value] : done) {
+    Slice slice = sliceOf(kind);
+    tensor::ParallelInsertSliceOp::create(b, loc, value,
+                                          forall.getRegionIterArgs()[llvm::find(kinds, kind) -
+                                                                     kinds.begin()],
+                                          slice.offsets, slice.sizes, unitStrides(slice));
+  }
+  std::array<Value, 3> results{};
+  for (auto [kind, value] : llvm::zip(kinds, forall.getResults()))
+    results[kind] = value;
   return results;
+}
+
+/// `value` in `type` (a static result refines a dynamic one), or an
+/// uninitialised tensor of `type` for a result nobody reads.
+Value resultOf(PatternRewriter &b, Location loc, Value value, Type type, Value tokens,
+               int64_t rowsPer) {
+  if (!value) {
+    auto t = cast<RankedTensorType>(type);
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (!t.isDynamicDim(d)) {
+        sizes.push_back(b.getIndexAttr(t.getDimSize(d)));
+        continue;
+      }
+      // Only a leading token or slot count is dynamic.
+      Value n = rowsPer == 1 ? tokens
+                             : Value(arith::DivUIOp::create(
+                                   b, loc,
+                                   arith::AddIOp::create(b, loc, tokens,
+                                                         cstIndex(b, loc, rowsPer - 1)),
+                                   cstIndex(b, loc, rowsPer)));
+      sizes.push_back(n);
+    }
+    value = empty(b, loc, sizes, t.getElementType());
+  }
+  return value.getType() == type ? value : Value(tensor::CastOp::create(b, loc, type, value));
 }
 
 struct ScanKda : OpRewritePattern<KdaOp> {
@@ -217,14 +313,32 @@ struct ScanKda : OpRewritePattern<KdaOp> {
   LogicalResult matchAndRewrite(KdaOp op, PatternRewriter &b) const override {
     ScanOperands in{op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(), op.getInitialState(),
                     op.getScale().convertToDouble()};
-    if (std::optional<uint64_t> every = op.getSnapshotInterval()) {
+    in.wantOut = !op.getOut().use_empty();
+    in.wantState = !op.getFinalState().use_empty();
+    std::optional<uint64_t> every = op.getSnapshotInterval();
+    if (every && !op.getSnapshots().use_empty())
       in.every = int64_t(*every);
-      in.statesType = op.getSnapshots().getType();
-    }
-    FailureOr<SmallVector<Value>> r = scan(b, op, in);
+    FailureOr<std::array<Value, 3>> r = scan(b, op, in);
     if (failed(r))
       return failure();
-    b.replaceOp(op, *r);
+    Location loc = op.getLoc();
+    Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
+    SmallVector<Value> results{resultOf(b, loc, (*r)[0], op.getOut().getType(), tokens, 1),
+                               resultOf(b, loc, (*r)[1], op.getFinalState().getType(), tokens, 1)};
+    if (every) {
+      // ⌊T/N⌋ snapshots.
+      Value states = (*r)[2];
+      if (!states) {
+        auto t = cast<RankedTensorType>(op.getSnapshots().getType());
+        SmallVector<OpFoldResult> sizes{OpFoldResult(
+            arith::DivUIOp::create(b, loc, tokens, cstIndex(b, loc, *every)).getResult())};
+        for (int64_t d : t.getShape().drop_front())
+          sizes.push_back(b.getIndexAttr(d));
+        states = empty(b, loc, sizes, t.getElementType());
+      }
+      results.push_back(resultOf(b, loc, states, op.getSnapshots().getType(), tokens, 1));
+    }
+    b.replaceOp(op, results);
     return success();
   }
 };
@@ -234,34 +348,22 @@ struct ScanKdaChunked : OpRewritePattern<KdaChunkedOp> {
   LogicalResult matchAndRewrite(KdaChunkedOp op, PatternRewriter &b) const override {
     ScanOperands in{op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(), op.getInitialState(),
                     op.getScale().convertToDouble()};
-    // Boundary states only when used, as the chunked lowering.
-    bool wantStates = !op.getBoundaryStates().use_empty();
-    if (wantStates) {
+    in.wantOut = !op.getOut().use_empty();
+    in.wantState = !op.getFinalState().use_empty();
+    // ⌈T/chunk⌉ boundary states, only when used (as the chunked lowering).
+    if (!op.getBoundaryStates().use_empty()) {
       in.every = op.getChunk();
       in.closeLast = true;
-      in.statesType = op.getBoundaryStates().getType();
     }
-    FailureOr<SmallVector<Value>> r = scan(b, op, in);
+    FailureOr<std::array<Value, 3>> r = scan(b, op, in);
     if (failed(r))
       return failure();
-    SmallVector<Value> results = *r;
-    if (!wantStates) {
-      // Unused: an uninitialised tensor of its shape, as the chunked lowering.
-      Location loc = op.getLoc();
-      Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
-      Value chunks = arith::DivUIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, tokens, cstIndex(b, loc, op.getChunk() - 1)),
-          cstIndex(b, loc, op.getChunk()));
-      auto type = cast<RankedTensorType>(op.getBoundaryStates().getType());
-      SmallVector<OpFoldResult> sizes{OpFoldResult(chunks)};
-      for (int64_t d : type.getShape().drop_front())
-        sizes.push_back(b.getIndexAttr(d));
-      Value states = empty(b, loc, sizes, type.getElementType());
-      if (states.getType() != type)
-        states = tensor::CastOp::create(b, loc, type, states);
-      results.push_back(states);
-    }
-    b.replaceOp(op, results);
+    Location loc = op.getLoc();
+    Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
+    b.replaceOp(op, {resultOf(b, loc, (*r)[0], op.getOut().getType(), tokens, 1),
+                     resultOf(b, loc, (*r)[1], op.getFinalState().getType(), tokens, 1),
+                     resultOf(b, loc, (*r)[2], op.getBoundaryStates().getType(), tokens,
+                              op.getChunk())});
     return success();
   }
 };

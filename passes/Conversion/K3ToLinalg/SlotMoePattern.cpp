@@ -77,6 +77,9 @@ struct LowerMoeSlots : OpRewritePattern<MoeOp> {
     const int64_t experts = w1Type.getDimSize(0), ie = w1Type.getDimSize(1),
                   dl = w1Type.getDimSize(2);
     const int64_t k = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(1);
+    // The slot maps are affine in k (s floordiv k, t·k + j).
+    if (ShapedType::isDynamic(k) || k < 1)
+      return b.notifyMatchFailure(op, "slot GEMMs need a static top-k of at least 1");
 
     Value z = moeLatentInput(b, op);
     if (op.getMxfp8Inputs())
@@ -92,9 +95,10 @@ struct LowerMoeSlots : OpRewritePattern<MoeOp> {
 
     // GEMM1, both halves in one nest (s, n, c): z's row is the slot's token.
     SmallVector<IT> gemm{IT::parallel, IT::parallel, IT::reduction};
-    Value g0 = zeros(b, loc, {slots, b.getIndexAttr(ie)});
+    // Two accumulators: one shared init would make bufferization copy it.
+    SmallVector<OpFoldResult> guSizes{slots, b.getIndexAttr(ie)};
     SmallVector<Value> gu = generic(
-        b, loc, {z, ids}, {g0, g0},
+        b, loc, {z, ids}, {zeros(b, loc, guSizes), zeros(b, loc, guSizes)},
         {AffineMap::get(3, 0, {d0.floorDiv(k), d2}, ctx), project(ctx, 3, {0}),
          project(ctx, 3, {0, 1}), project(ctx, 3, {0, 1})},
         gemm, [&](OpBuilder &nb, Location nl, ValueRange a) -> SmallVector<Value> {
