@@ -1,10 +1,12 @@
 // RUN: k3-opt %s --k3-cpu-to-llvm | %run_main | FileCheck %s
+// RUN: k3-opt %s --k3-cpu-to-llvm="router=picks" | %run_main | FileCheck %s
 
 // Token 0 is the router toy of MOE_MXFP4.md §5: logits [2, 0.5, -1, 1],
 // bias [-0.5, 0.4, 0, 0], k = 2 → experts {1, 3}, weights from the unbiased
 // scores renormalised: [0.459883, 0.540117].
 // Token 1 routed without bias has all-zero logits: its 4 exact ties go to
-// the lowest ids, {0, 1}, with weights [0.5, 0.5].
+// the lowest ids, {0, 1}, with weights [0.5, 0.5]. The same from the GPU's
+// form, one loop nest over (token, pick) (router=picks).
 // CHECK:      {{\[\[}}1,   3],
 // CHECK-NEXT:  [0,   1]]
 // CHECK:      {{\[\[}}0.459883,   0.540117],

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::k3;
 using namespace mlir::k3::lowering;
@@ -145,7 +147,9 @@ struct LowerRouter : OpRewritePattern<RouterOp> {
   /// ascending), which is the loop form's "best not taken yet, ties to the
   /// lower id" without a list of taken ids; the weight sum runs in the same
   /// order as there. k times the loop form's comparisons, on k times the
-  /// threads, and no host loop over tokens.
+  /// threads, and no host loop over tokens. NaN scores rank last here (the
+  /// loop form's choice among NaNs depends on their position); a chosen
+  /// NaN expert's weight is NaN in both.
   static SmallVector<Value> picksNest(PatternRewriter &b, Location loc, Value scores,
                                       Value biased, Value experts, int64_t k, Value idx0,
                                       Value w0, bool renorm, double scaling) {
@@ -170,10 +174,17 @@ struct LowerRouter : OpRewritePattern<RouterOp> {
                     rb, rl, cstIndex(rb, rl, 0), experts, cstIndex(rb, rl, 1),
                     ValueRange{i1(rb, rl, false), cstIndex(rb, rl, 0), cst(rb, rl, 0.0)},
                     [&](OpBuilder &eb, Location el, Value e, ValueRange best) {
-                      Value v = tensor::ExtractOp::create(eb, el, biased, ValueRange{t, e});
                       auto fcmp = [&](arith::CmpFPredicate p, Value x, Value y) {
                         return arith::CmpFOp::create(eb, el, p, x, y).getResult();
                       };
+                      // A NaN score ranks last (as −inf): every comparison
+                      // with NaN is false, so it would otherwise never come
+                      // "after" a pick and the rounds would repeat ids.
+                      Value raw = tensor::ExtractOp::create(eb, el, biased, ValueRange{t, e});
+                      Value v = arith::SelectOp::create(
+                          eb, el, fcmp(arith::CmpFPredicate::UNO, raw, raw),
+                          cst(eb, el, -std::numeric_limits<double>::infinity()),
+                          raw);
                       // After the previous round's pick in the order.
                       Value tieAfter = arith::AndIOp::create(
                           eb, el, fcmp(arith::CmpFPredicate::OEQ, v, st[1]),
@@ -237,7 +248,9 @@ struct LowerMoePerToken : OpRewritePattern<MoeOp> {
     bool mxfp8 = op.getMxfp8Inputs();
     Value z = moeLatentInput(b, op);
     Value tokens = tensor::DimOp::create(b, loc, op.getX(), 0);
-    int64_t k = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(1);
+    // The picks per token: static from k3.router, dynamic only in hand-
+    // written IR (the other MoE forms decline it and leave it to this one).
+    Value picksPerToken = tensor::DimOp::create(b, loc, op.getIndices(), 1);
     Value u0 = zeros(b, loc, sizesOf(b, loc, z));
     Value zt;
     // u[t] += w · E_e(z[t]), in f32.
@@ -266,7 +279,7 @@ struct LowerMoePerToken : OpRewritePattern<MoeOp> {
           if (mxfp8)
             zt = roundToMxfp8(b1, l1, zt);
           auto perPick = scf::ForOp::create(
-              b1, l1, cstIndex(b1, l1, 0), cstIndex(b1, l1, k), cstIndex(b1, l1, 1), it1,
+              b1, l1, cstIndex(b1, l1, 0), picksPerToken, cstIndex(b1, l1, 1), it1,
               [&](OpBuilder &b2, Location l2, Value j, ValueRange it2) {
                 Value e = arith::IndexCastOp::create(
                     b2, l2, b2.getIndexType(),

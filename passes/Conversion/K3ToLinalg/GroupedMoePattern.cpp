@@ -93,6 +93,8 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
     const int64_t experts = w1Type.getDimSize(0), ie = w1Type.getDimSize(1),
                   dl = w1Type.getDimSize(2);
     const int64_t k = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(1);
+    if (ShapedType::isDynamic(k) || k < 1)
+      return b.notifyMatchFailure(op, "grouped GEMMs need a static top-k of at least 1");
     const int64_t nt1 = fit(ie, 16), nt2 = fit(dl, 16);
     const bool mxfp8 = op.getMxfp8Inputs();
     Type f32 = b.getF32Type(), idx = b.getIndexType();

@@ -22,8 +22,9 @@
 // read-only operand, which bufferization copies inside the loop). Each
 // column runs T·3·K multiply-adds in sequence, so this form trades the
 // chunked form's tensor-core products for the absence of host control; the
-// arithmetic is that of the recurrent lowering (TokenMixingPatterns.cpp),
-// term for term and in the same order.
+// operations are the recurrent lowering's (TokenMixingPatterns.cpp), in the
+// same order (results differ from it by rounding only where the backend
+// contracts a different multiply-add pair into an FMA).
 //
 // Boundary states: `k3.kda`'s snapshots after every N tokens, and
 // `k3.kda_chunked`'s state after every chunk (the last one possibly short),
@@ -148,11 +149,11 @@ FailureOr<std::array<Value, 3>> scan(PatternRewriter &b, Operation *op,
   //   next_i = P_i + k_{t−1,i}·Δ_{t−1}       (S after t − 1, P = its decayed
   //   o_{t−1} += next_i·(q_{t−1,i}·scale)      form before the update)
   //   P_i ← next_i·α_{t,i};  pred_t += P_i·k_{t,i}
-  // then Δ_t = β_t (v_t − pred_t). The operations and their order are the
-  // recurrent lowering's exactly (decayed, predict, update, read). Token 0
-  // starts from P = S₀ and Δ = 0 (its "previous token" reads row 0, adds
-  // k·0 and writes a provisional o_0 that token 1 or the epilogue
-  // overwrites); the epilogue finishes token T − 1.
+  // then Δ_t = β_t (v_t − pred_t): the recurrent lowering's operations in
+  // its order (decayed, predict, update, read). Token 0 starts from P = S₀
+  // and Δ = 0 (its "previous token" reads row 0, adds k·0 and writes a
+  // provisional o_0 that token 1 or the epilogue overwrites); the epilogue
+  // finishes token T − 1.
   SmallVector<Value> carried;
   for (int64_t i = 0; i < dk; ++i)
     carried.push_back(tensor::ExtractOp::create(
