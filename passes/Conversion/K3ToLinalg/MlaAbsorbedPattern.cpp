@@ -54,7 +54,11 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     const int64_t dyn = ShapedType::kDynamic;
 
     Value full = appendCacheRows(b, loc, op.getCache(), op.getLatent(), op.getKRope());
-    Value rows = withElementType(b, loc, full, f32); // [S+T, L+R]
+    // The rows [S+T, L+R] are read in the cache's own type and widened to
+    // f32 inside the dot products (an f32 copy of the whole cache would
+    // triple a decode step's cache traffic; the values are the same).
+    Value rows = full;
+    Type rowElt = cast<RankedTensorType>(full.getType()).getElementType();
     Value past = tensor::DimOp::create(b, loc, op.getCache(), 0);
     Value keys = tensor::DimOp::create(b, loc, full, 0);
     Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
@@ -130,7 +134,7 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
           b, loc, RankedTensorType::get({dyn, h, dyn}, f32), scores,
           {b.getIndexAttr(0), b.getIndexAttr(0), start}, {tokens, b.getIndexAttr(h), size}, ones);
       Value c = tensor::ExtractSliceOp::create(
-          b, loc, RankedTensorType::get({dyn, l}, f32), rows, {start, b.getIndexAttr(0)},
+          b, loc, RankedTensorType::get({dyn, l}, rowElt), rows, {start, b.getIndexAttr(0)},
           {size, b.getIndexAttr(l)}, {b.getIndexAttr(1), b.getIndexAttr(1)});
       Value mInit = linalg::FillOp::create(b, loc, negInf(b, loc), empty(b, loc, thSizes, f32))
                         .getResult(0);
