@@ -1,10 +1,13 @@
+// RUN: k3-opt %s --k3-cpu-to-llvm | %run_main | FileCheck %s
 // RUN: k3-opt %s --k3-cpu-to-llvm="router=picks" | %run_main | FileCheck %s
 
-// The GPU's router form ranks a NaN score last, so the k rounds still pick
-// k distinct experts (without that, every comparison with the NaN is false
-// and a round would repeat an id). Scores sigmoid(2), NaN, sigmoid(1) with
-// k = 3: experts 0, 2, then 1; the NaN reaches the weight sum, so every
-// renormalised weight is NaN rather than a finite value hiding it.
+// Both router forms rank a NaN score last, so they pick the same experts
+// and the k rounds pick k distinct ones (without that, every comparison with
+// the NaN is false: the loop form would take it when it comes first in id
+// order, the picks form would repeat an id). Scores sigmoid(2), NaN,
+// sigmoid(1) with k = 3: experts 0, 2, then 1; the NaN reaches the weight
+// sum, so every renormalised weight is NaN rather than a finite value
+// hiding it.
 // CHECK:      {{\[\[}}0,   2,   1]]
 // CHECK:      {{\[\[-?nan,   -?nan,   -?nan\]\]}}
 func.func private @printMemrefI32(memref<*xi32>)

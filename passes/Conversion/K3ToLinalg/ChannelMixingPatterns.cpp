@@ -23,9 +23,21 @@ using namespace mlir::k3::lowering;
 
 namespace {
 
+/// A biased score as the top-k compares it: NaN ranks last (as −inf).
+/// Every comparison with a NaN is false, so where it sat in id order would
+/// otherwise decide whether it wins (first) or is never "after" a pick
+/// (the picks form would repeat ids). A chosen NaN expert still gets its
+/// NaN weight from the unbiased score.
+Value rankedScore(OpBuilder &b, Location loc, Value v) {
+  Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
+  return arith::SelectOp::create(b, loc, nan,
+                                 cst(b, loc, -std::numeric_limits<double>::infinity()), v);
+}
+
 /// scores = sigmoid(x·Wᵀ); per token, k rounds of "the best biased score
-/// not taken yet" (strictly greater wins, so ties keep the lower id);
-/// weights from the unbiased scores, renormalised (+1e-20), scaled.
+/// not taken yet" (strictly greater wins, so ties keep the lower id; NaN
+/// ranks last); weights from the unbiased scores, renormalised (+1e-20),
+/// scaled.
 struct LowerRouter : OpRewritePattern<RouterOp> {
   LowerRouter(MLIRContext *ctx, bool perPick) : OpRewritePattern<RouterOp>(ctx), perPick(perPick) {}
   /// One loop nest over (token, pick) instead of a loop over tokens.
@@ -83,7 +95,8 @@ struct LowerRouter : OpRewritePattern<RouterOp> {
                     b2, l2, cstIndex(b2, l2, 0), experts, cstIndex(b2, l2, 1),
                     ValueRange{fls, cstIndex(b2, l2, 0), cst(b2, l2, 0.0)},
                     [&](OpBuilder &b3, Location l3, Value e, ValueRange best) {
-                      Value v = tensor::ExtractOp::create(b3, l3, biased, ValueRange{t, e});
+                      Value v = rankedScore(
+                          b3, l3, tensor::ExtractOp::create(b3, l3, biased, ValueRange{t, e}));
                       // Taken already: any of the first j picks equals e.
                       auto taken = scf::ForOp::create(
                           b3, l3, cstIndex(b3, l3, 0), j, cstIndex(b3, l3, 1),
@@ -147,9 +160,8 @@ struct LowerRouter : OpRewritePattern<RouterOp> {
   /// ascending), which is the loop form's "best not taken yet, ties to the
   /// lower id" without a list of taken ids; the weight sum runs in the same
   /// order as there. k times the loop form's comparisons, on k times the
-  /// threads, and no host loop over tokens. NaN scores rank last here (the
-  /// loop form's choice among NaNs depends on their position); a chosen
-  /// NaN expert's weight is NaN in both.
+  /// threads, and no host loop over tokens. NaN scores rank last in both
+  /// forms (rankedScore).
   static SmallVector<Value> picksNest(PatternRewriter &b, Location loc, Value scores,
                                       Value biased, Value experts, int64_t k, Value idx0,
                                       Value w0, bool renorm, double scaling) {
@@ -177,14 +189,8 @@ struct LowerRouter : OpRewritePattern<RouterOp> {
                       auto fcmp = [&](arith::CmpFPredicate p, Value x, Value y) {
                         return arith::CmpFOp::create(eb, el, p, x, y).getResult();
                       };
-                      // A NaN score ranks last (as −inf): every comparison
-                      // with NaN is false, so it would otherwise never come
-                      // "after" a pick and the rounds would repeat ids.
-                      Value raw = tensor::ExtractOp::create(eb, el, biased, ValueRange{t, e});
-                      Value v = arith::SelectOp::create(
-                          eb, el, fcmp(arith::CmpFPredicate::UNO, raw, raw),
-                          cst(eb, el, -std::numeric_limits<double>::infinity()),
-                          raw);
+                      Value v = rankedScore(
+                          eb, el, tensor::ExtractOp::create(eb, el, biased, ValueRange{t, e}));
                       // After the previous round's pick in the order.
                       Value tieAfter = arith::AndIOp::create(
                           eb, el, fcmp(arith::CmpFPredicate::OEQ, v, st[1]),
