@@ -57,7 +57,8 @@ struct ScanOperands {
   bool closeLast = false;
 };
 
-/// A static-shaped slice at `offsets` (rank-reduced to `type`).
+/// One column's slice of a shared output: offsets, sizes (the token or
+/// slot count is dynamic) and the rank-reduced type.
 struct Slice {
   SmallVector<OpFoldResult> offsets, sizes;
   RankedTensorType type;
