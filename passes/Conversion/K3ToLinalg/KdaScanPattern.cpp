@@ -284,89 +284,68 @@ FailureOr<std::array<Value, 3>> scan(PatternRewriter &b, Operation *op,
   return results;
 }
 
-/// `value` in `type` (a static result refines a dynamic one), or an
-/// uninitialised tensor of `type` for a result nobody reads.
-Value resultOf(PatternRewriter &b, Location loc, Value value, Type type, Value tokens,
-               int64_t rowsPer) {
+/// `value` in `type` (a static result refines a dynamic one), or, for a
+/// result nobody reads, an uninitialised tensor of `type` whose dynamic
+/// (leading) extent is `rows`.
+Value resultOf(PatternRewriter &b, Location loc, Value value, Type type, Value rows) {
   if (!value) {
     auto t = cast<RankedTensorType>(type);
     SmallVector<OpFoldResult> sizes;
-    for (int64_t d = 0; d < t.getRank(); ++d) {
-      if (!t.isDynamicDim(d)) {
-        sizes.push_back(b.getIndexAttr(t.getDimSize(d)));
-        continue;
-      }
-      // Only a leading token or slot count is dynamic.
-      Value n = rowsPer == 1 ? tokens
-                             : Value(arith::DivUIOp::create(
-                                   b, loc,
-                                   arith::AddIOp::create(b, loc, tokens,
-                                                         cstIndex(b, loc, rowsPer - 1)),
-                                   cstIndex(b, loc, rowsPer)));
-      sizes.push_back(n);
-    }
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      sizes.push_back(t.isDynamicDim(d) ? OpFoldResult(rows) : b.getIndexAttr(t.getDimSize(d)));
     value = empty(b, loc, sizes, t.getElementType());
   }
   return value.getType() == type ? value : Value(tensor::CastOp::create(b, loc, type, value));
 }
 
+/// Both ops: the scan of their common operands and the op's results;
+/// `boundaryStates` is the op's boundary-state result (null for a k3.kda
+/// without snapshots), one every `every` tokens.
+template <typename OpTy>
+LogicalResult rewrite(PatternRewriter &b, OpTy op, Value boundaryStates, int64_t every,
+                      bool closeLast) {
+  ScanOperands in{op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(), op.getInitialState(),
+                  op.getScale().convertToDouble()};
+  in.wantOut = !op.getOut().use_empty();
+  in.wantState = !op.getFinalState().use_empty();
+  // Boundary states only when used (as the loop lowerings).
+  if (boundaryStates && !boundaryStates.use_empty()) {
+    in.every = every;
+    in.closeLast = closeLast;
+  }
+  FailureOr<std::array<Value, 3>> r = scan(b, op, in);
+  if (failed(r))
+    return failure();
+  Location loc = op.getLoc();
+  Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
+  SmallVector<Value> results{resultOf(b, loc, (*r)[0], op.getOut().getType(), tokens),
+                             resultOf(b, loc, (*r)[1], op.getFinalState().getType(), tokens)};
+  if (boundaryStates) {
+    // ⌈T/N⌉ after every chunk (the last one short), ⌊T/N⌋ snapshots.
+    Value n = cstIndex(b, loc, every);
+    Value rounded = closeLast ? Value(arith::AddIOp::create(b, loc, tokens,
+                                                            cstIndex(b, loc, every - 1)))
+                              : tokens;
+    results.push_back(resultOf(b, loc, (*r)[2], boundaryStates.getType(),
+                               arith::DivUIOp::create(b, loc, rounded, n)));
+  }
+  b.replaceOp(op, results);
+  return success();
+}
+
 struct ScanKda : OpRewritePattern<KdaOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(KdaOp op, PatternRewriter &b) const override {
-    ScanOperands in{op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(), op.getInitialState(),
-                    op.getScale().convertToDouble()};
-    in.wantOut = !op.getOut().use_empty();
-    in.wantState = !op.getFinalState().use_empty();
     std::optional<uint64_t> every = op.getSnapshotInterval();
-    if (every && !op.getSnapshots().use_empty())
-      in.every = int64_t(*every);
-    FailureOr<std::array<Value, 3>> r = scan(b, op, in);
-    if (failed(r))
-      return failure();
-    Location loc = op.getLoc();
-    Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
-    SmallVector<Value> results{resultOf(b, loc, (*r)[0], op.getOut().getType(), tokens, 1),
-                               resultOf(b, loc, (*r)[1], op.getFinalState().getType(), tokens, 1)};
-    if (every) {
-      // ⌊T/N⌋ snapshots.
-      Value states = (*r)[2];
-      if (!states) {
-        auto t = cast<RankedTensorType>(op.getSnapshots().getType());
-        SmallVector<OpFoldResult> sizes{OpFoldResult(
-            arith::DivUIOp::create(b, loc, tokens, cstIndex(b, loc, *every)).getResult())};
-        for (int64_t d : t.getShape().drop_front())
-          sizes.push_back(b.getIndexAttr(d));
-        states = empty(b, loc, sizes, t.getElementType());
-      }
-      results.push_back(resultOf(b, loc, states, op.getSnapshots().getType(), tokens, 1));
-    }
-    b.replaceOp(op, results);
-    return success();
+    return rewrite(b, op, every ? op.getSnapshots() : Value(), every ? int64_t(*every) : 0,
+                   /*closeLast=*/false);
   }
 };
 
 struct ScanKdaChunked : OpRewritePattern<KdaChunkedOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(KdaChunkedOp op, PatternRewriter &b) const override {
-    ScanOperands in{op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(), op.getInitialState(),
-                    op.getScale().convertToDouble()};
-    in.wantOut = !op.getOut().use_empty();
-    in.wantState = !op.getFinalState().use_empty();
-    // ⌈T/chunk⌉ boundary states, only when used (as the chunked lowering).
-    if (!op.getBoundaryStates().use_empty()) {
-      in.every = op.getChunk();
-      in.closeLast = true;
-    }
-    FailureOr<std::array<Value, 3>> r = scan(b, op, in);
-    if (failed(r))
-      return failure();
-    Location loc = op.getLoc();
-    Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
-    b.replaceOp(op, {resultOf(b, loc, (*r)[0], op.getOut().getType(), tokens, 1),
-                     resultOf(b, loc, (*r)[1], op.getFinalState().getType(), tokens, 1),
-                     resultOf(b, loc, (*r)[2], op.getBoundaryStates().getType(), tokens,
-                              op.getChunk())});
-    return success();
+    return rewrite(b, op, op.getBoundaryStates(), op.getChunk(), /*closeLast=*/true);
   }
 };
 
