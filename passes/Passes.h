@@ -66,11 +66,13 @@ void buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options);
 /// (grouped MoE, per-head KDA decode, KDA prefill and the router as host
 /// loops) or the GPU's (slot MoE, batched decode, KDA prefill as a column
 /// scan, the router per (token, pick): no data-dependent, per-token or
-/// per-head host loops).
+/// per-head host loops), and MLA decode's key parts: the op's `splits` in
+/// turn (0) or parts of that many keys side by side (the GPU's split-K).
 struct LinalgForms {
   std::string moeDispatch, kdaDecode, kdaPrefill, router;
-  static LinalgForms cpu() { return {"grouped", "per-head", "loops", "loops"}; }
-  static LinalgForms gpu() { return {"slots", "batched", "scan", "picks"}; }
+  int64_t mlaSplitKeys = 0;
+  static LinalgForms cpu() { return {"grouped", "per-head", "loops", "loops", 0}; }
+  static LinalgForms gpu() { return {"slots", "batched", "scan", "picks", 256}; }
 };
 void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::cpu());
 void buildCpuLlvmStage(OpPassManager &pm);

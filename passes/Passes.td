@@ -33,7 +33,11 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     `kda-prefill=scan`, `k3.kda` and `k3.kda_chunked` become one
     `scf.forall` over the state's columns, each scanning all tokens
     (KdaScanPattern.cpp). `k3.router` loops over tokens, or with
-    `router=picks` is one loop nest over (token, pick).
+    `router=picks` is one loop nest over (token, pick). `k3.mla_absorbed`
+    attends over its `splits` key parts in turn; with `mla-split-keys = n`
+    (the GPU form) an op with a static token count (decode) cuts its keys
+    into parts of n keys side by side (a batch dimension: the parts run as
+    blocks of the same kernels) plus one part for the rest, merged by LSE.
     MXFP4 linear weights are decoded inside the dot products' inner loop;
     MXFP4 codes must be the bytes of a `k3.unpack_e2m1`.
   }];
@@ -50,7 +54,11 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
            "state's columns, each scanning every token: the GPU form)">,
     Option<"router", "router", "std::string", [{"loops"}],
            "How k3.router picks its top-k: loops (a loop over tokens) or "
-           "picks (one loop nest over (token, pick): the GPU form)">
+           "picks (one loop nest over (token, pick): the GPU form)">,
+    Option<"mlaSplitKeys", "mla-split-keys", "int64_t", /*default=*/"0",
+           "k3.mla_absorbed with a static token count: 0 runs the op's "
+           "splits in turn; n > 0 runs parts of n keys side by side (the GPU "
+           "form)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

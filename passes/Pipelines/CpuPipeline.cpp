@@ -34,7 +34,7 @@
 namespace {
 
 constexpr const char *kTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3}},k3-tile-contractions,"
+    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4}},k3-tile-contractions,"
     "convert-elementwise-to-linalg,canonicalize";
 
 constexpr const char *kCpuStage =
@@ -81,7 +81,7 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
 
 void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
   add(pm, llvm::formatv(kTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill,
-                        forms.router)
+                        forms.router, forms.mlaSplitKeys)
               .str()
               .c_str());
 }
@@ -102,6 +102,9 @@ struct CpuPipelineOptions : mlir::PassPipelineOptions<CpuPipelineOptions> {
                                  llvm::cl::init(mlir::k3::LinalgForms::cpu().kdaPrefill)};
   Option<std::string> router{*this, "router", llvm::cl::desc("loops or picks"),
                              llvm::cl::init(mlir::k3::LinalgForms::cpu().router)};
+  Option<int64_t> mlaSplitKeys{*this, "mla-split-keys",
+                               llvm::cl::desc("0 (the op's splits) or a key part length"),
+                               llvm::cl::init(mlir::k3::LinalgForms::cpu().mlaSplitKeys)};
 };
 } // namespace
 
@@ -113,7 +116,8 @@ void mlir::k3::registerK3Pipelines() {
       [](OpPassManager &pm, const CpuPipelineOptions &options) {
         buildCpuK3Stage(pm, CpuK3Options{});
         buildCpuTilesStage(pm, LinalgForms{options.moeDispatch, options.kdaDecode,
-                                           options.kdaPrefill, options.router});
+                                           options.kdaPrefill, options.router,
+                                           options.mlaSplitKeys});
         buildCpuLlvmStage(pm);
       });
 }

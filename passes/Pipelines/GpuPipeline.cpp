@@ -43,7 +43,7 @@
 namespace {
 
 constexpr const char *kGpuTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3}},"
+    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4}},"
     "convert-elementwise-to-linalg,canonicalize,"
     "k3-gpu-fuse-elementwise,canonicalize";
 
@@ -81,7 +81,7 @@ void add(mlir::OpPassManager &pm, const std::string &pipeline) {
 
 void mlir::k3::buildGpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
   add(pm, llvm::formatv(kGpuTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill,
-                        forms.router)
+                        forms.router, forms.mlaSplitKeys)
               .str());
 }
 

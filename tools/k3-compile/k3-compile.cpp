@@ -144,6 +144,12 @@ static cl::opt<int64_t> mlaDecodeSplits(
     "mla-decode-splits",
     cl::desc("Key splits of an MLA decode step, merged by log-sum-exp (default 1)"),
     cl::init(1), cl::cat(k3Category));
+static cl::opt<int64_t> mlaSplitKeys(
+    "mla-split-keys",
+    cl::desc("MLA decode's key parts: 0 (the CPU default: the --mla-decode-splits parts in "
+             "turn) or a part length N (the GPU default 256: parts of N keys side by side, "
+             "each a block of the same kernels, and one for the rest, merged by log-sum-exp)"),
+    cl::init(-1), cl::cat(k3Category));
 static cl::opt<std::string> quantizeExperts(
     "quantize-experts",
     cl::desc("Routed experts: keep (default: the checkpoint's format), mxfp4 "
@@ -369,7 +375,15 @@ int main(int argc, char **argv) {
     routerForm = chip ? "picks" : "loops";
   if (routerForm != "loops" && routerForm != "picks")
     return fail("--router-form=" + routerForm + ": expected loops or picks");
-  const mlir::k3::LinalgForms forms{moeDispatch, kdaDecodeForm, kdaPrefillForm, routerForm};
+  // A GPU reads a long cache with one block group per part; a CPU core
+  // gains nothing from more parts.
+  if (mlaSplitKeys.getNumOccurrences() == 0)
+    mlaSplitKeys = chip ? mlir::k3::LinalgForms::gpu().mlaSplitKeys : 0;
+  if (mlaSplitKeys < 0 || mlaSplitKeys > (int64_t(1) << 20))
+    return fail("--mla-split-keys=" + Twine(mlaSplitKeys.getValue()) +
+                ": expected 0 or a part length up to 1048576");
+  const mlir::k3::LinalgForms forms{moeDispatch, kdaDecodeForm, kdaPrefillForm, routerForm,
+                                    mlaSplitKeys};
   if (kdaSegments < 1 || kdaSegments > 1024)
     return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected 1 to 1024");
   if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0 || kdaChunk > 1024)

@@ -182,7 +182,9 @@ void populateKdaScanPatterns(RewritePatternSet &patterns);
 /// `batched`: the decode step for all heads at once (the GPU form), else a
 /// loop over heads.
 void populateKdaDecodePatterns(RewritePatternSet &patterns, bool batched);
-void populateMlaAbsorbedPatterns(RewritePatternSet &patterns);
+/// `splitKeys` > 0: a fixed-token-count op (decode) splits its keys into
+/// parts of that many keys side by side instead of its `splits` in turn.
+void populateMlaAbsorbedPatterns(RewritePatternSet &patterns, int64_t splitKeys);
 /// The MoE by `dispatch`: "grouped" (grouped GEMMs, GroupedMoePattern.cpp),
 /// "slots" (slot-parallel GEMMs, SlotMoePattern.cpp) or "per-token" (the
 /// per-token loop, ChannelMixingPatterns.cpp, which also catches what the

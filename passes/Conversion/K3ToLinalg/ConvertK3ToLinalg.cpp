@@ -48,6 +48,13 @@ struct ConvertK3ToLinalgPass
           << "convert-k3-to-linalg: router must be loops or picks, got '" << router << "'";
       return signalPassFailure();
     }
+    if (mlaSplitKeys < 0) {
+      emitError(getOperation()->getLoc())
+          << "convert-k3-to-linalg: mla-split-keys must be 0 (the op's splits) or a part "
+             "length, got "
+          << int64_t(mlaSplitKeys);
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     if (kdaPrefill == "scan")
       k3::lowering::populateKdaScanPatterns(patterns);
@@ -58,7 +65,7 @@ struct ConvertK3ToLinalgPass
     k3::lowering::populateTokenMixingPatterns(patterns);
     k3::lowering::populateKdaChunkedPatterns(patterns);
     k3::lowering::populateKdaDecodePatterns(patterns, kdaDecode == "batched");
-    k3::lowering::populateMlaAbsorbedPatterns(patterns);
+    k3::lowering::populateMlaAbsorbedPatterns(patterns, mlaSplitKeys);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

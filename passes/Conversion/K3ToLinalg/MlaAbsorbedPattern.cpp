@@ -3,9 +3,13 @@
 // Part of k3. Absorbed MLA (MLA.md §3) on the CPU: the query moves into the
 // latent space, scores and the weighted sum run over the cached
 // [c | k_rope] rows (shared by all heads), the value up-projection comes
-// after the attention, the gate after that. With `splits = n` the key
-// positions are cut into n contiguous parts, each giving a partial output
-// and its log-sum-exp, merged by LSE (MLA.md §7).
+// after the attention, the gate after that. The T·H query rows attend
+// together. With `splits = n` the key positions are cut into n contiguous
+// parts, one after the other, each giving a partial output and its
+// log-sum-exp, merged by LSE (MLA.md §7). With `split-keys = n` (the GPU
+// form) an op of a fixed token count (decode) splits its keys into parts
+// of n side by side instead: a batch dimension of the per-part softmax and
+// contraction, so the parts run as blocks of the same kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,8 +35,140 @@ Value negInf(OpBuilder &b, Location loc) {
                                    b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
 }
 
+/// One batch of P key parts, each with its own softmax shift: the largest
+/// score m [M, P], Σ e^{s−m} [M, P] and the unnormalised output
+/// u = Σ e^{s−m}·c_j [M, P, L]. A part with no visible key (m = −inf, or no
+/// key at all) has a sum of 0 and u = 0: it contributes nothing.
+struct Partial {
+  Value max, sum, u;
+};
+
+/// The partial softmax of each part of `s` ([M, P, n] scores of P parts of
+/// n keys) over its rows `c` ([P, n, L]).
+Partial softmaxParts(OpBuilder &b, Location loc, Value s, Value c) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  AffineMap id3 = identity(ctx, 3), mp = project(ctx, 3, {0, 1});
+  SmallVector<IT> par3(3, IT::parallel), lastRed{IT::parallel, IT::parallel, IT::reduction};
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, s);
+  SmallVector<OpFoldResult> mpSizes{sizes[0], sizes[1]};
+  SmallVector<OpFoldResult> uSizes{sizes[0], sizes[1], sizesOf(b, loc, c)[2]};
+  Value mInit =
+      linalg::FillOp::create(b, loc, negInf(b, loc), empty(b, loc, mpSizes, f32)).getResult(0);
+  Value m = generic(b, loc, s, mInit, {id3, mp}, lastRed,
+                    [](OpBuilder &nb, Location nl, ValueRange a) {
+                      return SmallVector<Value>{arith::MaximumFOp::create(nb, nl, a[0], a[1])};
+                    })
+                .front();
+  // e^{s − m}, 0 where the whole part is masked (m = −inf).
+  Value p = generic(b, loc, {s, m}, empty(b, loc, sizes, f32), {id3, mp, id3}, par3,
+                    [&](OpBuilder &nb, Location nl, ValueRange a) {
+                      Value e = math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, a[0], a[1]));
+                      Value any = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT, a[1],
+                                                        negInf(nb, nl));
+                      return SmallVector<Value>{
+                          arith::SelectOp::create(nb, nl, any, e, cst(nb, nl, 0.0))};
+                    })
+                .front();
+  Value sum = generic(b, loc, p, zeros(b, loc, mpSizes), {id3, mp}, lastRed,
+                      [](OpBuilder &nb, Location nl, ValueRange a) {
+                        return SmallVector<Value>{
+                            arith::AddFOp::create(nb, nl, a[1], a[0], kReassociable)};
+                      })
+                  .front();
+  // u[m, p, l] = Σ_j p[m, p, j] · c[p, j, l]; loops (m, p, j, l), the part
+  // a batch dimension of the contraction (blocks of their own on a GPU).
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+             d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+  auto map4 = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(4, 0, e, ctx); };
+  Value u = generic(b, loc, {p, c}, zeros(b, loc, uSizes),
+                    {map4({d0, d1, d2}), map4({d1, d2, d3}), map4({d0, d1, d3})},
+                    {IT::parallel, IT::parallel, IT::reduction, IT::parallel}, multiplyAccumulate)
+                .front();
+  return {m, sum, u};
+}
+
+/// `v` with dimension `at` expanded to [parts, partLen] (their product is
+/// its extent).
+Value splitDim(OpBuilder &b, Location loc, Value v, unsigned at, OpFoldResult parts,
+               OpFoldResult partLen) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> outSizes;
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, v);
+  for (unsigned d = 0, n = type.getRank(); d < n; ++d) {
+    if (d != at) {
+      groups.push_back({int64_t(shape.size())});
+      shape.push_back(type.getDimSize(d));
+      outSizes.push_back(sizes[d]);
+      continue;
+    }
+    groups.push_back({int64_t(shape.size()), int64_t(shape.size()) + 1});
+    for (OpFoldResult f : {parts, partLen}) {
+      std::optional<int64_t> c = getConstantIntValue(f);
+      shape.push_back(c ? *c : ShapedType::kDynamic);
+      outSizes.push_back(f);
+    }
+  }
+  return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()),
+                                       v, groups, outSizes);
+}
+
+/// The merge of every part of `parts` by their shifts (MLA.md §7's LSE
+/// merge with lse = m + log Σ): top = max m, w = e^{m−top},
+/// o = Σ w·u / Σ w·sum, [M, L]; each batch of parts is folded in by a
+/// reduction over its part dimension. Every row sees at least one key
+/// (causal decode sees the cache), so top is finite and Σ w·sum ≥ 1.
+Value mergeParts(OpBuilder &b, Location loc, ArrayRef<Partial> parts) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  SmallVector<OpFoldResult> uSizes = sizesOf(b, loc, parts.front().u);
+  SmallVector<OpFoldResult> mSizes{uSizes[0]}, mlSizes{uSizes[0], uSizes[2]};
+  AffineMap mp = identity(ctx, 2), m1 = project(ctx, 2, {0});
+  SmallVector<IT> red{IT::parallel, IT::reduction};
+  Value top =
+      linalg::FillOp::create(b, loc, negInf(b, loc), empty(b, loc, mSizes, f32)).getResult(0);
+  for (const Partial &part : parts)
+    top = generic(b, loc, part.max, top, {mp, m1}, red,
+                  [](OpBuilder &nb, Location nl, ValueRange a) {
+                    return SmallVector<Value>{arith::MaximumFOp::create(nb, nl, a[0], a[1])};
+                  })
+              .front();
+  // e^{m − top}; an empty or masked part (m = −inf) weighs 0.
+  auto weight = [](OpBuilder &nb, Location nl, Value m, Value topV) {
+    return Value(math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, m, topV)));
+  };
+  Value total = zeros(b, loc, mSizes);
+  for (const Partial &part : parts)
+    total = generic(b, loc, {part.max, part.sum, top}, total, {mp, mp, m1, m1}, red,
+                    [&](OpBuilder &nb, Location nl, ValueRange a) {
+                      Value w = arith::MulFOp::create(nb, nl, weight(nb, nl, a[0], a[2]), a[1]);
+                      return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[3], w)};
+                    })
+                .front();
+  // Loops (m, l, p): the part innermost, so that a GPU maps (m, l) to
+  // threads and each thread folds its column of parts.
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+             d2 = getAffineDimExpr(2, ctx);
+  auto map3 = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(3, 0, e, ctx); };
+  Value out = zeros(b, loc, mlSizes);
+  for (const Partial &part : parts)
+    out = generic(b, loc, {part.u, part.max, top, total}, out,
+                  {map3({d0, d2, d1}), map3({d0, d2}), map3({d0}), map3({d0}), map3({d0, d1})},
+                  {IT::parallel, IT::parallel, IT::reduction},
+                  [&](OpBuilder &nb, Location nl, ValueRange a) {
+                    Value w = arith::DivFOp::create(nb, nl, weight(nb, nl, a[1], a[2]), a[3]);
+                    return SmallVector<Value>{arith::AddFOp::create(
+                        nb, nl, a[4], arith::MulFOp::create(nb, nl, w, a[0]))};
+                  })
+              .front();
+  return out;
+}
+
 struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerMlaAbsorbed(MLIRContext *ctx, int64_t splitKeys)
+      : OpRewritePattern(ctx), splitKeys(splitKeys) {}
 
   LogicalResult matchAndRewrite(MlaAbsorbedOp op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
@@ -51,14 +187,12 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     const double scale = op.getScale().convertToDouble();
     const bool causal = op.getCausal();
     Type f32 = b.getF32Type();
-    const int64_t dyn = ShapedType::kDynamic;
 
     Value full = appendCacheRows(b, loc, op.getCache(), op.getLatent(), op.getKRope());
     // The rows [S+T, L+R] are read in the cache's own type and widened to
     // f32 inside the dot products (an f32 copy of the whole cache would
     // triple a decode step's cache traffic; the values are the same).
     Value rows = full;
-    Type rowElt = cast<RankedTensorType>(full.getType()).getElementType();
     Value past = tensor::DimOp::create(b, loc, op.getCache(), 0);
     Value keys = tensor::DimOp::create(b, loc, full, 0);
     Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
@@ -77,7 +211,7 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     // (t, h, p, l) with the latent column innermost.
     Value qNope = lastDims(b, loc, op.getQ(), 0, dn), qRope = lastDims(b, loc, op.getQ(), dn, r);
     SmallVector<OpFoldResult> qlSizes{tokens, b.getIndexAttr(h), b.getIndexAttr(l)};
-    SmallVector<OpFoldResult> ones(3, b.getIndexAttr(1));
+    SmallVector<OpFoldResult> ones(3, b.getIndexAttr(1)), ones2(2, b.getIndexAttr(1));
     Value wuk = tensor::ExtractSliceOp::create(
         b, loc, kvb, {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)},
         {b.getIndexAttr(h), b.getIndexAttr(dn), b.getIndexAttr(l)}, ones);
@@ -93,148 +227,103 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     qt = tensor::InsertSliceOp::create(b, loc, qRopeF, qt,
                                        {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(l)},
                                        sizesOf(b, loc, qRopeF), ones);
+    // Attention runs on M = T·H query rows (token-major), as FlashMLA folds
+    // s_q·h_q into the MMA rows: one decode token's heads fill a tile.
+    const int64_t t0 = qType.getDimSize(0);
+    OpFoldResult rowsM = ShapedType::isDynamic(t0)
+                             ? OpFoldResult(arith::MulIOp::create(b, loc, tokens, cstIndex(b, loc, h)))
+                             : b.getIndexAttr(t0 * h);
+    qt = tensor::CollapseShapeOp::create(b, loc, qt, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
 
-    // s[t, h, j] = scale · Q̃[t, h]·row_j: one dot of L+R values per key,
-    // loops (t, h, j, i); causal positions past S + t become −inf (select).
-    SmallVector<OpFoldResult> sSizes{tokens, b.getIndexAttr(h), keys};
+    // s[m, j] = scale · Q̃[m]·row_j: one dot of L+R values per key, loops
+    // (m, j, i); causal positions past S + m / H become −inf (select).
+    AffineMap id2 = identity(ctx, 2);
+    auto map3 = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(3, 0, e, ctx); };
+    SmallVector<OpFoldResult> sSizes{rowsM, keys};
     Value dots = generic(b, loc, {qt, rows}, zeros(b, loc, sSizes),
-                         {map4({d0, d1, d3}), map4({d2, d3}), map4({d0, d1, d2})}, lastRed,
-                         multiplyAccumulate)
+                         {map3({d0, d2}), map3({d1, d2}), map3({d0, d1})},
+                         {IT::parallel, IT::parallel, IT::reduction}, multiplyAccumulate)
                      .front();
-    AffineMap id3 = identity(ctx, 3), th = project(ctx, 3, {0, 1});
-    SmallVector<IT> par3(3, IT::parallel), redJ{IT::parallel, IT::parallel, IT::reduction};
-    Value scores = generic(b, loc, dots, empty(b, loc, sSizes, f32), {id3, id3}, par3,
+    Value scores = generic(b, loc, dots, empty(b, loc, sSizes, f32), {id2, id2},
+                           {IT::parallel, IT::parallel},
                            [&](OpBuilder &nb, Location nl, ValueRange a) {
                              Value s = arith::MulFOp::create(nb, nl, a[0], cst(nb, nl, scale));
                              if (!causal)
                                return SmallVector<Value>{s};
-                             Value limit = arith::AddIOp::create(
-                                 nb, nl, past, linalg::IndexOp::create(nb, nl, 0));
+                             Value t = arith::DivUIOp::create(
+                                 nb, nl, linalg::IndexOp::create(nb, nl, 0), cstIndex(nb, nl, h));
+                             Value limit = arith::AddIOp::create(nb, nl, past, t);
                              Value visible = arith::CmpIOp::create(
                                  nb, nl, arith::CmpIPredicate::ule,
-                                 linalg::IndexOp::create(nb, nl, 2), limit);
+                                 linalg::IndexOp::create(nb, nl, 1), limit);
                              return SmallVector<Value>{
                                  arith::SelectOp::create(nb, nl, visible, s, negInf(nb, nl))};
                            })
                        .front();
 
-    // Per split i over keys [i·n, min((i+1)·n, S+T)): m_i = max s, l_i = Σ
-    // e^{s−m_i}, u_i = Σ e^{s−m_i}·c_j ([T, H, L]); lse_i = m_i + log l_i.
-    // A split with no visible key has m_i = −inf: it contributes nothing.
-    Value part = arith::DivUIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, keys, cstIndex(b, loc, splits - 1)),
-        cstIndex(b, loc, splits));
-    SmallVector<OpFoldResult> thSizes{tokens, b.getIndexAttr(h)};
-    SmallVector<Value> lses, outs;
-    for (int64_t i = 0; i < splits; ++i) {
-      Value start = arith::MinUIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, part, cstIndex(b, loc, i)), keys);
-      Value size = arith::MinUIOp::create(b, loc, part, arith::SubIOp::create(b, loc, keys, start));
-      Value s = tensor::ExtractSliceOp::create(
-          b, loc, RankedTensorType::get({dyn, h, dyn}, f32), scores,
-          {b.getIndexAttr(0), b.getIndexAttr(0), start}, {tokens, b.getIndexAttr(h), size}, ones);
-      Value c = tensor::ExtractSliceOp::create(
-          b, loc, RankedTensorType::get({dyn, l}, rowElt), rows, {start, b.getIndexAttr(0)},
-          {size, b.getIndexAttr(l)}, {b.getIndexAttr(1), b.getIndexAttr(1)});
-      Value mInit = linalg::FillOp::create(b, loc, negInf(b, loc), empty(b, loc, thSizes, f32))
-                        .getResult(0);
-      Value m = generic(b, loc, s, mInit, {id3, th}, redJ,
-                        [](OpBuilder &nb, Location nl, ValueRange a) {
-                          return SmallVector<Value>{arith::MaximumFOp::create(nb, nl, a[0], a[1])};
-                        })
-                    .front();
-      // e^{s − m}, 0 where the whole split is masked (m = −inf).
-      Value p = generic(b, loc, {s, m}, empty(b, loc, sizesOf(b, loc, s), f32), {id3, th, id3}, par3,
-                        [&](OpBuilder &nb, Location nl, ValueRange a) {
-                          Value e = math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, a[0], a[1]));
-                          Value any = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT, a[1],
-                                                            negInf(nb, nl));
-                          return SmallVector<Value>{
-                              arith::SelectOp::create(nb, nl, any, e, cst(nb, nl, 0.0))};
-                        })
-                    .front();
-      Value sum = generic(b, loc, p, zeros(b, loc, thSizes), {id3, th}, redJ,
-                          [](OpBuilder &nb, Location nl, ValueRange a) {
-                            return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[1], a[0], kReassociable)};
-                          })
-                      .front();
-      // u[t, h, l] = Σ_j p[t, h, j] · c[j, l]; loops (t, h, j, l).
-      Value u = generic(b, loc, {p, c}, zeros(b, loc, qlSizes),
-                        {map4({d0, d1, d2}), map4({d2, d3}), map4({d0, d1, d3})}, thirdRed, multiplyAccumulate)
-                    .front();
-      // lse = m + log l (−inf for an empty split); the partial output u / l.
-      Value lse = generic(b, loc, {m, sum}, empty(b, loc, thSizes, f32),
-                          {identity(ctx, 2), identity(ctx, 2), identity(ctx, 2)},
-                          {IT::parallel, IT::parallel},
-                          [](OpBuilder &nb, Location nl, ValueRange a) {
-                            return SmallVector<Value>{arith::AddFOp::create(
-                                nb, nl, a[0], math::LogOp::create(nb, nl, a[1]))};
-                          })
-                      .front();
-      Value o = generic(b, loc, {u, sum}, empty(b, loc, qlSizes, f32), {id3, th, id3}, par3,
-                        [&](OpBuilder &nb, Location nl, ValueRange a) {
-                          Value any = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT, a[1],
-                                                            cst(nb, nl, 0.0));
-                          return SmallVector<Value>{arith::SelectOp::create(
-                              nb, nl, any, arith::DivFOp::create(nb, nl, a[0], a[1]),
-                              cst(nb, nl, 0.0))};
-                        })
-                    .front();
-      lses.push_back(lse);
-      outs.push_back(o);
+    // The keys [start, start + size) as P parts of `len`: scores [M, P, len]
+    // and latent rows [P, len, L].
+    auto parts = [&](Value start, OpFoldResult count, OpFoldResult len, Value size) {
+      Value s = tensor::ExtractSliceOp::create(b, loc, scores, {b.getIndexAttr(0), start},
+                                               {rowsM, size}, ones2);
+      Value c = tensor::ExtractSliceOp::create(b, loc, rows, {start, b.getIndexAttr(0)},
+                                               {size, b.getIndexAttr(l)}, ones2);
+      return softmaxParts(b, loc, splitDim(b, loc, s, 1, count, len),
+                          splitDim(b, loc, c, 0, count, len));
+    };
+    SmallVector<Partial> partials;
+    if (splitKeys > 0 && !ShapedType::isDynamic(qType.getDimSize(0))) {
+      // Split-K for a fixed number of tokens (decode): keys/n parts of n
+      // keys side by side (a batch dimension: per-part blocks on a GPU, so
+      // that a long cache is read by the whole device), then the < n keys
+      // left over as one more part; partial outputs are [M, keys/n, L].
+      Value n = cstIndex(b, loc, splitKeys);
+      Value count = arith::DivUIOp::create(b, loc, keys, n);
+      Value mainKeys = arith::MulIOp::create(b, loc, count, n);
+      partials.push_back(
+          parts(cstIndex(b, loc, 0), count, b.getIndexAttr(splitKeys), mainKeys));
+      Value rest = arith::SubIOp::create(b, loc, keys, mainKeys);
+      partials.push_back(parts(mainKeys, b.getIndexAttr(1), rest, rest));
+    } else {
+      // `splits` contiguous parts [i·n, min((i+1)·n, S+T)), n = ⌈(S+T) /
+      // splits⌉, one after the other (the last one may be short or empty).
+      Value part = arith::DivUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, keys, cstIndex(b, loc, splits - 1)),
+          cstIndex(b, loc, splits));
+      for (int64_t i = 0; i < splits; ++i) {
+        Value start = arith::MinUIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, part, cstIndex(b, loc, i)), keys);
+        Value size =
+            arith::MinUIOp::create(b, loc, part, arith::SubIOp::create(b, loc, keys, start));
+        partials.push_back(parts(start, b.getIndexAttr(1), size, size));
+      }
     }
-    // Merge: lse = log Σ e^{lse_i} (from the largest), o = Σ e^{lse_i−lse}·o_i.
-    Value oLat = outs.empty() ? Value() : outs.front();
-    if (splits > 1) {
-      SmallVector<AffineMap> maps(splits + 1, identity(ctx, 2));
-      Value top = generic(b, loc, lses, linalg::FillOp::create(b, loc, negInf(b, loc),
-                                                              empty(b, loc, thSizes, f32))
-                                            .getResult(0),
-                          maps, {IT::parallel, IT::parallel},
-                          [&](OpBuilder &nb, Location nl, ValueRange a) {
-                            Value mx = a.back();
-                            for (Value x : a.drop_back())
-                              mx = arith::MaximumFOp::create(nb, nl, mx, x);
-                            return SmallVector<Value>{mx};
-                          })
-                      .front();
-      SmallVector<Value> weightsIn(lses);
-      weightsIn.push_back(top);
-      SmallVector<AffineMap> wMaps(splits + 2, identity(ctx, 2));
-      Value total = generic(b, loc, weightsIn, zeros(b, loc, thSizes), wMaps,
-                            {IT::parallel, IT::parallel},
-                            [&](OpBuilder &nb, Location nl, ValueRange a) {
-                              Value acc = a.back();
-                              for (Value x : a.take_front(splits))
-                                acc = arith::AddFOp::create(
-                                    nb, nl, acc,
-                                    math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, x, a[splits])));
-                              return SmallVector<Value>{acc};
-                            })
-                        .front();
-      // o = Σ_i e^{lse_i − top} o_i / Σ_i e^{lse_i − top}.
-      SmallVector<Value> ins(outs);
-      ins.append(lses.begin(), lses.end());
-      ins.push_back(top);
-      ins.push_back(total);
-      SmallVector<AffineMap> oMaps(splits, id3);
-      for (int64_t i = 0; i < splits + 2; ++i)
-        oMaps.push_back(th);
-      oMaps.push_back(id3);
-      oLat = generic(b, loc, ins, zeros(b, loc, qlSizes), oMaps, par3,
+    // One part needs no merge: o = u / sum (0 for a row that sees no key).
+    Value oLat;
+    if (partials.size() == 1) {
+      const Partial &only = partials.front();
+      AffineMap id3 = identity(ctx, 3), mp = project(ctx, 3, {0, 1});
+      oLat = generic(b, loc, {only.u, only.sum}, empty(b, loc, sizesOf(b, loc, only.u), f32),
+                     {id3, mp, id3}, SmallVector<IT>(3, IT::parallel),
                      [&](OpBuilder &nb, Location nl, ValueRange a) {
-                       Value acc = a.back();
-                       Value topV = a[2 * splits], totalV = a[2 * splits + 1];
-                       for (int64_t i = 0; i < splits; ++i) {
-                         Value w = math::ExpOp::create(
-                             nb, nl, arith::SubFOp::create(nb, nl, a[splits + i], topV));
-                         acc = arith::AddFOp::create(nb, nl, acc,
-                                                     arith::MulFOp::create(nb, nl, w, a[i]));
-                       }
-                       return SmallVector<Value>{arith::DivFOp::create(nb, nl, acc, totalV)};
+                       Value any = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT, a[1],
+                                                         cst(nb, nl, 0.0));
+                       return SmallVector<Value>{arith::SelectOp::create(
+                           nb, nl, any, arith::DivFOp::create(nb, nl, a[0], a[1]),
+                           cst(nb, nl, 0.0))};
                      })
                  .front();
+      oLat = tensor::CollapseShapeOp::create(b, loc, oLat,
+                                             ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+    } else {
+      oLat = mergeParts(b, loc, partials);
     }
+    oLat = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({t0, h, l}, f32), oLat,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}},
+        ArrayRef<OpFoldResult>{ShapedType::isDynamic(t0) ? OpFoldResult(tokens)
+                                                          : b.getIndexAttr(t0),
+                               b.getIndexAttr(h), b.getIndexAttr(l)});
 
     // o[t, h, v] = W_UV[h] o_lat[t, h]: loops (t, h, v, l), the latent
     // reduced innermost; then the gate.
@@ -249,10 +338,13 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     finishMla(b, op, o, op.getGate(), full);
     return success();
   }
+
+  int64_t splitKeys;
 };
 
 } // namespace
 
-void mlir::k3::lowering::populateMlaAbsorbedPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerMlaAbsorbed>(patterns.getContext());
+void mlir::k3::lowering::populateMlaAbsorbedPatterns(RewritePatternSet &patterns,
+                                                     int64_t splitKeys) {
+  patterns.add<LowerMlaAbsorbed>(patterns.getContext(), splitKeys);
 }

@@ -1,31 +1,70 @@
 // RUN: k3-opt %s --convert-k3-to-linalg | FileCheck %s
+// RUN: k3-opt %s --convert-k3-to-linalg=mla-split-keys=8 | FileCheck %s --check-prefix=KEYS
 
 // Absorbed MLA, 2 splits: the query absorbed into the latent space (a
-// contraction over the 32 nope channels into [T, H, 32]), one dot of L+R = 48
-// values per cached row, then per split max, exponentials, sum, the weighted
-// latent rows and the log-sum-exp; the merge; W_UV after the attention
-// ([T, H, 32] × [H, 32, 32] → [T, H, 32]); the sigmoid gate after that; the
-// cache stays [S+T, 48] rows (no per-head keys or values).
+// contraction over the 32 nope channels into [T, H, 32]), then the T·H
+// query rows together: one dot of L+R = 48 values per cached row, then per
+// split max, exponentials, sum and the weighted latent rows ([M, 1, 32]);
+// the merge (the largest max, the weights e^{m - top}, normalised); W_UV
+// after the attention ([T, H, 32] × [H, 32, 32] → [T, H, 32]); the sigmoid
+// gate after that; the cache stays [S+T, 48] rows (no per-head keys or
+// values). A dynamic token count keeps its splits under mla-split-keys.
 // CHECK-LABEL: func.func @absorbed
 //       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
 //  CHECK-SAME:     outs(%{{.+}} : tensor<?x2x32xf32>)
-//       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
-//  CHECK-SAME:     ins(%{{.+}}, %{{.+}} : tensor<?x2x48xf32>, tensor<?x48xf32>)
+//       CHECK:   tensor.collapse_shape {{.+}} : tensor<?x2x48xf32> into tensor<?x48xf32>
+//       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
+//  CHECK-SAME:     ins(%{{.+}}, %{{.+}} : tensor<?x48xf32>, tensor<?x48xf32>)
 //       CHECK:   arith.maximumf
 //       CHECK:   math.exp
-//       CHECK:   math.log
+//       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+//  CHECK-SAME:     outs(%{{.+}} : tensor<?x1x32xf32>)
 //       CHECK:   arith.maximumf
 //       CHECK:   math.exp
-//       CHECK:   math.log
+//       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+//  CHECK-SAME:     outs(%{{.+}} : tensor<?x1x32xf32>)
+//       CHECK:   arith.maximumf
+//       CHECK:   arith.maximumf
+//       CHECK:   math.exp
+//       CHECK:   arith.divf
 //       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
 //  CHECK-SAME:     ins(%{{.+}}, %{{.+}} : tensor<?x2x32xf32>, tensor<2x32x32xf32>) outs(%{{.+}} : tensor<?x2x32xf32>)
 //       CHECK:   math.exp
 //       CHECK:   arith.divf
 //       CHECK:   return %{{.+}}, %{{.+}} : tensor<?x2x32xf32>, tensor<?x48xf32>
+// KEYS-LABEL: func.func @absorbed
+//   KEYS-NOT:   tensor<?x8x32xf32>
+//       KEYS:   outs(%{{.+}} : tensor<?x1x32xf32>)
+//       KEYS:   outs(%{{.+}} : tensor<?x1x32xf32>)
+//       KEYS:   return
 func.func @absorbed(%q: tensor<?x2x48xf32>, %c: tensor<?x32xf32>, %kr: tensor<?x16xf32>, %kvb: tensor<128x32xf32>,
                     %c0: tensor<?x48xf32>, %g: tensor<?x2x32xf32>) -> (tensor<?x2x32xf32>, tensor<?x48xf32>) {
   %o, %c1 = k3.mla_absorbed %q, %c, %kr, kv_b(%kvb), cache(%c0) gate(%g) scale = 0.144337565 causal splits = 2
       : (tensor<?x2x48xf32>, tensor<?x32xf32>, tensor<?x16xf32>, tensor<128x32xf32>, tensor<?x48xf32>, tensor<?x2x32xf32>)
       -> (tensor<?x2x32xf32>, tensor<?x48xf32>)
   return %o, %c1 : tensor<?x2x32xf32>, tensor<?x48xf32>
+}
+
+// One token, mla-split-keys = 8: the keys as ⌊keys / 8⌋ parts of 8 side by
+// side (scores [2, P, 8], latent rows [P, 8, 32], the weighted rows one
+// contraction with P a batch dimension), then the rest as one part; the
+// merge folds each part axis (loops (m, l, part), the part innermost).
+// KEYS-LABEL: func.func @decode
+//       KEYS:   arith.divui %{{.+}}, %c8
+//       KEYS:   tensor.expand_shape {{.+}} output_shape [%{{.+}}, 8, 32] : tensor<?x32xf32> into tensor<?x8x32xf32>
+//       KEYS:   tensor.expand_shape {{.+}} output_shape [2, %{{.+}}, 8] : tensor<2x?xf32> into tensor<2x?x8xf32>
+//       KEYS:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+//  KEYS-SAME:     ins(%{{.+}}, %{{.+}} : tensor<2x?x8xf32>, tensor<?x8x32xf32>) outs(%{{.+}} : tensor<2x?x32xf32>)
+//       KEYS:   tensor.expand_shape {{.+}} output_shape [1, %{{.+}}, 32] : tensor<?x32xf32> into tensor<1x?x32xf32>
+//       KEYS:   iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x?x32xf32>, tensor<2x?xf32>, tensor<2xf32>, tensor<2xf32>)
+//       KEYS:   iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x1x32xf32>, tensor<2x1xf32>, tensor<2xf32>, tensor<2xf32>)
+// CHECK-LABEL: func.func @decode
+//   CHECK-NOT:   tensor<2x?x8xf32>
+//       CHECK:   return
+func.func @decode(%q: tensor<1x2x48xf32>, %c: tensor<1x32xf32>, %kr: tensor<1x16xf32>, %kvb: tensor<128x32xf32>,
+                  %c0: tensor<?x48xf32>, %g: tensor<1x2x32xf32>) -> (tensor<1x2x32xf32>, tensor<?x48xf32>) {
+  %o, %c1 = k3.mla_absorbed %q, %c, %kr, kv_b(%kvb), cache(%c0) gate(%g) scale = 0.144337565 causal splits = 1
+      : (tensor<1x2x48xf32>, tensor<1x32xf32>, tensor<1x16xf32>, tensor<128x32xf32>, tensor<?x48xf32>, tensor<1x2x32xf32>)
+      -> (tensor<1x2x32xf32>, tensor<?x48xf32>)
+  return %o, %c1 : tensor<1x2x32xf32>, tensor<?x48xf32>
 }

@@ -37,6 +37,11 @@ compile kda_chunked "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-f
 "$build/bin/k3-compile" "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=loops \
   --target=sm_80 -o "$out/k3b/kda_chunked.sm80.k3b"
 compile bench_kda_chunked "$root/test/Gpu/device/kda_prefill.mlir" --kda-prefill-form=loops
+# MLA decode's GPU default splits the keys into parts of 256 side by side:
+# checked with parts of 16 too (short caches have no full part of 256);
+# one pass over all keys (--mla-split-keys=0) is timed next to it.
+compile mla_decode_k16 "$root/test/Execution/Inputs/mla_decode.mlir" --mla-split-keys=16
+compile bench_mla_one_pass "$root/test/Gpu/device/mla_decode.mlir" --mla-split-keys=0
 # End to end: k3-tiny (synthetic, seed 6), and k3-small without its weights
 # (336 MB do not fit the device tool's 64 MiB): run.sh fills them with the
 # synthetic checkpoint's values (k3-run --synthetic-weights=1), exactly those

@@ -89,7 +89,10 @@ done
 check kda_chunked kda_softplus 63 "chunked form, mma.sync"
 target=sm80 check kda_chunked kda_lb 63 "chunked form, sm_80 build (PTX JIT)"
 for len in 1 15 63 1000; do
-  check mla_decode mla "$len" "cache of len"
+  check mla_decode mla "$len" "cache of len (parts of 256: 1000 has 3 and a rest)"
+done
+for len in 15 63 200; do
+  check mla_decode_k16 mla "$len" "cache of len, parts of 16 and a rest"
 done
 for len in 1 15 63; do
   check mla_prefill mla "$len" "len new tokens, len cached"
@@ -107,6 +110,7 @@ target=sm80 check moe_layer moe_f32 63 "sm_80 build (mma.sync, PTX JIT)"
 check bench_kda_prefill kda 63 "H=64, dk=dv=128"
 check bench_kda_chunked kda 63 "H=64, dk=dv=128, chunked form"
 check bench_mla_decode mla 1000 "K3 MLA, bf16 cache"
+check bench_mla_one_pass mla 1000 "K3 MLA, bf16 cache, one pass over the keys"
 check bench_moe_mxfp4 moe 15 "64 experts, top-8" --range=9:123,130 --range=10:123,130 --range=11:123,130
 
 # End to end: the prompt's logits and 8 greedy steps, GPU vs CPU, for
@@ -175,7 +179,8 @@ bench "KDA chunked prefill (--kda-prefill-form=loops: a host loop over 512 chunk
   bench_kda_chunked kda 8192 --bytes=$kda_bytes
 # MLA decode: the bf16 cache (576 per row) and the bf16 kv_b once.
 mla_bytes=$((32768 * 576 * 2 + 16384 * 512 * 2))
-bench "MLA decode, 32768 cached tokens" "goal >= 85% of 4.8 TB/s" bench_mla_decode mla 32768 --bytes=$mla_bytes
+bench "MLA decode, 32768 cached tokens, keys in parts of 256 side by side (the GPU default)" "goal >= 85% of 4.8 TB/s" bench_mla_decode mla 32768 --bytes=$mla_bytes
+bench "MLA decode, 32768 cached tokens, one pass over the keys (--mla-split-keys=0)" "the form the split replaced" bench_mla_one_pass mla 32768 --bytes=$mla_bytes
 # MoE: every expert's MXFP4 codes and scales once (64 x 3 x 1024 x 1024 x (1/2 + 1/32)).
 moe_bytes=$((64 * 3 * 1024 * 1024 / 2 + 64 * 3 * 1024 * 32))
 bench "MXFP4 MoE, 512 tokens, 64 experts, top-8" "anchor: triton_kernels 2.8 TB/s effective" \
