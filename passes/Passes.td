@@ -199,6 +199,12 @@ def K3GpuMmaContractionsPass : Pass<"k3-gpu-mma-contractions"> {
     then counts 64-row tiles. A contraction whose m is static and at most
     16 (a decode step's one token) keeps mma.sync's 16-row tiles instead of
     leaving most of the warpgroup's 64 rows idle.
+
+    When C was zero-filled by the op just before (`linalg.fill` of 0.0 on
+    the same buffer: how bufferization leaves a fresh accumulator), the
+    fill is dropped and the kernel starts from zero accumulators and stores
+    them without reading C: every element of C is stored by exactly one
+    thread, so the fill's kernel launch and a read of C go away.
   }];
   let options = [
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",
@@ -209,6 +215,29 @@ def K3GpuMmaContractionsPass : Pass<"k3-gpu-mma-contractions"> {
     "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect"
   ];
+}
+
+def K3GpuRegisterAccumulatorsPass : Pass<"k3-gpu-register-accumulators"> {
+  let summary = "Keep a loop's accumulator in a register: load before the loop, store after it";
+  let description = [{
+    `convert-linalg-to-parallel-loops` lowers a reduction to an `scf.for`
+    that loads the output element, combines and stores it back on every
+    iteration. On a GPU that is a global-memory round trip per step (the
+    NVPTX backend cannot keep the element in a register: it cannot prove
+    the output apart from the inputs). This pass rewrites each `scf.for`
+    whose body (its own block, not nested regions) holds a `memref.load`
+    and a later `memref.store` of the same memref at the same indices,
+    all defined outside the loop, into a loop carrying the value: one load
+    before the loop, one store after it. Innermost loops first, so a
+    nest of reduction loops keeps the element in a register throughout.
+
+    It applies only when nothing else in the loop touches that element's
+    buffer: no other access to a memref with the same root allocation or
+    argument (through view ops), and no op with unknown memory effects.
+    Distinct roots do not alias: a bufferized program's allocations are
+    distinct, and the runtime passes each argument its own buffer.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
 def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {

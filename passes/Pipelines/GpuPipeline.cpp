@@ -7,14 +7,16 @@
 //          (the CPU's tiles stage without k3-tile-contractions: that pass is
 //          the CPU's register mapping of the `k3.tile` marks; by default
 //          LinalgForms::gpu(): the MoE as slot GEMMs, the KDA decode step
-//          batched over heads and KDA prefill as a column scan, the forms
-//          without data-dependent or per-head host loops), then
+//          batched over heads, KDA prefill as a column scan and MLA
+//          decode's keys in parts side by side, the forms without
+//          data-dependent or per-head host loops), then
 //          k3-gpu-fuse-elementwise (one kernel per elementwise chain)
 //   gpu:   one-shot bufferization, scf.forall as scf.parallel (mapped like
 //          the rest), contractions on tensor cores
 //          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
 //          buffer copies as linalg (k3-gpu-device-copies), the rest of
-//          linalg → scf.parallel,
+//          linalg → scf.parallel, reductions accumulating in registers
+//          (k3-gpu-register-accumulators),
 //          k3-gpu-map-loops (blocks and threads), convert-parallel-loops-to-gpu,
 //          gpu-kernel-outlining, k3-share-host-memory, k3-gpu-async-launches:
 //          a host program of chained async `gpu.launch_func`s (waits only
@@ -54,7 +56,7 @@ constexpr const char *kGpuStage =
     "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},"
     "k3-gpu-device-copies,"
-    "convert-linalg-to-parallel-loops,"
+    "convert-linalg-to-parallel-loops,k3-gpu-register-accumulators,"
     "k3-gpu-map-loops{{threads={0}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"
     "gpu-kernel-outlining,"
     "k3-share-host-memory,canonicalize,cse,k3-gpu-async-launches";

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 
 #define DEBUG_TYPE "k3-gpu-mma-contractions"
 
@@ -153,6 +154,9 @@ struct KernelBuilder {
   linalg::GenericOp op;
   const Contraction &c;
   SmallVector<Value> sizes; ///< loop extents, by loop dimension
+  /// C holds zeros (its fill was dropped): start from zero accumulators and
+  /// store without reading C.
+  bool zeroInit = false;
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
@@ -257,10 +261,14 @@ struct KernelBuilder {
     SmallVector<Value> init;
     for (int64_t j = 0; j < kTilesPerWarp; ++j)
       for (int64_t e = 0; e < 4; ++e) {
+        Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+        if (zeroInit) {
+          init.push_back(zero);
+          continue;
+        }
         auto [row, col] = accPosition(j, e);
         auto [index, inBounds] = indices(c.c, ivs(row, col, zeroIdx), /*clamp=*/true);
         Value v = memref::LoadOp::create(b, loc, c.c->get(), index);
-        Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
         init.push_back(arith::SelectOp::create(b, loc, inBounds, v, zero));
       }
 
@@ -422,8 +430,9 @@ struct KernelBuilder {
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(&guard.getThenRegion().front());
       Value v = LLVM::ExtractValueOp::create(b, loc, loop.getResult(0), i);
-      Value old = memref::LoadOp::create(b, loc, c.c->get(), index);
-      memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, v), c.c->get(), index);
+      if (!zeroInit)
+        v = arith::AddFOp::create(b, loc, memref::LoadOp::create(b, loc, c.c->get(), index), v);
+      memref::StoreOp::create(b, loc, v, c.c->get(), index);
     }
     gpu::TerminatorOp::create(b, loc);
   }
@@ -445,6 +454,15 @@ struct K3GpuMmaContractionsPass
       OpBuilder b(op);
       Location loc = op.getLoc();
       KernelBuilder kb{b, loc, op, c, {}};
+      // A zero fill of C just before: every element of C is stored once by
+      // the kernel (the grid covers its m, n and z extents), so the fill
+      // is not needed.
+      if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+          fill && fill.hasPureBufferSemantics() && fill.getDpsInitOperand(0)->get() == c.c->get() &&
+          matchPattern(fill.getInputs()[0], m_AnyZeroFloat())) {
+        fill.erase();
+        kb.zeroInit = true;
+      }
       for (Range r : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
         kb.sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
       auto ceilDiv = [&](Value v, int64_t d) {

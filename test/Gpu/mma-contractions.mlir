@@ -196,3 +196,56 @@ func.func @one_token(%x: memref<1x64xf32>, %w: memref<96x64xbf16>, %y: memref<1x
   }
   return
 }
+
+// C zero-filled just before (a fresh accumulator after bufferization): the
+// fill goes, the accumulators start at zero (no load of C) and are stored
+// as they are (wgmma: no load and add of C). A fill of another value, or of
+// another buffer, stays and C is read.
+// CHECK-LABEL: func.func @zero_filled
+//   CHECK-NOT: linalg.fill
+//       CHECK: gpu.launch
+//   CHECK-NOT: memref.load %arg2
+//       CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f32, f32,
+//       CHECK: gpu.terminator
+//  WG-LABEL: func.func @zero_filled
+//    WG-NOT: linalg.fill
+//        WG: nvvm.wgmma.wait.group.sync.aligned 0
+//    WG-NOT: memref.load %arg2
+//    WG-NOT: arith.addf
+//        WG: memref.store %{{.+}}, %arg2
+//        WG: gpu.terminator
+func.func @zero_filled(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %y: memref<?x96xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<?x96xf32>)
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf32>, memref<96x64xbf16>) outs(%y : memref<?x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+// CHECK-LABEL: func.func @one_filled
+//       CHECK: linalg.fill
+//       CHECK: gpu.launch
+//       CHECK: memref.load %arg2
+//  WG-LABEL: func.func @one_filled
+//        WG: linalg.fill
+//        WG: nvvm.wgmma.wait.group.sync.aligned 0
+//        WG: memref.load %arg2
+//        WG: arith.addf
+func.func @one_filled(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %y: memref<?x96xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%y : memref<?x96xf32>)
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf32>, memref<96x64xbf16>) outs(%y : memref<?x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

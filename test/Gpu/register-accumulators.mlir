@@ -1,0 +1,162 @@
+// RUN: k3-opt %s --convert-linalg-to-parallel-loops --k3-gpu-register-accumulators | FileCheck %s
+// RUN: k3-opt %s --convert-linalg-to-parallel-loops --k3-gpu-register-accumulators \
+// RUN:   --convert-scf-to-cf --expand-strided-metadata --lower-affine --finalize-memref-to-llvm \
+// RUN:   --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm --convert-cf-to-llvm \
+// RUN:   --reconcile-unrealized-casts | %run_main | FileCheck %s --check-prefix=EXEC
+// RUN: k3-opt %s --convert-linalg-to-parallel-loops \
+// RUN:   --convert-scf-to-cf --expand-strided-metadata --lower-affine --finalize-memref-to-llvm \
+// RUN:   --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm --convert-cf-to-llvm \
+// RUN:   --reconcile-unrealized-casts | %run_main | FileCheck %s --check-prefix=EXEC
+
+// A row sum: the output element is loaded once before the reduction loop,
+// carried through it and stored once after it.
+// CHECK-LABEL: func.func @row_sum
+//       CHECK:   scf.parallel (%[[I:.+]]) =
+//       CHECK:     %[[INIT:.+]] = memref.load %[[OUT:.+]][%[[I]]]
+//       CHECK:     %[[R:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f32) {
+//       CHECK:       %[[X:.+]] = memref.load %arg0
+//   CHECK-NOT:       memref.load
+//       CHECK:       %[[S:.+]] = arith.addf %[[X]], %[[ACC]]
+//  CHECK-NEXT:       scf.yield %[[S]]
+//       CHECK:     memref.store %[[R]], %[[OUT]][%[[I]]]
+func.func @row_sum(%x: memref<?x?xf32>, %y: memref<?xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x?xf32>) outs(%y : memref<?xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Two reductions nested, and two outputs (max and sum of squares): each
+// element stays in a register through both loops.
+// CHECK-LABEL: func.func @two_outputs
+//       CHECK:   scf.parallel
+//   CHECK-DAG:     memref.load %arg1
+//   CHECK-DAG:     memref.load %arg2
+//       CHECK:     scf.for {{.+}} iter_args({{.+}}) -> (f32, f32) {
+//       CHECK:       scf.for {{.+}} iter_args({{.+}}) -> (f32, f32) {
+//       CHECK:         memref.load %arg0
+//   CHECK-NOT:         memref.load
+//   CHECK-NOT:         memref.store
+//       CHECK:         scf.yield
+//   CHECK-NOT:       memref.store
+//       CHECK:       scf.yield
+//   CHECK-DAG:     memref.store {{.+}}, %arg1
+//   CHECK-DAG:     memref.store {{.+}}, %arg2
+func.func @two_outputs(%x: memref<3x4x5xf32>, %m: memref<3xf32>, %q: memref<3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> (i)>,
+                                   affine_map<(i, j, k) -> (i)>],
+                  iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : memref<3x4x5xf32>) outs(%m, %q : memref<3xf32>, memref<3xf32>) {
+  ^bb0(%a: f32, %mx: f32, %sq: f32):
+    %n = arith.maximumf %a, %mx : f32
+    %p = arith.mulf %a, %a : f32
+    %s = arith.addf %p, %sq : f32
+    linalg.yield %n, %s : f32, f32
+  }
+  return
+}
+
+// Left alone: the loop also reads the output's buffer through a view (the
+// same root), the element moves with the loop, or a call may touch memory.
+// CHECK-LABEL: func.func @aliased
+//       CHECK:   scf.for
+//   CHECK-NOT:     iter_args
+//       CHECK:     memref.store
+// CHECK-LABEL: func.func @moving
+//       CHECK:   scf.for
+//   CHECK-NOT:     iter_args
+//       CHECK:     memref.store
+// CHECK-LABEL: func.func @call
+//       CHECK:   scf.for
+//   CHECK-NOT:     iter_args
+//       CHECK:     memref.store
+func.func @aliased(%y: memref<8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %view = memref.subview %y[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  scf.for %k = %c0 to %n step %c1 {
+    %a = memref.load %y[%c0] : memref<8xf32>
+    %b = memref.load %view[%k] : memref<4xf32, strided<[1], offset: 4>>
+    %s = arith.addf %a, %b : f32
+    memref.store %s, %y[%c0] : memref<8xf32>
+  }
+  return
+}
+func.func @moving(%y: memref<8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %k = %c0 to %n step %c1 {
+    %a = memref.load %y[%k] : memref<8xf32>
+    %s = arith.addf %a, %a : f32
+    memref.store %s, %y[%k] : memref<8xf32>
+  }
+  return
+}
+func.func @call(%y: memref<8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %k = %c0 to %n step %c1 {
+    %a = memref.load %y[%c0] : memref<8xf32>
+    func.call @touch() : () -> ()
+    %s = arith.addf %a, %a : f32
+    memref.store %s, %y[%c0] : memref<8xf32>
+  }
+  return
+}
+func.func @touch() {
+  return
+}
+
+// Run on the host, with and without the pass: the same sums, maxima and
+// sums of squares. x[i, j, k] = i + j - k / 2.
+// EXEC: [10,  30,  50]
+// EXEC: [3,  4,  5]
+// EXEC: [40,  80,  160]
+func.func private @printMemrefF32(memref<*xf32>)
+func.func @main() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %half = arith.constant 0.5 : f32
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %x = memref.alloc() : memref<3x4x5xf32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    scf.for %j = %c0 to %c4 step %c1 {
+      scf.for %k = %c0 to %c5 step %c1 {
+        %ij = arith.addi %i, %j : index
+        %a = arith.index_cast %ij : index to i32
+        %b = arith.index_cast %k : index to i32
+        %af = arith.sitofp %a : i32 to f32
+        %bf = arith.sitofp %b : i32 to f32
+        %h = arith.mulf %bf, %half : f32
+        %v = arith.subf %af, %h : f32
+        memref.store %v, %x[%i, %j, %k] : memref<3x4x5xf32>
+      }
+    }
+  }
+  %flat = memref.collapse_shape %x [[0], [1, 2]] : memref<3x4x5xf32> into memref<3x20xf32>
+  %dyn = memref.cast %flat : memref<3x20xf32> to memref<?x?xf32>
+  %sum = memref.alloc() : memref<3xf32>
+  %m = memref.alloc() : memref<3xf32>
+  %q = memref.alloc() : memref<3xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<3xf32>)
+  linalg.fill ins(%ninf : f32) outs(%m : memref<3xf32>)
+  linalg.fill ins(%zero : f32) outs(%q : memref<3xf32>)
+  %sumd = memref.cast %sum : memref<3xf32> to memref<?xf32>
+  call @row_sum(%dyn, %sumd) : (memref<?x?xf32>, memref<?xf32>) -> ()
+  call @two_outputs(%x, %m, %q) : (memref<3x4x5xf32>, memref<3xf32>, memref<3xf32>) -> ()
+  %p0 = memref.cast %sum : memref<3xf32> to memref<*xf32>
+  call @printMemrefF32(%p0) : (memref<*xf32>) -> ()
+  %p1 = memref.cast %m : memref<3xf32> to memref<*xf32>
+  call @printMemrefF32(%p1) : (memref<*xf32>) -> ()
+  %p2 = memref.cast %q : memref<3xf32> to memref<*xf32>
+  call @printMemrefF32(%p2) : (memref<*xf32>) -> ()
+  return
+}
