@@ -234,32 +234,37 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
                              ? OpFoldResult(arith::MulIOp::create(b, loc, tokens, cstIndex(b, loc, h)))
                              : b.getIndexAttr(t0 * h);
     qt = tensor::CollapseShapeOp::create(b, loc, qt, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+    // The softmax scale multiplies the T·H queries once rather than every
+    // one of the T·H·(S+T) scores (a decode step's largest elementwise pass).
+    qt = elementwise(b, loc, qt, cast<RankedTensorType>(qt.getType()),
+                     [&](OpBuilder &nb, Location nl, ValueRange a) {
+                       return Value(arith::MulFOp::create(nb, nl, a[0], cst(nb, nl, scale)));
+                     });
 
-    // s[m, j] = scale · Q̃[m]·row_j: one dot of L+R values per key, loops
-    // (m, j, i); causal positions past S + m / H become −inf (select).
+    // s[m, j] = (scale · Q̃[m])·row_j: one dot of L+R values per key, loops
+    // (m, j, i). Causal positions past S + m / H become −inf (select); one
+    // token sees every key (S + 0 < S + 1), so a decode step has no mask.
     AffineMap id2 = identity(ctx, 2);
     auto map3 = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(3, 0, e, ctx); };
     SmallVector<OpFoldResult> sSizes{rowsM, keys};
-    Value dots = generic(b, loc, {qt, rows}, zeros(b, loc, sSizes),
-                         {map3({d0, d2}), map3({d1, d2}), map3({d0, d1})},
-                         {IT::parallel, IT::parallel, IT::reduction}, multiplyAccumulate)
-                     .front();
-    Value scores = generic(b, loc, dots, empty(b, loc, sSizes, f32), {id2, id2},
-                           {IT::parallel, IT::parallel},
-                           [&](OpBuilder &nb, Location nl, ValueRange a) {
-                             Value s = arith::MulFOp::create(nb, nl, a[0], cst(nb, nl, scale));
-                             if (!causal)
-                               return SmallVector<Value>{s};
-                             Value t = arith::DivUIOp::create(
-                                 nb, nl, linalg::IndexOp::create(nb, nl, 0), cstIndex(nb, nl, h));
-                             Value limit = arith::AddIOp::create(nb, nl, past, t);
-                             Value visible = arith::CmpIOp::create(
-                                 nb, nl, arith::CmpIPredicate::ule,
-                                 linalg::IndexOp::create(nb, nl, 1), limit);
-                             return SmallVector<Value>{
-                                 arith::SelectOp::create(nb, nl, visible, s, negInf(nb, nl))};
-                           })
+    Value scores = generic(b, loc, {qt, rows}, zeros(b, loc, sSizes),
+                           {map3({d0, d2}), map3({d1, d2}), map3({d0, d1})},
+                           {IT::parallel, IT::parallel, IT::reduction}, multiplyAccumulate)
                        .front();
+    if (causal && t0 != 1)
+      scores = generic(b, loc, scores, empty(b, loc, sSizes, f32), {id2, id2},
+                       {IT::parallel, IT::parallel},
+                       [&](OpBuilder &nb, Location nl, ValueRange a) {
+                         Value t = arith::DivUIOp::create(
+                             nb, nl, linalg::IndexOp::create(nb, nl, 0), cstIndex(nb, nl, h));
+                         Value limit = arith::AddIOp::create(nb, nl, past, t);
+                         Value visible = arith::CmpIOp::create(
+                             nb, nl, arith::CmpIPredicate::ule,
+                             linalg::IndexOp::create(nb, nl, 1), limit);
+                         return SmallVector<Value>{
+                             arith::SelectOp::create(nb, nl, visible, a[0], negInf(nb, nl))};
+                       })
+                   .front();
 
     // The keys [start, start + size) as P parts of `len`: scores [M, P, len]
     // and latent rows [P, len, L].

@@ -5,6 +5,8 @@
 // contraction over the 32 nope channels into [T, H, 32]), then the T·H
 // query rows together: one dot of L+R = 48 values per cached row, then per
 // split max, exponentials, sum and the weighted latent rows ([M, 1, 32]);
+// the softmax scale on the queries, the causal mask (linalg.index) on the
+// scores;
 // the merge (the largest max, the weights e^{m - top}, normalised); W_UV
 // after the attention ([T, H, 32] × [H, 32, 32] → [T, H, 32]); the sigmoid
 // gate after that; the cache stays [S+T, 48] rows (no per-head keys or
@@ -13,8 +15,11 @@
 //       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
 //  CHECK-SAME:     outs(%{{.+}} : tensor<?x2x32xf32>)
 //       CHECK:   tensor.collapse_shape {{.+}} : tensor<?x2x48xf32> into tensor<?x48xf32>
+//       CHECK:   iterator_types = ["parallel", "parallel"]} ins(%{{.+}} : tensor<?x48xf32>)
+//       CHECK:   arith.mulf %{{.+}}, %[[SCALE:.+]] : f32
 //       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
 //  CHECK-SAME:     ins(%{{.+}}, %{{.+}} : tensor<?x48xf32>, tensor<?x48xf32>)
+//       CHECK:   linalg.index
 //       CHECK:   arith.maximumf
 //       CHECK:   math.exp
 //       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
@@ -58,8 +63,15 @@ func.func @absorbed(%q: tensor<?x2x48xf32>, %c: tensor<?x32xf32>, %kr: tensor<?x
 //       KEYS:   tensor.expand_shape {{.+}} output_shape [1, %{{.+}}, 32] : tensor<?x32xf32> into tensor<1x?x32xf32>
 //       KEYS:   iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x?x32xf32>, tensor<2x?xf32>, tensor<2xf32>, tensor<2xf32>)
 //       KEYS:   iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x1x32xf32>, tensor<2x1xf32>, tensor<2xf32>, tensor<2xf32>)
+// One token sees every key: no causal mask (no linalg.index), and the
+// softmax scale multiplies the 2 queries, not the scores.
 // CHECK-LABEL: func.func @decode
 //   CHECK-NOT:   tensor<2x?x8xf32>
+//       CHECK:   %[[S:.+]] = arith.constant 0.144337565 : f32
+//   CHECK-NOT:   linalg.index
+//       CHECK:   iterator_types = ["parallel", "parallel"]} ins(%{{.+}} : tensor<{{.+}}x48xf32>)
+//       CHECK:   arith.mulf %{{.+}}, %[[S]] : f32
+//   CHECK-NOT:   linalg.index
 //       CHECK:   return
 func.func @decode(%q: tensor<1x2x48xf32>, %c: tensor<1x32xf32>, %kr: tensor<1x16xf32>, %kvb: tensor<128x32xf32>,
                   %c0: tensor<?x48xf32>, %g: tensor<1x2x32xf32>) -> (tensor<1x2x32xf32>, tensor<?x48xf32>) {
