@@ -227,13 +227,16 @@ def K3GpuRegisterAccumulatorsPass : Pass<"k3-gpu-register-accumulators"> {
     the output apart from the inputs). This pass rewrites each `scf.for`
     whose body (its own block, not nested regions) holds a `memref.load`
     and a later `memref.store` of the same memref at the same indices,
-    all defined outside the loop, into a loop carrying the value: one load
+    each a constant or an induction variable of an enclosing `scf.parallel`
+    (so the element exists and belongs to that parallel iteration even when
+    the loop runs no iteration), into a loop carrying the value: one load
     before the loop, one store after it. Innermost loops first, so a
     nest of reduction loops keeps the element in a register throughout.
 
     It applies only when nothing else in the loop touches that element's
-    buffer: no other access to a memref with the same root allocation or
-    argument (through view ops), and no op with unknown memory effects.
+    buffer: no other access to a memref with the same root allocation,
+    global or argument (through view ops), and no op with unknown memory
+    effects or effects on a pointer.
     Distinct roots do not alias: a bufferized program's allocations are
     distinct, and the runtime passes each argument its own buffer.
   }];

@@ -27,6 +27,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #define DEBUG_TYPE "k3-gpu-mma-contractions"
 
@@ -457,9 +458,18 @@ struct K3GpuMmaContractionsPass
       // A zero fill of C just before: every element of C is stored once by
       // the kernel (the grid covers its m, n and z extents), so the fill
       // is not needed.
+      // (+0.0 only: a k of 0 then still leaves C as the fill would.) A or B
+      // reading C's buffer would see the fill, so then it stays.
+      auto root = [](Value v) {
+        while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+          v = view.getViewSource();
+        return v;
+      };
+      Value cRoot = root(c.c->get());
       if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
           fill && fill.hasPureBufferSemantics() && fill.getDpsInitOperand(0)->get() == c.c->get() &&
-          matchPattern(fill.getInputs()[0], m_AnyZeroFloat())) {
+          matchPattern(fill.getInputs()[0], m_PosZeroFloat()) && root(c.a->get()) != cRoot &&
+          root(c.b->get()) != cRoot) {
         fill.erase();
         kb.zeroInit = true;
       }

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -33,6 +34,28 @@ Value rootOf(Value memref) {
   return memref;
 }
 
+/// Whether two roots may be the same buffer: the same value, or the same
+/// global read twice.
+bool sameRoot(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto ga = a.getDefiningOp<memref::GetGlobalOp>(), gb = b.getDefiningOp<memref::GetGlobalOp>();
+  return ga && gb && ga.getName() == gb.getName();
+}
+
+/// Whether `index` names one element per iteration of the parallel loops
+/// around `op`: a constant, or an induction variable of an enclosing
+/// scf.parallel. Then the element is in bounds wherever `op` is reached,
+/// even when a loop inside runs no iteration (a lowered reduction's output
+/// indices), and no other iteration of those loops owns it.
+bool isOwnedIndex(Value index, Operation *op) {
+  if (matchPattern(index, m_Constant()))
+    return true;
+  auto arg = dyn_cast<BlockArgument>(index);
+  auto parallel = arg ? dyn_cast<scf::ParallelOp>(arg.getOwner()->getParentOp()) : nullptr;
+  return parallel && parallel->isProperAncestor(op);
+}
+
 /// Whether `op` (or an op nested in it) may touch a memref with root
 /// `root` other than through `load` and `store`, or has effects this pass
 /// cannot see.
@@ -52,8 +75,9 @@ bool touchesOtherwise(Operation *op, Value root, Operation *load, Operation *sto
     for (const MemoryEffects::EffectInstance &e : list) {
       if (isa<MemoryEffects::Allocate>(e.getEffect()))
         continue;
+      // No value, or a pointer rather than a memref: it may be anything.
       Value v = e.getValue();
-      if (!v || rootOf(v) == root)
+      if (!v || !isa<BaseMemRefType>(v.getType()) || sameRoot(rootOf(v), root))
         return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -68,7 +92,7 @@ std::pair<memref::LoadOp, memref::StoreOp> findAccumulator(scf::ForOp loop) {
   for (auto load : body->getOps<memref::LoadOp>()) {
     Value memref = load.getMemRef();
     if (!loop.isDefinedOutsideOfLoop(memref) ||
-        !llvm::all_of(load.getIndices(), [&](Value i) { return loop.isDefinedOutsideOfLoop(i); }))
+        !llvm::all_of(load.getIndices(), [&](Value i) { return isOwnedIndex(i, loop); }))
       continue;
     for (Operation *op = load->getNextNode(); op; op = op->getNextNode()) {
       auto store = dyn_cast<memref::StoreOp>(op);
@@ -100,18 +124,19 @@ struct K3GpuRegisterAccumulatorsPass
         rewriter.setInsertionPoint(loop);
         // Hoisted, the load runs even for a loop of no iterations: it
         // reads the element the loop would have left as it was, and the
-        // store after the loop writes that value back. Its indices are
-        // valid there: a lowered reduction's output indices come from the
-        // parallel loops around it, whatever the reduction's extent.
+        // store after the loop writes that value back. Both are safe: the
+        // indices are owned (isOwnedIndex), so the element exists and no
+        // other iteration writes it.
         auto init = memref::LoadOp::create(rewriter, load.getLoc(), load.getMemRef(),
                                            load.getIndices());
-        Value stored = store.getValueToStore();
         auto like = cast<LoopLikeOpInterface>(loop.getOperation());
         FailureOr<LoopLikeOpInterface> grown = like.replaceWithAdditionalYields(
             rewriter, ValueRange{init.getResult()}, /*replaceInitOperandUsesInLoop=*/false,
             [&](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+              // After the replacement: a loop storing the value it loaded
+              // yields the carried value, not the load about to go.
               rewriter.replaceAllUsesWith(load.getResult(), args.front());
-              return SmallVector<Value>{stored};
+              return SmallVector<Value>{store.getValueToStore()};
             });
         if (failed(grown)) {
           signalPassFailure();

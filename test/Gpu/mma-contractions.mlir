@@ -204,15 +204,15 @@ func.func @one_token(%x: memref<1x64xf32>, %w: memref<96x64xbf16>, %y: memref<1x
 // CHECK-LABEL: func.func @zero_filled
 //   CHECK-NOT: linalg.fill
 //       CHECK: gpu.launch
-//   CHECK-NOT: memref.load %arg2
+//   CHECK-NOT: memref.load %arg2[
 //       CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f32, f32,
 //       CHECK: gpu.terminator
 //  WG-LABEL: func.func @zero_filled
 //    WG-NOT: linalg.fill
 //        WG: nvvm.wgmma.wait.group.sync.aligned 0
-//    WG-NOT: memref.load %arg2
+//    WG-NOT: memref.load %arg2[
 //    WG-NOT: arith.addf
-//        WG: memref.store %{{.+}}, %arg2
+//        WG: memref.store %{{.+}}, %arg2[
 //        WG: gpu.terminator
 func.func @zero_filled(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %y: memref<?x96xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -230,11 +230,11 @@ func.func @zero_filled(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %y: memref<
 // CHECK-LABEL: func.func @one_filled
 //       CHECK: linalg.fill
 //       CHECK: gpu.launch
-//       CHECK: memref.load %arg2
+//       CHECK: memref.load %arg2[
 //  WG-LABEL: func.func @one_filled
 //        WG: linalg.fill
 //        WG: nvvm.wgmma.wait.group.sync.aligned 0
-//        WG: memref.load %arg2
+//        WG: memref.load %arg2[
 //        WG: arith.addf
 func.func @one_filled(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %y: memref<?x96xf32>) {
   %one = arith.constant 1.0 : f32

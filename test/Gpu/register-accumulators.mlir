@@ -60,9 +60,36 @@ func.func @two_outputs(%x: memref<3x4x5xf32>, %m: memref<3xf32>, %q: memref<3xf3
   return
 }
 
+// A loop storing back the value it loaded: the carried value passes
+// through.
+// CHECK-LABEL: func.func @store_back
+//       CHECK:   %[[I0:.+]] = memref.load %arg0[%{{.+}}]
+//       CHECK:   %[[R0:.+]] = scf.for {{.+}} iter_args(%[[A0:.+]] = %[[I0]]) -> (f32) {
+//  CHECK-NEXT:     scf.yield %[[A0]]
+//       CHECK:   memref.store %[[R0]], %arg0[%{{.+}}]
+func.func @store_back(%y: memref<8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    scf.for %k = %c0 to %n step %c1 {
+      %a = memref.load %y[%i] : memref<8xf32>
+      memref.store %a, %y[%i] : memref<8xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
 // Left alone: the loop also reads the output's buffer through a view (the
-// same root), the element moves with the loop, or a call may touch memory.
+// same root) or the same global; the element moves with the loop; a call
+// may touch memory; the index is data, not a parallel loop's (a loop of no
+// iterations might then be guarding an index that is out of bounds).
 // CHECK-LABEL: func.func @aliased
+//       CHECK:   scf.for
+//   CHECK-NOT:     iter_args
+//       CHECK:     memref.store
+// CHECK-LABEL: func.func @global
 //       CHECK:   scf.for
 //   CHECK-NOT:     iter_args
 //       CHECK:     memref.store
@@ -74,15 +101,41 @@ func.func @two_outputs(%x: memref<3x4x5xf32>, %m: memref<3xf32>, %q: memref<3xf3
 //       CHECK:   scf.for
 //   CHECK-NOT:     iter_args
 //       CHECK:     memref.store
+// CHECK-LABEL: func.func @data_index
+//       CHECK:   scf.for
+//   CHECK-NOT:     iter_args
+//       CHECK:     memref.store
 func.func @aliased(%y: memref<8xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
   %view = memref.subview %y[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
-  scf.for %k = %c0 to %n step %c1 {
-    %a = memref.load %y[%c0] : memref<8xf32>
-    %b = memref.load %view[%k] : memref<4xf32, strided<[1], offset: 4>>
-    %s = arith.addf %a, %b : f32
-    memref.store %s, %y[%c0] : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %k = %c0 to %n step %c1 {
+      %a = memref.load %y[%i] : memref<8xf32>
+      %b = memref.load %view[%k] : memref<4xf32, strided<[1], offset: 4>>
+      %s = arith.addf %a, %b : f32
+      memref.store %s, %y[%i] : memref<8xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+memref.global "private" @acc : memref<8xf32> = dense<0.0>
+func.func @global(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %y = memref.get_global @acc : memref<8xf32>
+  %z = memref.get_global @acc : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %k = %c0 to %n step %c1 {
+      %a = memref.load %y[%i] : memref<8xf32>
+      %b = memref.load %z[%k] : memref<8xf32>
+      %s = arith.addf %a, %b : f32
+      memref.store %s, %y[%i] : memref<8xf32>
+    }
+    scf.reduce
   }
   return
 }
@@ -99,15 +152,34 @@ func.func @moving(%y: memref<8xf32>, %n: index) {
 func.func @call(%y: memref<8xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  scf.for %k = %c0 to %n step %c1 {
-    %a = memref.load %y[%c0] : memref<8xf32>
-    func.call @touch() : () -> ()
-    %s = arith.addf %a, %a : f32
-    memref.store %s, %y[%c0] : memref<8xf32>
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    scf.for %k = %c0 to %n step %c1 {
+      %a = memref.load %y[%i] : memref<8xf32>
+      func.call @touch() : () -> ()
+      %s = arith.addf %a, %a : f32
+      memref.store %s, %y[%i] : memref<8xf32>
+    }
+    scf.reduce
   }
   return
 }
 func.func @touch() {
+  return
+}
+func.func @data_index(%y: memref<8xf32>, %ids: memref<8xindex>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %e = memref.load %ids[%i] : memref<8xindex>
+    scf.for %k = %c0 to %n step %c1 {
+      %a = memref.load %y[%e] : memref<8xf32>
+      %s = arith.addf %a, %a : f32
+      memref.store %s, %y[%e] : memref<8xf32>
+    }
+    scf.reduce
+  }
   return
 }
 
