@@ -220,9 +220,9 @@ def K3GpuMmaContractionsPass : Pass<"k3-gpu-mma-contractions"> {
 def K3GpuRegisterAccumulatorsPass : Pass<"k3-gpu-register-accumulators"> {
   let summary = "Keep a loop's accumulator in a register: load before the loop, store after it";
   let description = [{
-    `convert-linalg-to-parallel-loops` lowers a reduction to an `scf.for`
-    that loads the output element, combines and stores it back on every
-    iteration. On a GPU that is a global-memory round trip per step (the
+    A reduction lowered to loops (`convert-linalg-to-parallel-loops`) is an
+    `scf.for` that loads the output element, combines and stores it back
+    on every iteration. On a GPU that is a global-memory round trip per step (the
     NVPTX backend cannot keep the element in a register: it cannot prove
     the output apart from the inputs). This pass rewrites each `scf.for`
     whose body (its own block, not nested regions) holds a `memref.load`
@@ -239,8 +239,20 @@ def K3GpuRegisterAccumulatorsPass : Pass<"k3-gpu-register-accumulators"> {
     effects or effects on a pointer.
     Distinct roots do not alias: a bufferized program's allocations are
     distinct, and the runtime passes each argument its own buffer.
+
+    Reduction `linalg.generic`s on buffers (outside kernels) are lowered
+    here first, as convert-linalg-to-parallel-loops would (run it after
+    this pass for the other linalg ops). When a `linalg.fill` of an output
+    immediately precedes one and that output's accumulator ends up loaded
+    once outside the reduction loops, the load becomes the fill's value and
+    the fill goes: each element of the output is stored by exactly one
+    parallel iteration (its map is a projected permutation of parallel
+    loops), so the fill's kernel launch and a read of the output go away.
   }];
-  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
 }
 
 def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {

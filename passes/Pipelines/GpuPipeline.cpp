@@ -14,9 +14,10 @@
 //   gpu:   one-shot bufferization, scf.forall as scf.parallel (mapped like
 //          the rest), contractions on tensor cores
 //          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
-//          buffer copies as linalg (k3-gpu-device-copies), the rest of
-//          linalg → scf.parallel, reductions accumulating in registers
-//          (k3-gpu-register-accumulators),
+//          buffer copies as linalg (k3-gpu-device-copies), reductions
+//          to loops accumulating in registers, a zero fill before one
+//          folded into it (k3-gpu-register-accumulators), the rest of
+//          linalg → scf.parallel,
 //          k3-gpu-map-loops (blocks and threads), convert-parallel-loops-to-gpu,
 //          gpu-kernel-outlining, k3-share-host-memory, k3-gpu-async-launches:
 //          a host program of chained async `gpu.launch_func`s (waits only
@@ -56,7 +57,7 @@ constexpr const char *kGpuStage =
     "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},"
     "k3-gpu-device-copies,"
-    "convert-linalg-to-parallel-loops,k3-gpu-register-accumulators,"
+    "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"
     "k3-gpu-map-loops{{threads={0}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"
     "gpu-kernel-outlining,"
     "k3-share-host-memory,canonicalize,cse,k3-gpu-async-launches";

@@ -8,6 +8,10 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
@@ -106,16 +110,121 @@ std::pair<memref::LoadOp, memref::StoreOp> findAccumulator(scf::ForOp loop) {
   return {nullptr, nullptr};
 }
 
+/// A reduction's output filled with a constant just before it: the fill,
+/// and the loop nest the reduction became.
+struct FilledReduction {
+  linalg::FillOp fill;
+  Operation *nest;
+};
+
+/// Lowers each reduction `linalg.generic` on buffers (outside GPU kernels)
+/// to loops, as convert-linalg-to-parallel-loops would, and returns those
+/// that a `linalg.fill` of one of their outputs immediately precedes. Every
+/// element of such an output is stored by exactly one iteration of the
+/// nest's parallel loops (its map is a projected permutation of them), so
+/// once its accumulator is loaded outside the reduction loops, that load
+/// can take the fill's value instead (foldFill).
+SmallVector<FilledReduction> lowerReductions(Operation *root, IRRewriter &rewriter) {
+  SmallVector<std::pair<linalg::GenericOp, SmallVector<linalg::FillOp>>> work;
+  root->walk([&](linalg::GenericOp op) {
+    if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() == 0 ||
+        op->getParentOfType<gpu::LaunchOp>() || op->getParentOfType<gpu::GPUModuleOp>())
+      return;
+    SmallVector<linalg::FillOp> fills;
+    for (Operation *prev = op->getPrevNode(); auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+         prev = prev->getPrevNode()) {
+      OpOperand *out = nullptr;
+      for (OpOperand &init : op.getDpsInitsMutable())
+        if (init.get() == fill.getDpsInitOperand(0)->get())
+          out = &init;
+      if (!out || !fill.hasPureBufferSemantics() ||
+          fill.getInputs()[0].getType() != getElementTypeOrSelf(out->get().getType()))
+        break;
+      // One element per parallel iteration (every parallel loop indexes
+      // the output); no input reads the buffer.
+      AffineMap map = op.getMatchingIndexingMap(out);
+      bool owned = map.isProjectedPermutation() &&
+                   map.getNumResults() == op.getNumParallelLoops() &&
+                   llvm::all_of(map.getResults(), [&](AffineExpr e) {
+                     return linalg::isParallelIterator(
+                         op.getIteratorTypesArray()[cast<AffineDimExpr>(e).getPosition()]);
+                   });
+      Value outRoot = rootOf(out->get());
+      for (Value in : op.getDpsInputs())
+        if (isa<BaseMemRefType>(in.getType()) && sameRoot(rootOf(in), outRoot))
+          owned = false;
+      if (!owned)
+        break;
+      fills.push_back(fill);
+    }
+    work.push_back({op, fills});
+  });
+  SmallVector<FilledReduction> result;
+  for (auto &[op, fills] : work) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::LinalgLoops> loops = linalg::linalgOpToParallelLoops(rewriter, op);
+    if (failed(loops) || loops->empty())
+      continue;
+    rewriter.eraseOp(op);
+    // Loads and stores index through one-dimension identity affine.apply
+    // ops (convert-linalg-to-parallel-loops folds them): use the loops'
+    // values, so that an output's load and store have the same indices.
+    SmallVector<affine::AffineApplyOp> applies;
+    loops->front()->walk([&](affine::AffineApplyOp apply) {
+      if (apply.getAffineMap().isIdentity() && apply.getMapOperands().size() == 1)
+        applies.push_back(apply);
+    });
+    for (affine::AffineApplyOp apply : applies)
+      rewriter.replaceOp(apply, apply.getMapOperands().front());
+    for (linalg::FillOp fill : fills)
+      result.push_back({fill, loops->front()});
+  }
+  return result;
+}
+
+/// If the only access to the fill's buffer in `nest` other than stores is
+/// one load outside every scf.for (a hoisted accumulator) at owned indices,
+/// that load becomes the fill's value and the fill goes.
+void foldFill(FilledReduction r, IRRewriter &rewriter) {
+  Value buffer = r.fill.getDpsInitOperand(0)->get();
+  SmallVector<memref::LoadOp> loads;
+  bool other = false;
+  r.nest->walk([&](Operation *op) {
+    if (auto load = dyn_cast<memref::LoadOp>(op); load && load.getMemRef() == buffer)
+      loads.push_back(load);
+    else if (auto store = dyn_cast<memref::StoreOp>(op); store && store.getMemRef() == buffer)
+      return;
+    else if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
+      SmallVector<MemoryEffects::EffectInstance> list;
+      effects.getEffects(list);
+      for (const MemoryEffects::EffectInstance &e : list)
+        if (Value v = e.getValue(); v && isa<BaseMemRefType>(v.getType()) &&
+                                    sameRoot(rootOf(v), rootOf(buffer)) && v != buffer)
+          other = true;
+    }
+  });
+  if (other || loads.size() != 1)
+    return;
+  if (auto loop = loads.front()->getParentOfType<scf::ForOp>(); loop && r.nest->isAncestor(loop))
+    return;
+  memref::LoadOp load = loads.front();
+  if (!llvm::all_of(load.getIndices(), [&](Value i) { return isOwnedIndex(i, load); }))
+    return;
+  rewriter.replaceOp(load, r.fill.getInputs()[0]);
+  rewriter.eraseOp(r.fill);
+}
+
 struct K3GpuRegisterAccumulatorsPass
     : k3::impl::K3GpuRegisterAccumulatorsPassBase<K3GpuRegisterAccumulatorsPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<FilledReduction> filled = lowerReductions(getOperation(), rewriter);
     // Post-order: inner loops first, so that an outer loop then finds the
     // element's load and store in its own block.
     SmallVector<scf::ForOp> loops;
     getOperation()->walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    IRRewriter rewriter(&getContext());
     for (scf::ForOp loop : loops) {
       while (true) {
         auto [load, store] = findAccumulator(loop);
@@ -150,6 +259,8 @@ struct K3GpuRegisterAccumulatorsPass
                                 init.getMemRef(), init.getIndices());
       }
     }
+    for (FilledReduction r : filled)
+      foldFill(r, rewriter);
   }
 };
 

@@ -1,5 +1,5 @@
-// RUN: k3-opt %s --convert-linalg-to-parallel-loops --k3-gpu-register-accumulators | FileCheck %s
-// RUN: k3-opt %s --convert-linalg-to-parallel-loops --k3-gpu-register-accumulators \
+// RUN: k3-opt %s --k3-gpu-register-accumulators | FileCheck %s
+// RUN: k3-opt %s --k3-gpu-register-accumulators --convert-linalg-to-parallel-loops \
 // RUN:   --convert-scf-to-cf --expand-strided-metadata --lower-affine --finalize-memref-to-llvm \
 // RUN:   --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm --convert-cf-to-llvm \
 // RUN:   --reconcile-unrealized-casts | %run_main | FileCheck %s --check-prefix=EXEC
@@ -56,6 +56,58 @@ func.func @two_outputs(%x: memref<3x4x5xf32>, %m: memref<3xf32>, %q: memref<3xf3
     %p = arith.mulf %a, %a : f32
     %s = arith.addf %p, %sq : f32
     linalg.yield %n, %s : f32, f32
+  }
+  return
+}
+
+// A fill of the output just before a reduction: the fill goes and the
+// loop starts from its value (each element is stored by one parallel
+// iteration). The max's fill of -inf also goes; a fill before a generic
+// that reads the filled buffer as an input stays.
+// CHECK-LABEL: func.func @filled
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   %[[Z:.+]] = arith.constant 0.000000e+00 : f32
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   scf.parallel (%[[I:.+]]) =
+//   CHECK-NOT:     memref.load %arg1[
+//       CHECK:     %[[R:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[Z]]) -> (f32) {
+//       CHECK:     memref.store %[[R]], %arg1[%[[I]]]
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   scf.for {{.+}} iter_args(%{{.+}} = %cst{{.*}}) -> (f32) {
+//       CHECK:   return
+// CHECK-LABEL: func.func @read_back
+//       CHECK:   linalg.fill
+func.func @filled(%x: memref<3x20xf32>, %y: memref<3xf32>, %m: memref<3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<3xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<3x20xf32>) outs(%y : memref<3xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%ninf : f32) outs(%m : memref<3xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<3x20xf32>) outs(%m : memref<3xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.maximumf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @read_back(%x: memref<3x3xf32>, %y: memref<3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %view = memref.subview %x[0, 0] [3, 1] [1, 1] : memref<3x3xf32> to memref<3xf32, strided<[3]>>
+  linalg.fill ins(%zero : f32) outs(%view : memref<3xf32, strided<[3]>>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<3x3xf32>) outs(%view : memref<3xf32, strided<[3]>>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
   }
   return
 }
@@ -230,5 +282,12 @@ func.func @main() {
   call @printMemrefF32(%p1) : (memref<*xf32>) -> ()
   %p2 = memref.cast %q : memref<3xf32> to memref<*xf32>
   call @printMemrefF32(%p2) : (memref<*xf32>) -> ()
+  // Filled in @filled itself (7 in the buffers first: the fill must win).
+  %seven = arith.constant 7.0 : f32
+  linalg.fill ins(%seven : f32) outs(%sum : memref<3xf32>)
+  linalg.fill ins(%seven : f32) outs(%m : memref<3xf32>)
+  call @filled(%flat, %sum, %m) : (memref<3x20xf32>, memref<3xf32>, memref<3xf32>) -> ()
+  call @printMemrefF32(%p0) : (memref<*xf32>) -> ()
+  call @printMemrefF32(%p1) : (memref<*xf32>) -> ()
   return
 }
