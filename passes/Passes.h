@@ -75,7 +75,10 @@ struct LinalgForms {
   static LinalgForms gpu() { return {"slots", "batched", "scan", "picks", 256}; }
 };
 void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::cpu());
-void buildCpuLlvmStage(OpPassManager &pm);
+/// `gpuReductions`: reductions lowered as on the GPU, to loops carrying
+/// their accumulators with fills folded in (k3-gpu-register-accumulators),
+/// so that the CPU checks that lowering against the references.
+void buildCpuLlvmStage(OpPassManager &pm, bool gpuReductions = false);
 
 /// A GPU target: the NVPTX chip and PTX features, whether contractions use
 /// warpgroup MMA (sm_90a) or mma.sync, and the CUDA toolkit whose libdevice

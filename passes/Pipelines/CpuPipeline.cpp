@@ -39,15 +39,15 @@ constexpr const char *kTilesStage =
 
 constexpr const char *kCpuStage =
     "k3-approximate-exp,"
-    "one-shot-bufferize{bufferize-function-boundaries "
+    "one-shot-bufferize{{bufferize-function-boundaries "
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-    "convert-vector-to-scf{full-unroll=true},convert-linalg-to-loops,scf-forall-to-for,"
+    "convert-vector-to-scf{{full-unroll=true},{0}convert-linalg-to-loops,scf-forall-to-for,"
     "convert-scf-to-cf,expand-strided-metadata,"
     "lower-affine,"
-    "arith-expand{include-bf16=true include-f8e8m0=true},"
-    "convert-math-to-llvm{approximate-log1p=false},convert-math-to-libm,"
+    "arith-expand{{include-bf16=true include-f8e8m0=true},"
+    "convert-math-to-llvm{{approximate-log1p=false},convert-math-to-libm,"
     "convert-vector-to-llvm,finalize-memref-to-llvm,"
     "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,convert-ub-to-llvm,"
     "reconcile-unrealized-casts";
@@ -86,7 +86,11 @@ void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
               .c_str());
 }
 
-void mlir::k3::buildCpuLlvmStage(OpPassManager &pm) { add(pm, kCpuStage); }
+void mlir::k3::buildCpuLlvmStage(OpPassManager &pm, bool gpuReductions) {
+  add(pm, llvm::formatv(kCpuStage, gpuReductions ? "k3-gpu-register-accumulators," : "")
+              .str()
+              .c_str());
+}
 
 namespace {
 /// The lowering forms of `k3-cpu-to-llvm` (convert-k3-to-linalg's options,
@@ -102,6 +106,10 @@ struct CpuPipelineOptions : mlir::PassPipelineOptions<CpuPipelineOptions> {
                                  llvm::cl::init(mlir::k3::LinalgForms::cpu().kdaPrefill)};
   Option<std::string> router{*this, "router", llvm::cl::desc("loops or picks"),
                              llvm::cl::init(mlir::k3::LinalgForms::cpu().router)};
+  Option<bool> gpuReductions{
+      *this, "gpu-reductions",
+      llvm::cl::desc("reductions lowered as on the GPU (k3-gpu-register-accumulators)"),
+      llvm::cl::init(false)};
   Option<int64_t> mlaSplitKeys{*this, "mla-split-keys",
                                llvm::cl::desc("0 (the op's splits) or a key part length"),
                                llvm::cl::init(mlir::k3::LinalgForms::cpu().mlaSplitKeys)};
@@ -118,6 +126,6 @@ void mlir::k3::registerK3Pipelines() {
         buildCpuTilesStage(pm, LinalgForms{options.moeDispatch, options.kdaDecode,
                                            options.kdaPrefill, options.router,
                                            options.mlaSplitKeys});
-        buildCpuLlvmStage(pm);
+        buildCpuLlvmStage(pm, options.gpuReductions);
       });
 }
