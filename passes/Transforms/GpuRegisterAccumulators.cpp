@@ -131,8 +131,12 @@ SmallVector<FilledReduction> lowerReductions(Operation *root, IRRewriter &rewrit
         op->getParentOfType<gpu::LaunchOp>() || op->getParentOfType<gpu::GPUModuleOp>())
       return;
     SmallVector<linalg::FillOp> fills;
-    for (Operation *prev = op->getPrevNode(); auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
-         prev = prev->getPrevNode()) {
+    // A reduction without parallel loops (a 0-d output) lowers to a bare
+    // scf.for, which the accumulator rewrite below replaces by a new loop:
+    // the nest recorded here would dangle, and its hoisted load would land
+    // outside it anyway. Its fill stays.
+    for (Operation *prev = op.getNumParallelLoops() ? op->getPrevNode() : nullptr;
+         auto fill = dyn_cast_or_null<linalg::FillOp>(prev); prev = prev->getPrevNode()) {
       OpOperand *out = nullptr;
       for (OpOperand &init : op.getDpsInitsMutable())
         if (init.get() == fill.getDpsInitOperand(0)->get())

@@ -112,6 +112,28 @@ func.func @read_back(%x: memref<3x3xf32>, %y: memref<3xf32>) {
   return
 }
 
+// A reduction to a 0-d output lowers to a bare scf.for, which the
+// accumulator rewrite replaces: its fill stays (the pass once kept a
+// pointer to the replaced loop and read it after it was freed).
+// CHECK-LABEL: func.func @scalar_filled
+//       CHECK:   linalg.fill ins(%{{.+}} : f32) outs(%arg1 : memref<f32>)
+//       CHECK:   %[[I:.+]] = memref.load %arg1[]
+//       CHECK:   %[[R:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[I]]) -> (f32) {
+//       CHECK:   memref.store %[[R]], %arg1[]
+func.func @scalar_filled(%x: memref<20xf32>, %y: memref<f32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<f32>)
+  linalg.generic {indexing_maps = [affine_map<(j) -> (j)>, affine_map<(j) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%x : memref<20xf32>) outs(%y : memref<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %p = arith.mulf %a, %a : f32
+    %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
 // A loop storing back the value it loaded: the carried value passes
 // through.
 // CHECK-LABEL: func.func @store_back
@@ -240,6 +262,9 @@ func.func @data_index(%y: memref<8xf32>, %ids: memref<8xindex>, %n: index) {
 // EXEC: [10,  30,  50]
 // EXEC: [3,  4,  5]
 // EXEC: [40,  80,  160]
+// EXEC: [10,  30,  50]
+// EXEC: [3,  4,  5]
+// EXEC: [5]
 func.func private @printMemrefF32(memref<*xf32>)
 func.func @main() {
   %c0 = arith.constant 0 : index
@@ -289,5 +314,13 @@ func.func @main() {
   call @filled(%flat, %sum, %m) : (memref<3x20xf32>, memref<3xf32>, memref<3xf32>) -> ()
   call @printMemrefF32(%p0) : (memref<*xf32>) -> ()
   call @printMemrefF32(%p1) : (memref<*xf32>) -> ()
+  // A 0-d sum of squares of twenty halves, filled in @scalar_filled.
+  %halves = memref.alloc() : memref<20xf32>
+  linalg.fill ins(%half : f32) outs(%halves : memref<20xf32>)
+  %s0 = memref.alloc() : memref<f32>
+  linalg.fill ins(%seven : f32) outs(%s0 : memref<f32>)
+  call @scalar_filled(%halves, %s0) : (memref<20xf32>, memref<f32>) -> ()
+  %p3 = memref.cast %s0 : memref<f32> to memref<*xf32>
+  call @printMemrefF32(%p3) : (memref<*xf32>) -> ()
   return
 }
