@@ -225,20 +225,27 @@ def K3GpuRegisterAccumulatorsPass : Pass<"k3-gpu-register-accumulators"> {
     on every iteration. On a GPU that is a global-memory round trip per step (the
     NVPTX backend cannot keep the element in a register: it cannot prove
     the output apart from the inputs). This pass rewrites each `scf.for`
-    whose body (its own block, not nested regions) holds a `memref.load`
-    and a later `memref.store` of the same memref at the same indices,
-    each a constant or an induction variable of an enclosing `scf.parallel`
-    (so the element exists and belongs to that parallel iteration even when
-    the loop runs no iteration), into a loop carrying the value: one load
-    before the loop, one store after it. Innermost loops first, so a
-    nest of reduction loops keeps the element in a register throughout.
+    outside kernels whose body (its own block, not nested regions) holds a
+    `memref.load` and a later `memref.store` of the same memref at the same
+    indices into a loop carrying the value: one load before the loop, one
+    store after it. Innermost loops first, so a nest of reduction loops
+    keeps the element in a register throughout.
+
+    The hoisted load and store run even when the loop runs no iteration,
+    so the element must belong to one parallel iteration: every induction
+    variable of every enclosing `scf.parallel` is among the indices, the
+    others are constants, all defined before the loop; and the loop's
+    bounds must not depend on the parallel loops (as a lowered linalg
+    op's, which are its operands' sizes), so a trip count of zero cannot
+    be what keeps an iteration from an element it may not touch.
 
     It applies only when nothing else in the loop touches that element's
     buffer: no other access to a memref with the same root allocation,
     global or argument (through view ops), and no op with unknown memory
     effects or effects on a pointer.
     Distinct roots do not alias: a bufferized program's allocations are
-    distinct, and the runtime passes each argument its own buffer.
+    distinct, and the runtime passes each argument its own buffer. Any
+    other root (a select of buffers, a loop's iter_arg) may be any buffer.
 
     Reduction `linalg.generic`s on buffers (outside kernels) are lowered
     here first, as convert-linalg-to-parallel-loops would (run it after
@@ -248,6 +255,7 @@ def K3GpuRegisterAccumulatorsPass : Pass<"k3-gpu-register-accumulators"> {
     the fill goes: each element of the output is stored by exactly one
     parallel iteration (its map is a projected permutation of parallel
     loops), so the fill's kernel launch and a read of the output go away.
+    A reduction with no parallel loop (a 0-d output) keeps its fill.
   }];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::memref::MemRefDialect",

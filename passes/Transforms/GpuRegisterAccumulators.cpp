@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -38,26 +39,62 @@ Value rootOf(Value memref) {
   return memref;
 }
 
-/// Whether two roots may be the same buffer: the same value, or the same
-/// global read twice.
+/// Whether `root` is a buffer of its own: a function's argument, an
+/// allocation or a global. Anything else (a select, a loop's iter_arg, a
+/// view op that is not view-like) may be any buffer.
+bool isDistinctRoot(Value root) {
+  if (auto arg = dyn_cast<BlockArgument>(root))
+    return arg.getOwner()->isEntryBlock() &&
+           isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return root.getDefiningOp<memref::AllocOp>() || root.getDefiningOp<memref::AllocaOp>() ||
+         root.getDefiningOp<memref::GetGlobalOp>();
+}
+
+/// Whether two roots may be the same buffer: the same value, the same
+/// global read twice, or either not a buffer of its own.
 bool sameRoot(Value a, Value b) {
-  if (a == b)
+  if (a == b || !isDistinctRoot(a) || !isDistinctRoot(b))
     return true;
   auto ga = a.getDefiningOp<memref::GetGlobalOp>(), gb = b.getDefiningOp<memref::GetGlobalOp>();
   return ga && gb && ga.getName() == gb.getName();
 }
 
-/// Whether `index` names one element per iteration of the parallel loops
-/// around `op`: a constant, or an induction variable of an enclosing
-/// scf.parallel. Then the element is in bounds wherever `op` is reached,
-/// even when a loop inside runs no iteration (a lowered reduction's output
-/// indices), and no other iteration of those loops owns it.
-bool isOwnedIndex(Value index, Operation *op) {
-  if (matchPattern(index, m_Constant()))
-    return true;
-  auto arg = dyn_cast<BlockArgument>(index);
-  auto parallel = arg ? dyn_cast<scf::ParallelOp>(arg.getOwner()->getParentOp()) : nullptr;
-  return parallel && parallel->isProperAncestor(op);
+/// Whether `indices` name an element that belongs to one iteration of the
+/// parallel loops around `op`: every induction variable of every enclosing
+/// scf.parallel is one of them (so no two iterations share the element),
+/// and each of them is such a variable or a constant. A constant alone
+/// inside an scf.parallel is shared by all its iterations.
+bool isOwnedElement(ValueRange indices, Operation *op) {
+  for (Value index : indices) {
+    auto arg = dyn_cast<BlockArgument>(index);
+    auto parallel = arg ? dyn_cast<scf::ParallelOp>(arg.getOwner()->getParentOp()) : nullptr;
+    if (!matchPattern(index, m_Constant()) && !(parallel && parallel->isProperAncestor(op)))
+      return false;
+  }
+  for (auto parallel = op->getParentOfType<scf::ParallelOp>(); parallel;
+       parallel = parallel->getParentOfType<scf::ParallelOp>())
+    for (Value iv : parallel.getInductionVars())
+      if (!llvm::is_contained(indices, iv))
+        return false;
+  return true;
+}
+
+/// Whether hoisting `loop`'s accumulator at `indices` out of it is safe
+/// even when the loop runs no iteration: the element is owned
+/// (isOwnedElement), the indices are defined before the loop, and the
+/// loop's bounds do not depend on the enclosing parallel loops, so its
+/// trip count cannot be what keeps one iteration from an element it may
+/// not touch (a lowered linalg op's bounds are its operands' sizes).
+bool isHoistable(ValueRange indices, scf::ForOp loop) {
+  if (!isOwnedElement(indices, loop) ||
+      !llvm::all_of(indices, [&](Value i) { return loop.isDefinedOutsideOfLoop(i); }))
+    return false;
+  auto outermost = loop->getParentOfType<scf::ParallelOp>();
+  for (auto p = outermost; p; p = p->getParentOfType<scf::ParallelOp>())
+    outermost = p;
+  return !outermost ||
+         llvm::all_of(ValueRange{loop.getLowerBound(), loop.getUpperBound(), loop.getStep()},
+                      [&](Value b) { return outermost.isDefinedOutsideOfLoop(b); });
 }
 
 /// Whether `op` (or an op nested in it) may touch a memref with root
@@ -95,8 +132,7 @@ std::pair<memref::LoadOp, memref::StoreOp> findAccumulator(scf::ForOp loop) {
   Block *body = loop.getBody();
   for (auto load : body->getOps<memref::LoadOp>()) {
     Value memref = load.getMemRef();
-    if (!loop.isDefinedOutsideOfLoop(memref) ||
-        !llvm::all_of(load.getIndices(), [&](Value i) { return isOwnedIndex(i, loop); }))
+    if (!loop.isDefinedOutsideOfLoop(memref) || !isHoistable(load.getIndices(), loop))
       continue;
     for (Operation *op = load->getNextNode(); op; op = op->getNextNode()) {
       auto store = dyn_cast<memref::StoreOp>(op);
@@ -212,7 +248,7 @@ void foldFill(FilledReduction r, IRRewriter &rewriter) {
   if (auto loop = loads.front()->getParentOfType<scf::ForOp>(); loop && r.nest->isAncestor(loop))
     return;
   memref::LoadOp load = loads.front();
-  if (!llvm::all_of(load.getIndices(), [&](Value i) { return isOwnedIndex(i, load); }))
+  if (!isOwnedElement(load.getIndices(), load))
     return;
   rewriter.replaceOp(load, r.fill.getInputs()[0]);
   rewriter.eraseOp(r.fill);
@@ -228,7 +264,12 @@ struct K3GpuRegisterAccumulatorsPass
     // Post-order: inner loops first, so that an outer loop then finds the
     // element's load and store in its own block.
     SmallVector<scf::ForOp> loops;
-    getOperation()->walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    // Loops already in kernels (the tensor-core ones) are left alone: there
+    // no scf.parallel says which thread owns an element.
+    getOperation()->walk([&](scf::ForOp loop) {
+      if (!loop->getParentOfType<gpu::LaunchOp>() && !loop->getParentOfType<gpu::GPUModuleOp>())
+        loops.push_back(loop);
+    });
     for (scf::ForOp loop : loops) {
       while (true) {
         auto [load, store] = findAccumulator(loop);
@@ -238,7 +279,7 @@ struct K3GpuRegisterAccumulatorsPass
         // Hoisted, the load runs even for a loop of no iterations: it
         // reads the element the loop would have left as it was, and the
         // store after the loop writes that value back. Both are safe: the
-        // indices are owned (isOwnedIndex), so the element exists and no
+        // indices are owned (isHoistable), so the element exists and no
         // other iteration writes it.
         auto init = memref::LoadOp::create(rewriter, load.getLoc(), load.getMemRef(),
                                            load.getIndices());

@@ -227,6 +227,51 @@ func.func @zero_filled(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %y: memref<
   }
   return
 }
+// CHECK-LABEL: func.func @other_filled
+//       CHECK: linalg.fill
+//       CHECK: gpu.launch
+//       CHECK: memref.load %arg2[
+// CHECK-LABEL: func.func @reads_c
+//       CHECK: linalg.fill
+//       CHECK: gpu.launch
+//  WG-LABEL: func.func @other_filled
+//        WG: linalg.fill
+//        WG: nvvm.wgmma.wait.group.sync.aligned 0
+//        WG: memref.load %arg2[
+//  WG-LABEL: func.func @reads_c
+//        WG: linalg.fill
+//        WG: gpu.launch
+func.func @other_filled(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %y: memref<?x96xf32>,
+                        %z: memref<?x96xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%z : memref<?x96xf32>)
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf32>, memref<96x64xbf16>) outs(%y : memref<?x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+// A reads the buffer C is a view of: it must see the fill.
+func.func @reads_c(%buf: memref<64x96xf32>, %w: memref<32x64xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %x = memref.subview %buf[0, 0] [64, 64] [1, 1] : memref<64x96xf32> to memref<64x64xf32, strided<[96, 1]>>
+  %y = memref.subview %buf[0, 64] [64, 32] [1, 1] : memref<64x96xf32> to memref<64x32xf32, strided<[96, 1], offset: 64>>
+  linalg.fill ins(%zero : f32) outs(%y : memref<64x32xf32, strided<[96, 1], offset: 64>>)
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<64x64xf32, strided<[96, 1]>>, memref<32x64xbf16>)
+      outs(%y : memref<64x32xf32, strided<[96, 1], offset: 64>>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
 // CHECK-LABEL: func.func @one_filled
 //       CHECK: linalg.fill
 //       CHECK: gpu.launch

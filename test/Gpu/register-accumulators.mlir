@@ -66,14 +66,15 @@ func.func @two_outputs(%x: memref<3x4x5xf32>, %m: memref<3xf32>, %q: memref<3xf3
 // that reads the filled buffer as an input stays.
 // CHECK-LABEL: func.func @filled
 //   CHECK-NOT:   linalg.fill
-//       CHECK:   %[[Z:.+]] = arith.constant 0.000000e+00 : f32
+//   CHECK-DAG:   %[[Z:.+]] = arith.constant 0.000000e+00 : f32
+//   CHECK-DAG:   %[[NINF:.+]] = arith.constant 0xFF800000 : f32
 //   CHECK-NOT:   linalg.fill
 //       CHECK:   scf.parallel (%[[I:.+]]) =
 //   CHECK-NOT:     memref.load %arg1[
 //       CHECK:     %[[R:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[Z]]) -> (f32) {
 //       CHECK:     memref.store %[[R]], %arg1[%[[I]]]
 //   CHECK-NOT:   linalg.fill
-//       CHECK:   scf.for {{.+}} iter_args(%{{.+}} = %cst{{.*}}) -> (f32) {
+//       CHECK:   scf.for {{.+}} iter_args(%{{.+}} = %[[NINF]]) -> (f32) {
 //       CHECK:   return
 // CHECK-LABEL: func.func @read_back
 //       CHECK:   linalg.fill
@@ -251,6 +252,117 @@ func.func @data_index(%y: memref<8xf32>, %ids: memref<8xindex>, %n: index) {
       %a = memref.load %y[%e] : memref<8xf32>
       %s = arith.addf %a, %a : f32
       memref.store %s, %y[%e] : memref<8xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// Left alone as well: an element shared by the iterations of a parallel
+// dimension that does not index it (j), or by every iteration (a constant
+// index inside an scf.parallel); a trip count that depends on a parallel
+// loop (only j = 0 runs: hoisted, j = 1 would store y[i] back over j = 0's
+// sum); an index defined inside the loop (hoisted, its load would come
+// before its definition); an output that is a select of two buffers, one
+// of which the loop reads (a root that is not an argument, allocation or
+// global may be any buffer).
+// CHECK-LABEL: func.func @shared_by_j
+//       CHECK:   scf.for
+//   CHECK-NOT:     iter_args
+//       CHECK:     memref.store
+// CHECK-LABEL: func.func @shared_constant
+//       CHECK:   scf.for
+//   CHECK-NOT:     iter_args
+//       CHECK:     memref.store
+// CHECK-LABEL: func.func @guarded_trips
+//       CHECK:   scf.for
+//   CHECK-NOT:     iter_args
+//       CHECK:     memref.store
+// CHECK-LABEL: func.func @index_inside
+//       CHECK:   scf.for
+//   CHECK-NOT:     iter_args
+//       CHECK:     memref.store
+// CHECK-LABEL: func.func @selected
+//       CHECK:   scf.for
+//   CHECK-NOT:     iter_args
+//       CHECK:     memref.store
+func.func @shared_by_j(%x: memref<4x2x8xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c2) step (%c1, %c1) {
+    scf.for %k = %c0 to %c8 step %c1 {
+      %a = memref.load %y[%i] : memref<4xf32>
+      %b = memref.load %x[%i, %j, %k] : memref<4x2x8xf32>
+      %s = arith.addf %a, %b : f32
+      memref.store %s, %y[%i] : memref<4xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+func.func @shared_constant(%x: memref<4x8xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %k = %c0 to %c8 step %c1 {
+      %a = memref.load %y[%c0] : memref<4xf32>
+      %b = memref.load %x[%i, %k] : memref<4x8xf32>
+      %s = arith.addf %a, %b : f32
+      memref.store %s, %y[%c0] : memref<4xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+func.func @guarded_trips(%x: memref<4x8xf32>, %y: memref<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c2) step (%c1, %c1) {
+    %first = arith.cmpi eq, %j, %c0 : index
+    %ub = arith.select %first, %n, %c0 : index
+    scf.for %k = %c0 to %ub step %c1 {
+      %a = memref.load %y[%i] : memref<4xf32>
+      %b = memref.load %x[%i, %k] : memref<4x8xf32>
+      %s = arith.addf %a, %b : f32
+      memref.store %s, %y[%i] : memref<4xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+func.func @index_inside(%x: memref<8xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %k = %c0 to %c8 step %c1 {
+    %c3 = arith.constant 3 : index
+    %a = memref.load %y[%c3] : memref<4xf32>
+    %b = memref.load %x[%k] : memref<8xf32>
+    %s = arith.addf %a, %b : f32
+    memref.store %s, %y[%c3] : memref<4xf32>
+  }
+  return
+}
+
+func.func @selected(%y: memref<8xf32>, %z: memref<8xf32>, %c: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %out = arith.select %c, %y, %z : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %k = %c0 to %c8 step %c1 {
+      %a = memref.load %out[%i] : memref<8xf32>
+      %b = memref.load %y[%k] : memref<8xf32>
+      %s = arith.addf %a, %b : f32
+      memref.store %s, %out[%i] : memref<8xf32>
     }
     scf.reduce
   }
