@@ -87,6 +87,9 @@ struct GpuChip {
   std::string chip;
   std::string features;
   bool wgmma = false;
+  /// Streaming multiprocessors of the chip's largest parts (H100/H200: 132,
+  /// A100: 108): loops with fewer blocks leave SMs idle (k3-gpu-map-loops).
+  int64_t sms = 0;
   std::string toolkit = "/usr/local/cuda";
 };
 /// `sm_90a` or `sm_80`; nullopt for anything else.

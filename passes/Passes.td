@@ -159,10 +159,19 @@ def K3GpuMapLoopsPass : Pass<"k3-gpu-map-loops"> {
     collapsed into one, on blockIdx.x (y and z would stop at 65535 blocks). Contractions take the
     tensor-core path instead (when one applies); this is the fallback for
     elementwise and reduction loops.
+
+    With `min-blocks` (the GPU pipeline sets the chip's SM count), a loop
+    whose extents are all static and whose grid would have fewer blocks
+    than that gets smaller blocks, halved in whole warps down to 32
+    threads, until it has enough: a block runs on one SM, so 64 blocks
+    (the KDA scan's 64 heads of 128 columns) leave half of an H200's 132
+    SMs idle, however many threads each has.
   }];
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"128",
            "threads per block along the innermost dimension">,
+    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"0",
+           "shrink the blocks of a static loop nest (to 32 threads at least) until it has this many (0: off)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

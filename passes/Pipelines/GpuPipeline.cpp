@@ -18,7 +18,8 @@
 //          to loops accumulating in registers, a zero fill before one
 //          folded into it (k3-gpu-register-accumulators), the rest of
 //          linalg → scf.parallel,
-//          k3-gpu-map-loops (blocks and threads), convert-parallel-loops-to-gpu,
+//          k3-gpu-map-loops (blocks and threads; static nests get at least
+//          one block per SM), convert-parallel-loops-to-gpu,
 //          gpu-kernel-outlining, k3-share-host-memory, k3-gpu-async-launches:
 //          a host program of chained async `gpu.launch_func`s (waits only
 //          before host memory use) and one `gpu.module` per kernel. The
@@ -58,7 +59,7 @@ constexpr const char *kGpuStage =
     "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},"
     "k3-gpu-device-copies,"
     "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"
-    "k3-gpu-map-loops{{threads={0}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"
+    "k3-gpu-map-loops{{threads={0} min-blocks={2}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"
     "gpu-kernel-outlining,"
     "k3-share-host-memory,canonicalize,cse,k3-gpu-async-launches";
 
@@ -89,7 +90,7 @@ void mlir::k3::buildGpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
 }
 
 void mlir::k3::buildGpuStage(OpPassManager &pm, const GpuChip &chip, int64_t threads) {
-  add(pm, llvm::formatv(kGpuStage, threads, chip.wgmma).str());
+  add(pm, llvm::formatv(kGpuStage, threads, chip.wgmma, chip.sms).str());
 }
 
 void mlir::k3::buildPtxStage(OpPassManager &pm, const GpuChip &chip) {
@@ -102,9 +103,9 @@ std::optional<mlir::k3::GpuChip> mlir::k3::gpuChip(llvm::StringRef target) {
   // PTX ISA 8.0 (CUDA 12.0) is the first with sm_90a; LLVM's default
   // (+ptx60) cannot target it. sm_80 uses the same ISA version.
   if (target == "sm_90a")
-    return GpuChip{"sm_90a", "+ptx80", /*wgmma=*/true};
+    return GpuChip{"sm_90a", "+ptx80", /*wgmma=*/true, /*sms=*/132};
   if (target == "sm_80")
-    return GpuChip{"sm_80", "+ptx80", /*wgmma=*/false};
+    return GpuChip{"sm_80", "+ptx80", /*wgmma=*/false, /*sms=*/108};
   return std::nullopt;
 }
 

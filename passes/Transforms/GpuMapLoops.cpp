@@ -51,6 +51,20 @@ void mapInner(scf::ParallelOp loop) {
   (void)gpu::setMappingAttr(loop, mapping);
 }
 
+/// Threads of a warp: the smallest block `min-blocks` shrinks to.
+constexpr int64_t kWarp = 32;
+
+/// Dimension `i`'s trip count, if its bounds and step are constants.
+std::optional<int64_t> staticTripCount(scf::ParallelOp loop, unsigned i) {
+  APInt l, u, s;
+  if (!matchPattern(loop.getLowerBound()[i], m_ConstantInt(&l)) ||
+      !matchPattern(loop.getUpperBound()[i], m_ConstantInt(&u)) ||
+      !matchPattern(loop.getStep()[i], m_ConstantInt(&s)) || s.getSExtValue() <= 0)
+    return std::nullopt;
+  return std::max<int64_t>(0, llvm::divideCeil(u.getSExtValue() - l.getSExtValue(),
+                                               s.getSExtValue()));
+}
+
 struct K3GpuMapLoopsPass : k3::impl::K3GpuMapLoopsPassBase<K3GpuMapLoopsPass> {
   using Base::Base;
 
@@ -58,6 +72,11 @@ struct K3GpuMapLoopsPass : k3::impl::K3GpuMapLoopsPassBase<K3GpuMapLoopsPass> {
     if (threads < 1 || threads > 1024) {
       getOperation()->emitError() << "k3-gpu-map-loops: threads=" << threads.getValue()
                                   << " is outside [1, 1024]";
+      return signalPassFailure();
+    }
+    if (minBlocks < 0) {
+      getOperation()->emitError() << "k3-gpu-map-loops: min-blocks=" << minBlocks.getValue()
+                                  << " is negative";
       return signalPassFailure();
     }
     SmallVector<scf::ParallelOp> roots;
@@ -71,13 +90,17 @@ struct K3GpuMapLoopsPass : k3::impl::K3GpuMapLoopsPassBase<K3GpuMapLoopsPass> {
       unsigned n = loop.getNumLoops();
       // A small static extent gets a block of exactly that many threads.
       int64_t tile = threads;
-      Value lb = loop.getLowerBound()[n - 1], ub = loop.getUpperBound()[n - 1],
-            step = loop.getStep()[n - 1];
-      APInt l, u, s;
-      if (matchPattern(lb, m_ConstantInt(&l)) && matchPattern(ub, m_ConstantInt(&u)) &&
-          matchPattern(step, m_ConstantInt(&s)) && s.getSExtValue() > 0) {
-        int64_t trip = llvm::divideCeil(u.getSExtValue() - l.getSExtValue(), s.getSExtValue());
-        tile = std::max<int64_t>(1, std::min<int64_t>(tile, trip));
+      SmallVector<std::optional<int64_t>> trips;
+      for (unsigned i = 0; i < n; ++i)
+        trips.push_back(staticTripCount(loop, i));
+      if (trips.back())
+        tile = std::max<int64_t>(1, std::min<int64_t>(tile, *trips.back()));
+      if (minBlocks > 0 && llvm::all_of(trips, [](auto t) { return t.has_value(); })) {
+        int64_t outer = 1;
+        for (unsigned i = 0; i + 1 < n; ++i)
+          outer *= *trips[i];
+        while (tile > kWarp && outer * llvm::divideCeil(*trips.back(), tile) < minBlocks)
+          tile = std::max<int64_t>(kWarp, llvm::alignTo(tile / 2, kWarp));
       }
       SmallVector<int64_t> sizes(n, 1);
       sizes.back() = tile;

@@ -1,6 +1,9 @@
 // RUN: k3-opt %s --k3-gpu-map-loops | FileCheck %s
 // RUN: k3-opt %s --k3-gpu-map-loops=threads=32 | FileCheck %s --check-prefix=T32
 // RUN: not k3-opt %s --k3-gpu-map-loops=threads=2048 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: k3-opt %s --k3-gpu-map-loops=min-blocks=132 | FileCheck %s --check-prefix=SM
+// RUN: k3-opt %s --k3-gpu-map-loops=min-blocks=64 | FileCheck %s --check-prefix=SM64
+// RUN: not k3-opt %s --k3-gpu-map-loops=min-blocks=-1 2>&1 | FileCheck %s --check-prefix=BADMIN
 
 // The innermost dimension is tiled by 128 (threadIdx.x); the outer loop's
 // dimensions (rows, column tiles) are collapsed into one on blockIdx.x, the
@@ -21,6 +24,12 @@
 // T32-LABEL: func.func @rows
 // T32: arith.constant 32 : index
 // BAD: k3-gpu-map-loops: threads=2048 is outside [1, 1024]
+// BADMIN: k3-gpu-map-loops: min-blocks=-1 is negative
+// A dynamic extent keeps its 128 threads whatever min-blocks says.
+// SM-LABEL: func.func @rows
+// SM: arith.constant 128 : index
+// SM-LABEL: func.func @small
+// SM: arith.constant 3 : index
 func.func @rows(%x: memref<?x300xf32>, %y: memref<?x300xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -49,6 +58,33 @@ func.func @small(%x: memref<2x2x2x3xf32>) {
   %z = arith.constant 0.0 : f32
   scf.parallel (%a, %b, %c, %d) = (%c0, %c0, %c0, %c0) to (%c2, %c2, %c2, %c3) step (%c1, %c1, %c1, %c1) {
     memref.store %z, %x[%a, %b, %c, %d] : memref<2x2x2x3xf32>
+    scf.reduce
+  }
+  return
+}
+
+// 64 x 128 (the KDA scan's heads and columns): 64 blocks of 128 threads;
+// to reach 132 blocks (an H200's SMs), blocks of 32 (256 blocks), in whole
+// warps; 64 blocks are enough for min-blocks=64. The 2 x 2 x 2 x 3 nest
+// has fewer threads than a warp: it keeps its 3.
+// CHECK-LABEL: func.func @heads
+// CHECK: %[[T:.+]] = arith.muli %{{.+}}, %c128{{.*}} : index
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%{{.*}}, %[[T]])
+// SM-LABEL: func.func @heads
+// SM: %[[T:.+]] = arith.muli %{{.+}}, %c32{{.*}} : index
+// SM: scf.parallel ({{.*}}) = ({{.*}}) to (%{{.*}}, %[[T]])
+// SM: processor = thread_x
+// SM64-LABEL: func.func @heads
+// SM64: %[[T:.+]] = arith.muli %{{.+}}, %c128{{.*}} : index
+// SM64: scf.parallel ({{.*}}) = ({{.*}}) to (%{{.*}}, %[[T]])
+func.func @heads(%x: memref<64x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %z = arith.constant 0.0 : f32
+  scf.parallel (%h, %j) = (%c0, %c0) to (%c64, %c128) step (%c1, %c1) {
+    memref.store %z, %x[%h, %j] : memref<64x128xf32>
     scf.reduce
   }
   return
