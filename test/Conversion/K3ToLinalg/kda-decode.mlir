@@ -3,8 +3,14 @@
 // The fused decode step: windows shifted once, then one scf.for over the
 // value heads carrying the state (updated in place, one [K, V] slice per
 // head) and the output; per head the conv taps, the L2 norms, e^g, β, the
-// predict/update/read, and the gated RMSNorm.
+// predict/update/read, and the gated RMSNorm. Each stream's [window | x]
+// starts empty (its two slices cover it; a zero fill would be a kernel on
+// the GPU).
 // CHECK-LABEL: func.func @decode
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   %[[HAT:.+]] = tensor.empty() : tensor<4x8xf32>
+//  CHECK-NEXT:   %[[W:.+]] = tensor.insert_slice %arg4 into %[[HAT]][0, 0] [3, 8] [1, 1]
+//  CHECK-NEXT:   tensor.insert_slice %arg0 into %[[W]][3, 0] [1, 8] [1, 1]
 //       CHECK:   %[[LOOP:.+]]:2 = scf.for %[[H:.+]] = %c0 to %c2 step %c1 iter_args(%[[S:.+]] = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<2x4x4xf32>, tensor<1x2x4xf32>)
 //       CHECK:     math.sqrt
 //       CHECK:     math.exp
