@@ -259,7 +259,8 @@ def K3GpuRegisterAccumulatorsPass : Pass<"k3-gpu-register-accumulators"> {
     Reduction `linalg.generic`s on buffers (outside kernels) are lowered
     here first, as convert-linalg-to-parallel-loops would (run it after
     this pass for the other linalg ops). When a `linalg.fill` of an output
-    immediately precedes one and that output's accumulator ends up loaded
+    precedes one, with nothing but other such fills and allocations in
+    between, and that output's accumulator ends up loaded
     once outside the reduction loops, the load becomes the fill's value and
     the fill goes: each element of the output is stored by exactly one
     parallel iteration (its map is a projected permutation of parallel

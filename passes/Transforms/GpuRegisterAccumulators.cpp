@@ -171,8 +171,15 @@ SmallVector<FilledReduction> lowerReductions(Operation *root, IRRewriter &rewrit
     // scf.for, which the accumulator rewrite below replaces by a new loop:
     // the nest recorded here would dangle, and its hoisted load would land
     // outside it anyway. Its fill stays.
-    for (Operation *prev = op.getNumParallelLoops() ? op->getPrevNode() : nullptr;
-         auto fill = dyn_cast_or_null<linalg::FillOp>(prev); prev = prev->getPrevNode()) {
+    for (Operation *prev = op.getNumParallelLoops() ? op->getPrevNode() : nullptr; prev;
+         prev = prev->getPrevNode()) {
+      // An allocation in between (another output's buffer) makes a new
+      // buffer and cannot touch the filled one: look past it.
+      if (isa<memref::AllocOp, memref::AllocaOp>(prev))
+        continue;
+      auto fill = dyn_cast<linalg::FillOp>(prev);
+      if (!fill)
+        break;
       OpOperand *out = nullptr;
       for (OpOperand &init : op.getDpsInitsMutable())
         if (init.get() == fill.getDpsInitOperand(0)->get())

@@ -113,6 +113,33 @@ func.func @read_back(%x: memref<3x3xf32>, %y: memref<3xf32>) {
   return
 }
 
+// Two outputs, each allocated and filled just before: the allocation
+// between the fills is looked past, both fills go.
+// CHECK-LABEL: func.func @two_filled
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   scf.parallel
+//       CHECK:     scf.for {{.+}} iter_args(%{{.+}} = %[[Z2:.+]], %{{.+}} = %[[Z2]]) -> (f32, f32) {
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   return
+func.func @two_filled(%x: memref<3x20xf32>) -> (memref<3xf32>, memref<3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %s = memref.alloc() : memref<3xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<3xf32>)
+  %q = memref.alloc() : memref<3xf32>
+  linalg.fill ins(%zero : f32) outs(%q : memref<3xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>,
+                                   affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<3x20xf32>) outs(%s, %q : memref<3xf32>, memref<3xf32>) {
+  ^bb0(%a: f32, %acc: f32, %sq: f32):
+    %t = arith.addf %a, %acc : f32
+    %p = arith.mulf %a, %a : f32
+    %u = arith.addf %p, %sq : f32
+    linalg.yield %t, %u : f32, f32
+  }
+  return %s, %q : memref<3xf32>, memref<3xf32>
+}
+
 // A reduction to a 0-d output lowers to a bare scf.for, which the
 // accumulator rewrite replaces: its fill stays (the pass once kept a
 // pointer to the replaced loop and read it after it was freed).
@@ -377,6 +404,8 @@ func.func @selected(%y: memref<8xf32>, %z: memref<8xf32>, %c: i1) {
 // EXEC: [10,  30,  50]
 // EXEC: [3,  4,  5]
 // EXEC: [5]
+// EXEC: [10,  30,  50]
+// EXEC: [40,  80,  160]
 func.func private @printMemrefF32(memref<*xf32>)
 func.func @main() {
   %c0 = arith.constant 0 : index
@@ -434,5 +463,10 @@ func.func @main() {
   call @scalar_filled(%halves, %s0) : (memref<20xf32>, memref<f32>) -> ()
   %p3 = memref.cast %s0 : memref<f32> to memref<*xf32>
   call @printMemrefF32(%p3) : (memref<*xf32>) -> ()
+  %ts, %tq = call @two_filled(%flat) : (memref<3x20xf32>) -> (memref<3xf32>, memref<3xf32>)
+  %p4 = memref.cast %ts : memref<3xf32> to memref<*xf32>
+  call @printMemrefF32(%p4) : (memref<*xf32>) -> ()
+  %p5 = memref.cast %tq : memref<3xf32> to memref<*xf32>
+  call @printMemrefF32(%p5) : (memref<*xf32>) -> ()
   return
 }
