@@ -23,6 +23,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <array>
+
 using namespace mlir;
 using namespace mlir::k3;
 using namespace mlir::k3::lowering;
@@ -48,17 +50,35 @@ Value slice(OpBuilder &b, Location loc, Value src, ArrayRef<OpFoldResult> offset
       ints(b, sizes), ints(b, SmallVector<int64_t>(sizes.size(), 1)));
 }
 
-/// [window | x] as f32 rows [W, P]. The two slices cover every row, so
-/// the tensor starts empty: a zero fill would be one more kernel per
-/// stream on the GPU, all of it overwritten.
-Value extended(OpBuilder &b, Location loc, Value window, Value x) {
+/// The next window: rows 1.. of `window`, then the new row `x` [1, P], in
+/// the window's type, as one generic (three copies through a [window | x]
+/// tensor would be three kernels on the GPU). A window of no rows stays.
+Value shifted(OpBuilder &b, Location loc, Value window, Value x) {
   auto wType = cast<RankedTensorType>(window.getType());
-  int64_t rows = wType.getDimSize(0), width = wType.getDimSize(1);
-  Value hat = empty(b, loc, ints(b, {rows + 1, width}), b.getF32Type());
-  hat = tensor::InsertSliceOp::create(b, loc, withElementType(b, loc, window, b.getF32Type()),
-                                      hat, ints(b, {0, 0}), ints(b, {rows, width}), ints(b, {1, 1}));
-  return tensor::InsertSliceOp::create(b, loc, withElementType(b, loc, x, b.getF32Type()), hat,
-                                       ints(b, {rows, 0}), ints(b, {1, width}), ints(b, {1, 1}));
+  const int64_t rows = wType.getDimSize(0);
+  if (rows == 0)
+    return window;
+  Value out = empty(b, loc, ints(b, wType.getShape()), wType.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{wType}, ValueRange{}, ValueRange{out},
+             ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(2, b.getContext())},
+             SmallVector<IT>(2, IT::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               Value r = linalg::IndexOp::create(nb, nl, 0), c = linalg::IndexOp::create(nb, nl, 1);
+               Value next = arith::AddIOp::create(nb, nl, r, cstIndex(nb, nl, 1));
+               Value last = cstIndex(nb, nl, rows - 1);
+               // The window's row r + 1, clamped (row `last` takes x instead).
+               Value kept = tensor::ExtractOp::create(
+                   nb, nl, window,
+                   ValueRange{arith::MinUIOp::create(nb, nl, next, last), c});
+               Value fresh = convertScalar(
+                   nb, nl, tensor::ExtractOp::create(nb, nl, x, ValueRange{cstIndex(nb, nl, 0), c}),
+                   wType.getElementType());
+               Value isOld = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, r, last);
+               linalg::YieldOp::create(
+                   nb, nl, ValueRange{arith::SelectOp::create(nb, nl, isOld, kept, fresh)});
+             })
+      .getResult(0);
 }
 
 struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
@@ -83,16 +103,13 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
     auto outType = cast<RankedTensorType>(op.getOut().getType());
     Type f32 = b.getF32Type();
 
-    // Windows: [window | x] per stream; the new window is its last W−1 rows.
-    SmallVector<Value> hats, windows;
-    for (auto [window, x] : {std::pair{op.getCq(), op.getXq()}, {op.getCk(), op.getXk()},
-                             {op.getCv(), op.getXv()}}) {
-      Value hat = extended(b, loc, window, x);
-      auto wType = cast<RankedTensorType>(window.getType());
-      Value next = slice(b, loc, hat, ints(b, {1, 0}), wType.getShape(), wType.getShape());
-      hats.push_back(hat);
-      windows.push_back(withElementType(b, loc, next, wType.getElementType()));
-    }
+    // Per stream its window [W-1, P] and new row x [1, P]: the taps read
+    // both where they are, and the windows shift once.
+    const std::array<std::pair<Value, Value>, 3> streams = {
+        std::pair{op.getCq(), op.getXq()}, {op.getCk(), op.getXk()}, {op.getCv(), op.getXv()}};
+    SmallVector<Value> windows;
+    for (auto [window, x] : streams)
+      windows.push_back(shifted(b, loc, window, x));
 
     AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
     AffineMap id1 = identity(ctx, 1), id2 = identity(ctx, 2), row2 = project(ctx, 2, {1}),
@@ -100,22 +117,40 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
     auto sum = [](OpBuilder &bb, Location bl, Value acc, Value term) {
       return Value(arith::AddFOp::create(bb, bl, acc, term));
     };
-    // y[c] = silu(Σ_i w[c, i] · hat[i, c]) for `n` channels from `first`.
-    auto conv = [&](OpBuilder &nb, Location nl, Value hat, Value w, Value first, int64_t n) {
-      Value taps = slice(nb, nl, hat, {nb.getIndexAttr(0), first}, {width, n}, {width, n});
-      Value filt = slice(nb, nl, w, {first, nb.getIndexAttr(0)}, {n, width}, {n, width});
-      Value y = generic(nb, nl, {filt, taps}, zeros(nb, nl, ints(nb, {n})),
-                        {id2, AffineMap::get(2, 0, {d1, d0}, ctx), col2},
-                        {IT::parallel, IT::reduction},
-                        [&](OpBuilder &bb, Location bl, ValueRange a) {
-                          return SmallVector<Value>{
-                              sum(bb, bl, a[2], arith::MulFOp::create(bb, bl, a[0], a[1]))};
-                        })
-                    .front();
-      return elementwise(nb, nl, y, RankedTensorType::get({n}, f32),
-                         [&](OpBuilder &bb, Location bl, ValueRange a) {
-                           return Value(arith::MulFOp::create(bb, bl, a[0], sigmoid(bb, bl, a[0])));
-                         });
+    // y[c] = silu(Σ_i w[c, i] · [window | x][i, c]) for `n` channels from
+    // `first`: the window's W-1 taps as a reduction, then x's (the last
+    // tap, so the sum keeps its order) with the SiLU.
+    auto conv = [&](OpBuilder &nb, Location nl, unsigned stream, Value w, Value first, int64_t n) {
+      auto [window, x] = streams[stream];
+      OpFoldResult zero = nb.getIndexAttr(0);
+      SmallVector<Value> ins;
+      SmallVector<AffineMap> maps;
+      if (width > 1) {
+        Value taps = withElementType(
+            nb, nl, slice(nb, nl, window, {zero, first}, {width - 1, n}, {width - 1, n}), f32);
+        Value filt = slice(nb, nl, w, {first, zero}, {n, width - 1}, {n, width - 1});
+        ins.push_back(generic(nb, nl, {filt, taps}, zeros(nb, nl, ints(nb, {n})),
+                              {id2, AffineMap::get(2, 0, {d1, d0}, ctx), col2},
+                              {IT::parallel, IT::reduction},
+                              [&](OpBuilder &bb, Location bl, ValueRange a) {
+                                return SmallVector<Value>{
+                                    sum(bb, bl, a[2], arith::MulFOp::create(bb, bl, a[0], a[1]))};
+                              })
+                          .front());
+        maps.push_back(id1);
+      }
+      ins.push_back(slice(nb, nl, w, {first, nb.getIndexAttr(width - 1)}, {n, 1}, {n}));
+      ins.push_back(withElementType(nb, nl, slice(nb, nl, x, {zero, first}, {1, n}, {n}), f32));
+      maps.append({id1, id1, id1});
+      return generic(nb, nl, ins, empty(nb, nl, ints(nb, {n}), f32), maps, {IT::parallel},
+                     [&](OpBuilder &bb, Location bl, ValueRange a) {
+                       Value t = arith::MulFOp::create(bb, bl, a[a.size() - 3], a[a.size() - 2]);
+                       if (width > 1)
+                         t = sum(bb, bl, a[0], t);
+                       return SmallVector<Value>{
+                           arith::MulFOp::create(bb, bl, t, sigmoid(bb, bl, t))};
+                     })
+          .front();
     };
     // x / sqrt(Σx² + 1e-6) · mult over a [n] row.
     auto l2 = [&](OpBuilder &nb, Location nl, Value x, double mult) {
@@ -131,7 +166,7 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
 
     if (batched) {
       Value state = nullptr, y = nullptr;
-      batchedStep(b, op, hats, conv, state, y);
+      batchedStep(b, op, conv, state, y);
       b.replaceOp(op, {y, windows[0], windows[1], windows[2], state});
       return success();
     }
@@ -144,9 +179,9 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
           Value qh = arith::DivUIOp::create(nb, nl, h, cstIndex(nb, nl, group));
           Value qFirst = arith::MulIOp::create(nb, nl, qh, cstIndex(nb, nl, dk));
           Value vFirst = arith::MulIOp::create(nb, nl, h, cstIndex(nb, nl, dv));
-          Value q = l2(nb, nl, conv(nb, nl, hats[0], op.getWq(), qFirst, dk), scale);
-          Value k = l2(nb, nl, conv(nb, nl, hats[1], op.getWk(), qFirst, dk), 1.0);
-          Value v = conv(nb, nl, hats[2], op.getWv(), vFirst, dv);
+          Value q = l2(nb, nl, conv(nb, nl, 0, op.getWq(), qFirst, dk), scale);
+          Value k = l2(nb, nl, conv(nb, nl, 1, op.getWk(), qFirst, dk), 1.0);
+          Value v = conv(nb, nl, 2, op.getWv(), vFirst, dv);
           OpFoldResult zero = nb.getIndexAttr(0);
           // α = e^g per key row, g from the head's gate inputs.
           Value fRow = slice(nb, nl, op.getF(), {zero, h, zero}, {1, 1, dk}, {dk});
@@ -221,7 +256,7 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
 
   /// The step for all heads at once: the new state and the output [1, HV, V].
   template <typename Conv>
-  void batchedStep(PatternRewriter &b, KdaDecodeOp op, ArrayRef<Value> hats, Conv &conv,
+  void batchedStep(PatternRewriter &b, KdaDecodeOp op, Conv &conv,
                    Value &state, Value &y) const {
     Location loc = op.getLoc();
     MLIRContext *ctx = b.getContext();
@@ -260,9 +295,9 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
           .front();
     };
     Value c0 = cstIndex(b, loc, 0);
-    Value q = l2Rows(perHead(conv(b, loc, hats[0], op.getWq(), c0, nq * dk), nq, dk), scale);
-    Value k = l2Rows(perHead(conv(b, loc, hats[1], op.getWk(), c0, nq * dk), nq, dk), 1.0);
-    Value v = perHead(conv(b, loc, hats[2], op.getWv(), c0, hv * dv), hv, dv);
+    Value q = l2Rows(perHead(conv(b, loc, 0, op.getWq(), c0, nq * dk), nq, dk), scale);
+    Value k = l2Rows(perHead(conv(b, loc, 1, op.getWk(), c0, nq * dk), nq, dk), 1.0);
+    Value v = perHead(conv(b, loc, 2, op.getWv(), c0, hv * dv), hv, dv);
     // α = e^g [HV, K] and β [HV].
     Value f = slice(b, loc, op.getF(), {zero, zero, zero}, {1, hv, dk}, {hv, dk});
     Value alpha = generic(b, loc, {f, op.getDtBias(), op.getALog()},

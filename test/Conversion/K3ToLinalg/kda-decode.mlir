@@ -3,15 +3,29 @@
 // The fused decode step: windows shifted once, then one scf.for over the
 // value heads carrying the state (updated in place, one [K, V] slice per
 // head) and the output; per head the conv taps, the L2 norms, e^g, β, the
-// predict/update/read, and the gated RMSNorm. Each stream's [window | x]
-// starts empty (its two slices cover it; a zero fill would be a kernel on
-// the GPU).
+// predict/update/read, and the gated RMSNorm. Each stream's window shifts
+// as one generic (row r + 1 of the window, x for the last row; no
+// [window | x] tensor, fill or copies: kernels on the GPU), and the taps
+// read the window and x where they are (the window's W-1 as a reduction,
+// then x's with the SiLU).
 // CHECK-LABEL: func.func @decode
 //   CHECK-NOT:   linalg.fill
-//       CHECK:   %[[HAT:.+]] = tensor.empty() : tensor<4x8xf32>
-//  CHECK-NEXT:   %[[W:.+]] = tensor.insert_slice %arg4 into %[[HAT]][0, 0] [3, 8] [1, 1]
-//  CHECK-NEXT:   tensor.insert_slice %arg0 into %[[W]][3, 0] [1, 8] [1, 1]
+//   CHECK-NOT:   tensor.insert_slice
+//       CHECK:   linalg.generic {{.+}} outs(%{{.+}} : tensor<3x8xf32>)
+//       CHECK:     %[[R:.+]] = linalg.index 0
+//       CHECK:     %[[C:.+]] = linalg.index 1
+//       CHECK:     %[[N:.+]] = arith.addi %[[R]], %c1
+//       CHECK:     %[[CL:.+]] = arith.minui %[[N]], %c2
+//       CHECK:     %[[OLD:.+]] = tensor.extract %arg4[%[[CL]], %[[C]]]
+//       CHECK:     %[[NEW:.+]] = tensor.extract %arg0[%c0, %[[C]]]
+//       CHECK:     %[[IS:.+]] = arith.cmpi ult, %[[R]], %c2
+//       CHECK:     arith.select %[[IS]], %[[OLD]], %[[NEW]]
+//   CHECK-NOT:   tensor.insert_slice {{.+}} tensor<4x8xf32>
 //       CHECK:   %[[LOOP:.+]]:2 = scf.for %[[H:.+]] = %c0 to %c2 step %c1 iter_args(%[[S:.+]] = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<2x4x4xf32>, tensor<1x2x4xf32>)
+//       CHECK:     tensor.extract_slice %arg4[0, %{{.+}}] [3, 4] [1, 1] : tensor<3x8xf32> to tensor<3x4xf32>
+//       CHECK:     tensor.extract_slice %arg3[%{{.+}}, 0] [4, 3] [1, 1] : tensor<8x4xf32> to tensor<4x3xf32>
+//       CHECK:     tensor.extract_slice %arg3[%{{.+}}, 3] [4, 1] [1, 1] : tensor<8x4xf32> to tensor<4xf32>
+//       CHECK:     tensor.extract_slice %arg0[0, %{{.+}}] [1, 4] [1, 1] : tensor<1x8xf32> to tensor<4xf32>
 //       CHECK:     math.sqrt
 //       CHECK:     math.exp
 //       CHECK:     tensor.extract_slice %[[S]][%[[H]], 0, 0] [1, 4, 4] [1, 1, 1] : tensor<2x4x4xf32> to tensor<4x4xf32>
