@@ -18,8 +18,9 @@
 //          to loops accumulating in registers, a zero fill before one
 //          folded into it (k3-gpu-register-accumulators), the rest of
 //          linalg → scf.parallel,
-//          k3-gpu-map-loops (blocks and threads; static nests get at least
-//          one block per SM), convert-parallel-loops-to-gpu,
+//          k3-gpu-map-loops (blocks and threads; a static nest with fewer
+//          blocks than SMs gets smaller ones, down to a warp),
+//          convert-parallel-loops-to-gpu,
 //          gpu-kernel-outlining, k3-share-host-memory, k3-gpu-async-launches:
 //          a host program of chained async `gpu.launch_func`s (waits only
 //          before host memory use) and one `gpu.module` per kernel. The

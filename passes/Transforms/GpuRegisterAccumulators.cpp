@@ -146,8 +146,9 @@ std::pair<memref::LoadOp, memref::StoreOp> findAccumulator(scf::ForOp loop) {
   return {nullptr, nullptr};
 }
 
-/// A reduction's output filled with a constant just before it: the fill,
-/// and the loop nest the reduction became.
+/// A reduction's output filled with a constant before it (only other such
+/// fills and allocations in between): the fill, and the loop nest the
+/// reduction became.
 struct FilledReduction {
   linalg::FillOp fill;
   Operation *nest;
@@ -155,7 +156,8 @@ struct FilledReduction {
 
 /// Lowers each reduction `linalg.generic` on buffers (outside GPU kernels)
 /// to loops, as convert-linalg-to-parallel-loops would, and returns those
-/// that a `linalg.fill` of one of their outputs immediately precedes. Every
+/// that a `linalg.fill` of one of their outputs precedes with nothing but
+/// other such fills and allocations in between. Every
 /// element of such an output is stored by exactly one iteration of the
 /// nest's parallel loops (its map is a projected permutation of them), so
 /// once its accumulator is loaded outside the reduction loops, that load

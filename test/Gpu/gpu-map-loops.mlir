@@ -29,7 +29,8 @@
 // SM-LABEL: func.func @rows
 // SM: arith.constant 128 : index
 // SM-LABEL: func.func @small
-// SM: arith.constant 3 : index
+// SM: %[[T3:.+]] = arith.muli %{{.+}}, %c3{{.*}} : index
+// SM: scf.parallel ({{.*}}) = ({{.*}}) to (%{{.*}}, %{{.*}}, %{{.*}}, %[[T3]])
 func.func @rows(%x: memref<?x300xf32>, %y: memref<?x300xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -287,9 +287,10 @@ func.func @data_index(%y: memref<8xf32>, %ids: memref<8xindex>, %n: index) {
 
 // Left alone as well: an element shared by the iterations of a parallel
 // dimension that does not index it (j), or by every iteration (a constant
-// index inside an scf.parallel); a trip count that depends on a parallel
-// loop (only j = 0 runs: hoisted, j = 1 would store y[i] back over j = 0's
-// sum); an index defined inside the loop (hoisted, its load would come
+// index inside an scf.parallel); a trip count that depends on the
+// parallel loop (only rows i < %used of y exist, and the loop runs no
+// iteration for the others: hoisted, their load and store would be out of
+// bounds); an index defined inside the loop (hoisted, its load would come
 // before its definition); an output that is a select of two buffers, one
 // of which the loop reads (a root that is not an argument, allocation or
 // global may be any buffer).
@@ -346,19 +347,19 @@ func.func @shared_constant(%x: memref<4x8xf32>, %y: memref<4xf32>) {
   }
   return
 }
-func.func @guarded_trips(%x: memref<4x8xf32>, %y: memref<4xf32>, %n: index) {
+func.func @guarded_trips(%x: memref<?x8xf32>, %y: memref<?xf32>, %used: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
   %c4 = arith.constant 4 : index
-  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c2) step (%c1, %c1) {
-    %first = arith.cmpi eq, %j, %c0 : index
-    %ub = arith.select %first, %n, %c0 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %in = arith.cmpi ult, %i, %used : index
+    %ub = arith.select %in, %c8, %c0 : index
     scf.for %k = %c0 to %ub step %c1 {
-      %a = memref.load %y[%i] : memref<4xf32>
-      %b = memref.load %x[%i, %k] : memref<4x8xf32>
+      %a = memref.load %y[%i] : memref<?xf32>
+      %b = memref.load %x[%i, %k] : memref<?x8xf32>
       %s = arith.addf %a, %b : f32
-      memref.store %s, %y[%i] : memref<4xf32>
+      memref.store %s, %y[%i] : memref<?xf32>
     }
     scf.reduce
   }

@@ -71,8 +71,13 @@ Value shifted(OpBuilder &b, Location loc, Value window, Value x) {
                Value kept = tensor::ExtractOp::create(
                    nb, nl, window,
                    ValueRange{arith::MinUIOp::create(nb, nl, next, last), c});
+               // Through f32: f16 and bf16 do not convert into each other.
                Value fresh = convertScalar(
-                   nb, nl, tensor::ExtractOp::create(nb, nl, x, ValueRange{cstIndex(nb, nl, 0), c}),
+                   nb, nl,
+                   convertScalar(nb, nl,
+                                 tensor::ExtractOp::create(nb, nl, x,
+                                                           ValueRange{cstIndex(nb, nl, 0), c}),
+                                 nb.getF32Type()),
                    wType.getElementType());
                Value isOld = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, r, last);
                linalg::YieldOp::create(
@@ -91,6 +96,7 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
     auto sType = cast<RankedTensorType>(op.getState().getType());
     auto cqType = cast<RankedTensorType>(op.getCq().getType());
     if (!sType.hasStaticShape() || !cqType.hasStaticShape() ||
+        !cast<RankedTensorType>(op.getCk().getType()).hasStaticShape() ||
         !cast<RankedTensorType>(op.getCv().getType()).hasStaticShape())
       return b.notifyMatchFailure(op, "needs static head shapes");
     Location loc = op.getLoc();

@@ -44,3 +44,22 @@ func.func @decode(%xq: tensor<1x8xf32>, %xk: tensor<1x8xf32>, %xv: tensor<1x8xf3
       -> (tensor<1x2x4xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<2x4x4xf32>)
   return %o, %nq, %nk, %nv, %s1 : tensor<1x2x4xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<2x4x4xf32>
 }
+
+// An f16 x into bf16 windows: the new row converts through f32 (f16 and
+// bf16 do not convert into each other).
+// CHECK-LABEL: func.func @mixed
+//       CHECK:   %[[X:.+]] = tensor.extract %arg0[%c0, %{{.+}}] : tensor<1x8xf16>
+//       CHECK:   %[[F:.+]] = arith.extf %[[X]] : f16 to f32
+//       CHECK:   arith.truncf %[[F]] : f32 to bf16
+func.func @mixed(%xq: tensor<1x8xf16>, %xk: tensor<1x8xf16>, %xv: tensor<1x8xf16>, %w: tensor<8x4xf32>,
+                  %c: tensor<3x8xbf16>, %f: tensor<1x2x4xf32>, %a: tensor<2xf32>, %dt: tensor<2x4xf32>,
+                  %b: tensor<1x2xf32>, %s0: tensor<2x4x4xf32>, %nw: tensor<4xf32>, %og: tensor<1x2x4xf32>)
+    -> (tensor<1x2x4xf32>, tensor<3x8xbf16>, tensor<3x8xbf16>, tensor<3x8xbf16>, tensor<2x4x4xf32>) {
+  %o, %nq, %nk, %nv, %s1 = k3.kda_decode x(%xq, %xk, %xv) filters(%w, %w, %w) windows(%c, %c, %c)
+      gate(%f, %a, %dt) beta(%b) state(%s0) norm(%nw) out_gate(%og) lower_bound lb = -5.0 scale = 0.5 eps = 1.0e-05
+      : (tensor<1x8xf16>, tensor<1x8xf16>, tensor<1x8xf16>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>,
+         tensor<3x8xbf16>, tensor<3x8xbf16>, tensor<3x8xbf16>, tensor<1x2x4xf32>, tensor<2xf32>, tensor<2x4xf32>,
+         tensor<1x2xf32>, tensor<2x4x4xf32>, tensor<4xf32>, tensor<1x2x4xf32>)
+      -> (tensor<1x2x4xf32>, tensor<3x8xbf16>, tensor<3x8xbf16>, tensor<3x8xbf16>, tensor<2x4x4xf32>)
+  return %o, %nq, %nk, %nv, %s1 : tensor<1x2x4xf32>, tensor<3x8xbf16>, tensor<3x8xbf16>, tensor<3x8xbf16>, tensor<2x4x4xf32>
+}
