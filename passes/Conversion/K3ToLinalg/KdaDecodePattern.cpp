@@ -150,6 +150,7 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
       maps.append({id1, id1, id1});
       return generic(nb, nl, ins, empty(nb, nl, ints(nb, {n}), f32), maps, {IT::parallel},
                      [&](OpBuilder &bb, Location bl, ValueRange a) {
+                       // [window sum,] w's last column, x, then the output.
                        Value t = arith::MulFOp::create(bb, bl, a[a.size() - 3], a[a.size() - 2]);
                        if (width > 1)
                          t = sum(bb, bl, a[0], t);
