@@ -39,6 +39,12 @@ Value rootOf(Value memref) {
   return memref;
 }
 
+/// Whether `op` is already inside a GPU kernel (a launch or a kernel
+/// module): the pass leaves those alone.
+bool inKernel(Operation *op) {
+  return op->getParentOfType<gpu::LaunchOp>() || op->getParentOfType<gpu::GPUModuleOp>();
+}
+
 /// Whether `root` is a buffer of its own: a function's argument, an
 /// allocation or a global. Anything else (a select, a loop's iter_arg, a
 /// view op that is not view-like) may be any buffer.
@@ -165,8 +171,7 @@ struct FilledReduction {
 SmallVector<FilledReduction> lowerReductions(Operation *root, IRRewriter &rewriter) {
   SmallVector<std::pair<linalg::GenericOp, SmallVector<linalg::FillOp>>> work;
   root->walk([&](linalg::GenericOp op) {
-    if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() == 0 ||
-        op->getParentOfType<gpu::LaunchOp>() || op->getParentOfType<gpu::GPUModuleOp>())
+    if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() == 0 || inKernel(op))
       return;
     SmallVector<linalg::FillOp> fills;
     // A reduction without parallel loops (a 0-d output) lowers to a bare
@@ -276,7 +281,7 @@ struct K3GpuRegisterAccumulatorsPass
     // Loops already in kernels (the tensor-core ones) are left alone: there
     // no scf.parallel says which thread owns an element.
     getOperation()->walk([&](scf::ForOp loop) {
-      if (!loop->getParentOfType<gpu::LaunchOp>() && !loop->getParentOfType<gpu::GPUModuleOp>())
+      if (!inKernel(loop))
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops) {
