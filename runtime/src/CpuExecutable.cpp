@@ -75,6 +75,8 @@ HostTensor HostTensor::zeros(DType dtype, std::vector<int64_t> shape) {
   return t;
 }
 
+int64_t HostTensor::byteSize() const { return numElements() * elementBytes(dtype); }
+
 int64_t HostTensor::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -269,6 +271,18 @@ const EntryPoint *CpuExecutable::entry(const std::string &name) const {
 /// The address bound to a zero-size buffer: never null, never freed.
 static int64_t kEmptyStorage[1];
 
+/// Whether `strides` (in elements) lay `shape` out densely, row-major
+/// (a unit dimension's stride is free).
+static bool isDense(const std::vector<int64_t> &shape, const int64_t *strides) {
+  int64_t expected = 1;
+  for (size_t k = shape.size(); k-- > 0;) {
+    if (shape[k] != 1 && strides[k] != expected)
+      return false;
+    expected *= shape[k];
+  }
+  return true;
+}
+
 /// Copies a strided array (`strides` in elements) into dense row-major
 /// `out`: one memcpy per innermost row when that row is contiguous, the
 /// outer indices advanced as an odometer.
@@ -308,7 +322,8 @@ static void copyStrided(const uint8_t *src, const std::vector<int64_t> &shape,
 
 k3rt_status_t CpuExecutable::run(const std::string &name,
                                  std::vector<HostTensor *> inputs,
-                                 std::vector<HostTensor> &outputs) {
+                                 std::vector<HostTensor> &outputs,
+                                 const std::vector<bool> &keep) {
   const EntryPoint *ep = entry(name);
   if (!ep)
     return makeStatus(K3RT_NOT_FOUND, "no entry point '" + name + "'");
@@ -331,7 +346,7 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     bool ok = t.dtype == info->dtype() && t.shape.size() == info->shape()->size();
     for (size_t d = 0; ok && d < t.shape.size(); ++d)
       ok = info->shape()->Get(d) < 0 || info->shape()->Get(d) == t.shape[d];
-    if (!ok || int64_t(t.bytes.size()) != t.numElements() * elementBytes(t.dtype))
+    if (!ok || (!t.kept && int64_t(t.bytes.size()) != t.byteSize()))
       return makeStatus(K3RT_INVALID_ARGUMENT,
                         name + " input '" + info->name()->str() + "' is " +
                             dtypeName(t.dtype) + shapeText(t.shape) +
@@ -356,9 +371,12 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
       descs.push_back(descriptor(data, shape));
     } else {
       HostTensor *t = inputs[a->index()];
-      const void *data = t->bytes.empty() ? static_cast<const void *>(kEmptyStorage)
-                                          : t->bytes.data();
-      if (device) {
+      const void *data = t->kept           ? static_cast<const void *>(t->kept.get())
+                         : t->bytes.empty() ? static_cast<const void *>(kEmptyStorage)
+                                            : t->bytes.data();
+      // A kept tensor is already where the kernels read (the device's
+      // managed memory, or a CPU kernel's buffer): bound in place.
+      if (device && !t->kept) {
         void *&buffer = staged[a->index()];
         if (!buffer) {
           buffer = device->allocate(t->bytes.size());
@@ -366,6 +384,7 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
             break;
           if (!t->bytes.empty()) // an empty vector's data() may be null
             std::memcpy(buffer, t->bytes.data(), t->bytes.size());
+          device->counters.stagedBytes += t->bytes.size();
         }
         data = buffer;
       }
@@ -404,13 +423,17 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     }
     // Inputs come back: the entry may update them in place.
     for (auto &[i, buffer] : staged)
-      if (!inputs[i]->bytes.empty())
+      if (!inputs[i]->bytes.empty()) {
         std::memcpy(inputs[i]->bytes.data(), buffer, inputs[i]->bytes.size());
+        device->counters.returnedBytes += inputs[i]->bytes.size();
+      }
   }
 
-  // Copy each result out (honouring offset and strides), then free the
-  // kernel's allocations: once each, never an input's buffer.
+  // Keep each result asked for in its allocation, or copy it out
+  // (honouring offset and strides); then free the kernel's other
+  // allocations: once each, never an input's buffer or a kept one.
   outputs.clear();
+  std::map<uintptr_t, std::shared_ptr<uint8_t>> keptAllocs;
   size_t at = 0;
   for (size_t i = 0; i < numOutputs; ++i) {
     const TensorInfo *info = ep->outputs()->Get(i);
@@ -421,16 +444,45 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     t.dtype = info->dtype();
     t.shape.assign(d + 3, d + 3 + r);
     int64_t eb = elementBytes(t.dtype), n = t.numElements();
-    t.bytes.resize(n * eb);
-    auto *base = reinterpret_cast<const uint8_t *>(uintptr_t(d[1]));
-    copyStrided(base + d[2] * eb, t.shape, d + 3 + r, eb, t.bytes.data());
+    auto *base = reinterpret_cast<uint8_t *>(uintptr_t(d[1]));
+    uintptr_t alloc = uintptr_t(d[0]);
+    if (i < keep.size() && keep[i] && n > 0 && isDense(t.shape, d + 3 + r) &&
+        isCallsOwn(alloc, owned)) {
+      std::shared_ptr<uint8_t> &owner = keptAllocs[alloc];
+      if (!owner)
+        owner = adopt(alloc);
+      t.kept = std::shared_ptr<uint8_t>(owner, base + d[2] * eb);
+    } else {
+      t.bytes.resize(n * eb);
+      copyStrided(base + d[2] * eb, t.shape, d + 3 + r, eb, t.bytes.data());
+      if (device)
+        device->counters.returnedBytes += t.bytes.size();
+    }
     outputs.push_back(std::move(t));
   }
-  freeResults(result, *ep, owned, staged);
+  std::set<uintptr_t> notFreed = owned;
+  for (auto &[alloc, owner] : keptAllocs)
+    notFreed.insert(alloc);
+  freeResults(result, *ep, notFreed, staged);
   if (device)
     if (k3rt_status_t s = device->takeError())
       return s;
   return nullptr;
+}
+
+bool CpuExecutable::isCallsOwn(uintptr_t alloc, const std::set<uintptr_t> &owned) const {
+  bool inBundle = alloc >= uintptr_t(bundle->data) && alloc < uintptr_t(bundle->data) + bundle->size;
+  bool inWeights = alloc >= uintptr_t(deviceWeights) &&
+                   alloc < uintptr_t(deviceWeights) + deviceWeightsBytes;
+  return alloc && !owned.count(alloc) && !inBundle && !inWeights &&
+         alloc != uintptr_t(kEmptyStorage);
+}
+
+std::shared_ptr<uint8_t> CpuExecutable::adopt(uintptr_t alloc) {
+  auto *p = reinterpret_cast<uint8_t *>(alloc);
+  if (CudaDevice *d = device)
+    return std::shared_ptr<uint8_t>(p, [d](uint8_t *q) { d->release(q); });
+  return std::shared_ptr<uint8_t>(p, [](uint8_t *q) { std::free(q); });
 }
 
 void CpuExecutable::freeResults(const std::vector<int64_t> &result, const EntryPoint &ep,
@@ -443,12 +495,7 @@ void CpuExecutable::freeResults(const std::vector<int64_t> &result, const EntryP
     size_t r = ep.outputs()->Get(i)->shape()->size();
     uintptr_t alloc = uintptr_t(result[at]);
     at += 3 + 2 * r;
-    bool inBundle = alloc >= uintptr_t(bundle->data) &&
-                    alloc < uintptr_t(bundle->data) + bundle->size;
-    bool inWeights = alloc >= uintptr_t(deviceWeights) &&
-                     alloc < uintptr_t(deviceWeights) + deviceWeightsBytes;
-    if (!alloc || owned.count(alloc) || inBundle || inWeights || !freed.insert(alloc).second ||
-        alloc == uintptr_t(kEmptyStorage))
+    if (!isCallsOwn(alloc, owned) || !freed.insert(alloc).second)
       continue;
     if (device)
       device->release(reinterpret_cast<void *>(alloc));

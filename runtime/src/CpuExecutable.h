@@ -4,12 +4,16 @@
 // (from memory, through memfd + dlopen) and runs an entry point's plan:
 // arguments are bound per the step's bindings (inputs, weights in the mapped
 // file) as MLIR memref descriptors, and the results come back through the
-// kernel's result struct, copied into owned tensors.
+// kernel's result struct, copied into owned tensors, or, for the results a
+// caller asks to keep, left in the buffers the kernels wrote (a session's
+// state: the next call reads it where it is).
 //
 // With a CUDA device, the shared objects are a GPU target's host programs:
 // they are attached to the device (their kernel modules load then), the
 // weights are copied once into managed memory, and each call stages its
-// inputs there (copied back after: states are updated in place).
+// host inputs there (copied back after: states are updated in place). An
+// input already in the device's memory (a kept result) is bound as it is:
+// a session's KDA state and MLA cache stay on the GPU between calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,15 +31,22 @@
 
 namespace k3rt {
 
-/// A dense, row-major tensor owned by the runtime.
+/// A dense, row-major tensor. Its elements are in `bytes`, or, for a result
+/// that `CpuExecutable::run` kept where the kernels wrote it, in `kept`: a
+/// CPU kernel's allocation, or a buffer of the CUDA device's pool (managed
+/// memory), released when the last tensor sharing it goes. Copies of a kept
+/// tensor share its buffer, and the device must outlive them.
 struct HostTensor {
   k3::bundle::DType dtype = k3::bundle::DType_F32;
   std::vector<int64_t> shape;
   std::vector<uint8_t> bytes;
+  std::shared_ptr<uint8_t> kept;
 
   static HostTensor zeros(k3::bundle::DType dtype, std::vector<int64_t> shape);
   int64_t numElements() const;
-  const float *f32() const { return reinterpret_cast<const float *>(bytes.data()); }
+  int64_t byteSize() const;
+  const uint8_t *data() const { return kept ? kept.get() : bytes.data(); }
+  const float *f32() const { return reinterpret_cast<const float *>(data()); }
 };
 
 class CpuExecutable {
@@ -53,8 +64,12 @@ public:
   /// Runs entry `name` on `inputs` (one per entry input, in order; their
   /// buffers may be updated in place) and fills `outputs` (one per entry
   /// output). Shapes and dtypes are checked against the entry's signature.
+  /// Output i with `keep[i]` set stays in the kernels' buffer (`kept`) when
+  /// that buffer is dense and the call's own; it is copied otherwise (a
+  /// weight, an input's host or staged buffer, a strided view). After a
+  /// failed call, kept inputs may have been partly updated in place.
   k3rt_status_t run(const std::string &name, std::vector<HostTensor *> inputs,
-                    std::vector<HostTensor> &outputs);
+                    std::vector<HostTensor> &outputs, const std::vector<bool> &keep = {});
 
 private:
   CpuExecutable() = default;
@@ -63,6 +78,12 @@ private:
   /// a device, its staged inputs.
   void freeResults(const std::vector<int64_t> &result, const k3::bundle::EntryPoint &ep,
                    const std::set<uintptr_t> &owned, const std::map<uint32_t, void *> &staged);
+  /// The owner of a call's result allocation `alloc`, which a kept output
+  /// took: freed (CPU) or returned to the pool (device) with its last user.
+  std::shared_ptr<uint8_t> adopt(uintptr_t alloc);
+  /// Whether a result allocation is the call's own: not an input's buffer
+  /// (`owned`), the bundle's or the device weights', or the empty storage.
+  bool isCallsOwn(uintptr_t alloc, const std::set<uintptr_t> &owned) const;
   const k3rt_bundle_s *bundle = nullptr;
   CudaDevice *device = nullptr;
   uint8_t *deviceWeights = nullptr; ///< the weight section, in managed memory

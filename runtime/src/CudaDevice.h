@@ -74,6 +74,9 @@ public:
   /// Counters since open (k3-run prints them with --stats).
   struct Counters {
     uint64_t launches = 0, modules = 0, jitModules = 0, allocations = 0, poolHits = 0;
+    /// Bytes the host copied into device memory for inputs (staging) and
+    /// out of it (staged inputs back, results not kept on the device).
+    uint64_t stagedBytes = 0, returnedBytes = 0;
     /// Stream synchronisations (the host waiting for the kernels).
     uint64_t synchronizations = 0;
     /// Summed GPU time of the launches: CUDA events from the first launch

@@ -66,7 +66,12 @@ k3rt_status_t Session::append(const int32_t *ids, size_t n,
   for (HostTensor &t : state)
     args.push_back(&t);
   std::vector<HostTensor> out;
-  if (k3rt_status_t s = exe.run(n == 1 && seen > 0 ? "decode" : "prefill", args, out))
+  // The state stays where the kernels wrote it (on a CUDA device, in its
+  // memory: no copy to the host and back per call); logits and snapshots
+  // come to the host.
+  std::vector<bool> keep(1 + state.size(), true);
+  keep[0] = false;
+  if (k3rt_status_t s = exe.run(n == 1 && seen > 0 ? "decode" : "prefill", args, out, keep))
     return s;
   logits.assign(out[0].f32(), out[0].f32() + out[0].numElements());
   auto stateEnd = out.begin() + 1 + state.size();

@@ -510,11 +510,13 @@ int main(int argc, char **argv) {
     const auto &c = device->counters;
     std::fprintf(stderr,
                  "device: %s; %llu kernel launches, %llu modules (%llu compiled from PTX), "
-                 "%llu allocations (%llu reused), %llu synchronisations\n",
+                 "%llu allocations (%llu reused), %llu synchronisations, "
+                 "%llu bytes staged in, %llu bytes returned\n",
                  device->describe().c_str(), (unsigned long long)c.launches,
                  (unsigned long long)c.modules, (unsigned long long)c.jitModules,
                  (unsigned long long)c.allocations, (unsigned long long)c.poolHits,
-                 (unsigned long long)c.synchronizations);
+                 (unsigned long long)c.synchronizations, (unsigned long long)c.stagedBytes,
+                 (unsigned long long)c.returnedBytes);
   }
   exe.reset(); // detaches from the device before it closes
   return rc;
