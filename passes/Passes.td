@@ -473,6 +473,22 @@ def K3GpuFuseElementwisePass : Pass<"k3-gpu-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def K3ReturnArgumentsPass : Pass<"k3-return-arguments", "::mlir::ModuleOp"> {
+  let summary = "Return an entry point's updated arguments themselves, not clones";
+  let description = [{
+    Runs after `buffer-deallocation-pipeline`, before
+    `convert-bufferization-to-memref`. Deallocation makes every returned
+    memref owned by the caller, so an argument updated in place (a KDA
+    state) is returned as a `bufferization.clone`: a copy of the whole
+    buffer per call. In a public function that nothing in the module calls
+    (an entry point: the runtime is its only caller, owns its arguments and
+    never frees a result that is an input's buffer), a returned clone of an
+    entry-block argument of the same type, used only by the return, is
+    replaced by the argument.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def K3GpuDeviceCopiesPass : Pass<"k3-gpu-device-copies"> {
   let summary = "Run a GPU program's buffer copies as kernels (memref.copy to linalg.copy)";
   let description = [{

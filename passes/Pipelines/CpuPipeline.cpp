@@ -19,7 +19,9 @@
 // softplus(-30) to 0. Strided memref copies call `memrefCopy`, which
 // lib/Target/Cpu links into each kernel object itself (the runtime loads
 // kernels without MLIR's runner library). Temporaries are freed by the
-// ownership-based deallocation pipeline. bf16 conversions are expanded to
+// ownership-based deallocation pipeline; k3-return-arguments then returns
+// an argument updated in place (a KDA state) as itself rather than as the
+// pipeline's clone of it. bf16 conversions are expanded to
 // integer ops (round to nearest even): on a CPU without AVX512-BF16, LLVM
 // would otherwise call __truncsfbf2, which Debian 12's libgcc lacks.
 //
@@ -42,7 +44,7 @@ constexpr const char *kCpuStage =
     "one-shot-bufferize{{bufferize-function-boundaries "
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
-    "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,convert-bufferization-to-memref,"
+    "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,k3-return-arguments,convert-bufferization-to-memref,"
     "convert-vector-to-scf{{full-unroll=true},{0}convert-linalg-to-loops,scf-forall-to-for,"
     "convert-scf-to-cf,expand-strided-metadata,"
     "lower-affine,"

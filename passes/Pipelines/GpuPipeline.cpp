@@ -11,7 +11,8 @@
 //          decode's keys in parts side by side, the forms without
 //          data-dependent or per-head host loops), then
 //          k3-gpu-fuse-elementwise (one kernel per elementwise chain)
-//   gpu:   one-shot bufferization, scf.forall as scf.parallel (mapped like
+//   gpu:   one-shot bufferization (an argument updated in place returned
+//          as itself: k3-return-arguments), scf.forall as scf.parallel (mapped like
 //          the rest), contractions on tensor cores
 //          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
 //          buffer copies as linalg (k3-gpu-device-copies), reductions
@@ -56,7 +57,7 @@ constexpr const char *kGpuStage =
     "one-shot-bufferize{{bufferize-function-boundaries "
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
-    "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,"
+    "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,k3-return-arguments,"
     "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},"
     "k3-gpu-device-copies,"
     "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"

@@ -99,7 +99,7 @@ struct K3GpuMapLoopsPass : k3::impl::K3GpuMapLoopsPassBase<K3GpuMapLoopsPass> {
         int64_t outer = 1;
         for (unsigned i = 0; i + 1 < n; ++i)
           outer *= *trips[i];
-        while (tile > kWarp && outer * llvm::divideCeil(*trips.back(), tile) < minBlocks)
+        while (tile > kWarp && outer * int64_t(llvm::divideCeil(*trips.back(), tile)) < minBlocks)
           tile = std::max<int64_t>(kWarp, llvm::alignTo(tile / 2, kWarp));
       }
       SmallVector<int64_t> sizes(n, 1);

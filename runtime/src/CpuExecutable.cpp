@@ -351,6 +351,10 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
                         name + " input '" + info->name()->str() + "' is " +
                             dtypeName(t.dtype) + shapeText(t.shape) +
                             ", the entry takes " + dtypeName(info->dtype()));
+    if (t.kept && !isOwnKept(t))
+      return makeStatus(K3RT_INVALID_ARGUMENT,
+                        name + " input '" + info->name()->str() +
+                            "' is kept in another executable's memory or is larger than its buffer");
   }
 
   // Bind the arguments in step order; a zero-size buffer still gets a
@@ -432,6 +436,12 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
   // Keep each result asked for in its allocation, or copy it out
   // (honouring offset and strides); then free the kernel's other
   // allocations: once each, never an input's buffer or a kept one.
+  // The kept inputs by address (before `outputs` is cleared: an input may
+  // be one of its tensors).
+  std::map<uintptr_t, std::shared_ptr<uint8_t>> keptInputs;
+  for (const HostTensor *in : inputs)
+    if (in->kept)
+      keptInputs[uintptr_t(in->kept.get())] = in->kept;
   outputs.clear();
   std::map<uintptr_t, std::shared_ptr<uint8_t>> keptAllocs;
   size_t at = 0;
@@ -446,12 +456,19 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     int64_t eb = elementBytes(t.dtype), n = t.numElements();
     auto *base = reinterpret_cast<uint8_t *>(uintptr_t(d[1]));
     uintptr_t alloc = uintptr_t(d[0]);
-    if (i < keep.size() && keep[i] && n > 0 && isDense(t.shape, d + 3 + r) &&
-        isCallsOwn(alloc, owned)) {
+    bool wanted = i < keep.size() && keep[i] && n > 0 && isDense(t.shape, d + 3 + r);
+    // An entry returns an input it updated in place as that input's buffer
+    // (k3-return-arguments): a kept input's result shares its buffer.
+    auto same = keptInputs.find(alloc);
+    if (wanted && same != keptInputs.end()) {
+      t.kept = std::shared_ptr<uint8_t>(same->second, base + d[2] * eb);
+      t.keptBytes = n * eb;
+    } else if (wanted && isCallsOwn(alloc, owned)) {
       std::shared_ptr<uint8_t> &owner = keptAllocs[alloc];
       if (!owner)
         owner = adopt(alloc);
       t.kept = std::shared_ptr<uint8_t>(owner, base + d[2] * eb);
+      t.keptBytes = n * eb;
     } else {
       t.bytes.resize(n * eb);
       copyStrided(base + d[2] * eb, t.shape, d + 3 + r, eb, t.bytes.data());
@@ -478,11 +495,42 @@ bool CpuExecutable::isCallsOwn(uintptr_t alloc, const std::set<uintptr_t> &owned
          alloc != uintptr_t(kEmptyStorage);
 }
 
+namespace {
+/// Frees a kept buffer: back to the device's pool, or std::free (a CPU
+/// kernel's allocation). The device identifies whose memory it is.
+struct KeptDeleter {
+  CudaDevice *device;
+  void operator()(uint8_t *p) const {
+    if (device)
+      device->release(p);
+    else
+      std::free(p);
+  }
+};
+} // namespace
+
 std::shared_ptr<uint8_t> CpuExecutable::adopt(uintptr_t alloc) {
-  auto *p = reinterpret_cast<uint8_t *>(alloc);
-  if (CudaDevice *d = device)
-    return std::shared_ptr<uint8_t>(p, [d](uint8_t *q) { d->release(q); });
-  return std::shared_ptr<uint8_t>(p, [](uint8_t *q) { std::free(q); });
+  return std::shared_ptr<uint8_t>(reinterpret_cast<uint8_t *>(alloc), KeptDeleter{device});
+}
+
+bool CpuExecutable::isOwnKept(const HostTensor &t) const {
+  const KeptDeleter *d = std::get_deleter<KeptDeleter>(t.kept);
+  return d && d->device == device && t.byteSize() <= t.keptBytes;
+}
+
+HostTensor CpuExecutable::keptZeros(DType dtype, std::vector<int64_t> shape) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  // At least one byte: a zero-size state still has an address.
+  size_t bytes = std::max<size_t>(1, size_t(t.byteSize()));
+  void *p = device ? device->allocate(bytes) : std::malloc(bytes);
+  if (!p)
+    return HostTensor::zeros(t.dtype, t.shape); // staged per call instead
+  std::memset(p, 0, bytes);
+  t.kept = adopt(uintptr_t(p));
+  t.keptBytes = t.byteSize();
+  return t;
 }
 
 void CpuExecutable::freeResults(const std::vector<int64_t> &result, const EntryPoint &ep,

@@ -41,6 +41,7 @@ struct HostTensor {
   std::vector<int64_t> shape;
   std::vector<uint8_t> bytes;
   std::shared_ptr<uint8_t> kept;
+  int64_t keptBytes = 0; ///< bytes of the kept buffer from `kept.get()` on
 
   static HostTensor zeros(k3::bundle::DType dtype, std::vector<int64_t> shape);
   int64_t numElements() const;
@@ -60,6 +61,11 @@ public:
 
   /// The entry point named `name`, or null.
   const k3::bundle::EntryPoint *entry(const std::string &name) const;
+
+  /// A zero tensor kept where this executable's kernels read (the device's
+  /// memory, or a CPU allocation): a session's initial state, which calls
+  /// then bind and update in place without staging it.
+  HostTensor keptZeros(k3::bundle::DType dtype, std::vector<int64_t> shape);
 
   /// Runs entry `name` on `inputs` (one per entry input, in order; their
   /// buffers may be updated in place) and fills `outputs` (one per entry
@@ -81,6 +87,9 @@ private:
   /// The owner of a call's result allocation `alloc`, which a kept output
   /// took: freed (CPU) or returned to the pool (device) with its last user.
   std::shared_ptr<uint8_t> adopt(uintptr_t alloc);
+  /// Whether kept tensor `t` belongs to this executable's memory (its
+  /// buffer came from `adopt` with the same device) and covers its shape.
+  bool isOwnKept(const HostTensor &t) const;
   /// Whether a result allocation is the call's own: not an input's buffer
   /// (`owned`), the bundle's or the device weights', or the empty storage.
   bool isCallsOwn(uintptr_t alloc, const std::set<uintptr_t> &owned) const;

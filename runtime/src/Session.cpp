@@ -27,7 +27,7 @@ k3rt_status_t Session::create(CpuExecutable &exe, std::unique_ptr<Session> &out)
     std::vector<int64_t> shape;
     for (int64_t d : *info->shape())
       shape.push_back(d < 0 ? 0 : d); // the dynamic extent: cached tokens
-    s->state.push_back(HostTensor::zeros(info->dtype(), shape));
+    s->state.push_back(exe.keptZeros(info->dtype(), shape));
   }
   // Outputs: logits, the state in input order, then any KDA snapshots.
   if (prefill->outputs()->size() < prefill->inputs()->size())
@@ -60,6 +60,9 @@ k3rt_status_t Session::append(const int32_t *ids, size_t n,
                         "token id " + std::to_string(ids[i]) + " at position " +
                             std::to_string(i) + " is outside the vocabulary (" +
                             std::to_string(vocab) + " ids)");
+  if (broken)
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      "the session's state was lost in a failed call: start a new session");
   HostTensor in = HostTensor::zeros(DType_I32, {int64_t(n)});
   std::memcpy(in.bytes.data(), ids, n * 4);
   std::vector<HostTensor *> args{&in};
@@ -71,8 +74,11 @@ k3rt_status_t Session::append(const int32_t *ids, size_t n,
   // come to the host.
   std::vector<bool> keep(1 + state.size(), true);
   keep[0] = false;
-  if (k3rt_status_t s = exe.run(n == 1 && seen > 0 ? "decode" : "prefill", args, out, keep))
+  if (k3rt_status_t s = exe.run(n == 1 && seen > 0 ? "decode" : "prefill", args, out, keep)) {
+    // The kernels may have updated the state in place before failing.
+    broken = true;
     return s;
+  }
   logits.assign(out[0].f32(), out[0].f32() + out[0].numElements());
   auto stateEnd = out.begin() + 1 + state.size();
   state.assign(std::make_move_iterator(out.begin() + 1), std::make_move_iterator(stateEnd));

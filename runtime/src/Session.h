@@ -43,6 +43,7 @@ private:
   std::vector<std::string> snapshotNamesList;
   int64_t vocab = 0;
   int64_t seen = 0;
+  bool broken = false; ///< a call failed: the state may be partly updated
 };
 
 } // namespace k3rt

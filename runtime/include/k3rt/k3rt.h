@@ -86,7 +86,9 @@ k3rt_status_t k3rt_session_create(k3rt_bundle_t *bundle,
 
 /* Appends `n` token ids (prefill when n > 1 or first, else one decode step)
  * and writes the logits of the last one to `out_logits` (vocab floats).
- * An id outside the vocabulary is K3RT_OUT_OF_RANGE. */
+ * An id outside the vocabulary is K3RT_OUT_OF_RANGE (the session is
+ * unchanged). After any other failure the state may be partly updated, and
+ * later appends fail with K3RT_INVALID_ARGUMENT. */
 k3rt_status_t k3rt_session_append(k3rt_session_t *session, const int32_t *ids,
                                   size_t n, float *out_logits);
 

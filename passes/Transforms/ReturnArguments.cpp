@@ -1,0 +1,77 @@
+//===- ReturnArguments.cpp - Return updated arguments, not their clones ---===//
+//
+// Part of k3. Implements k3-return-arguments: after ownership-based buffer
+// deallocation, an entry point that returns one of its arguments (a KDA
+// state updated in place) returns a `bufferization.clone` of it, because
+// deallocation hands callers owned results. The runtime is the only caller
+// of an entry point, owns its arguments and never frees a result that is an
+// input's buffer (CpuExecutable::freeResults), so the clone, a copy of the
+// whole state per call (a kernel on the GPU), is not needed: the argument
+// is returned itself.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+
+#define DEBUG_TYPE "k3-return-arguments"
+
+namespace mlir::k3 {
+#define GEN_PASS_DEF_K3RETURNARGUMENTSPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::k3
+
+using namespace mlir;
+
+namespace {
+
+/// Whether only clones and deallocations, which write no argument, lie
+/// between `clone` and the return `ret` of its block (where deallocation
+/// puts them): the argument then holds at the return what the clone copied.
+bool onlyClonesAndFreesAfter(bufferization::CloneOp clone, func::ReturnOp ret) {
+  for (Operation *op = clone->getNextNode(); op && op != ret.getOperation(); op = op->getNextNode())
+    if (!isa<bufferization::CloneOp, memref::DeallocOp, bufferization::DeallocOp>(op))
+      return false;
+  return true;
+}
+
+struct K3ReturnArgumentsPass : k3::impl::K3ReturnArgumentsPassBase<K3ReturnArgumentsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto func : module.getOps<func::FuncOp>()) {
+      // Only entry points: public definitions that nothing in the module
+      // calls (a caller in the module would free the result it owns).
+      if (!func.isPublic() || func.isExternal() ||
+          !SymbolTable::symbolKnownUseEmpty(func, module))
+        continue;
+      func.walk([&](func::ReturnOp ret) {
+        // An argument returned twice keeps its second clone: two results
+        // sharing one buffer would become two state tensors the next call
+        // updates in place over each other.
+        llvm::SmallPtrSet<Value, 4> returned;
+        for (Value v : ret.getOperands())
+          if (isa<BlockArgument>(v))
+            returned.insert(v);
+        for (OpOperand &operand : ret->getOpOperands()) {
+          auto clone = operand.get().getDefiningOp<bufferization::CloneOp>();
+          auto arg = clone ? dyn_cast<BlockArgument>(clone.getInput()) : nullptr;
+          if (!arg || arg.getOwner() != &func.getBody().front() || !clone->hasOneUse() ||
+              clone.getInput().getType() != clone.getType() ||
+              clone->getBlock() != ret->getBlock() || !onlyClonesAndFreesAfter(clone, ret) ||
+              !returned.insert(arg).second)
+            continue;
+          operand.set(arg);
+          clone.erase();
+        }
+      });
+    }
+  }
+};
+
+} // namespace
