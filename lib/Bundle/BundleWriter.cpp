@@ -179,14 +179,15 @@ std::string weightName(func::FuncOp fn, unsigned i) {
 }
 
 flatbuffers::Offset<fb::TensorInfo>
-tensorInfo(flatbuffers::FlatBufferBuilder &b, Type type, StringRef name) {
+tensorInfo(flatbuffers::FlatBufferBuilder &b, Type type, StringRef name,
+           bool appendsRows = false) {
   auto t = cast<RankedTensorType>(type);
   fb::DType dtype = fb::DType_F32;
   (void)bundleDType(t.getElementType(), dtype); // checked by writeBundle
   std::vector<int64_t> shape;
   for (int64_t d : t.getShape())
     shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
-  return fb::CreateTensorInfoDirect(b, name.str().c_str(), dtype, &shape);
+  return fb::CreateTensorInfoDirect(b, name.str().c_str(), dtype, &shape, appendsRows);
 }
 
 } // namespace
@@ -316,7 +317,8 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
         }
         args.push_back(fb::CreateBinding(b, fb::BindingKind_Input,
                                          uint32_t(ins.size()), 0, 0));
-        ins.push_back(tensorInfo(b, t, nameOf(fn.getArgAttrDict(i), i)));
+        ins.push_back(tensorInfo(b, t, nameOf(fn.getArgAttrDict(i), i),
+                                 bool(fn.getArgAttr(i, "k3.appends_rows"))));
       }
       for (auto [i, t] : llvm::enumerate(fn.getResultTypes()))
         outs.push_back(tensorInfo(b, t, nameOf(fn.getResultAttrDict(i), i)));

@@ -11,6 +11,7 @@
 #include "dialects/K3/K3Ops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -318,7 +319,18 @@ Value EntryBuilder::mla(Value x, int64_t layer) {
   Value gate;
   if (c.mlaOutputGate)
     gate = split(linear(x, at + "g_proj.weight"), h, c.vHeadDim);
-  Value cache = stateIn[nextState++];
+  // The cache argument has room for this call's rows: [S + T] rows, the
+  // first S cached. The op reads those S, and its [S + T] result is built
+  // in the argument's buffer (appendCacheRows): no copy of the cache.
+  Value room = stateIn[nextState++];
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value cachedRows = arith::SubIOp::create(
+      b, loc, tensor::DimOp::create(b, loc, room, zero),
+      getValueOrCreateConstantIndexOp(b, loc, tokenCount()));
+  Value cache = tensor::ExtractSliceOp::create(
+      b, loc, room, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{cachedRows, b.getIndexAttr(c.mlaCacheWidth())},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
   // The scale is 1/sqrt(nope + rope) whatever the cache width (MLA.md §5).
   auto attn = MlaOp::create(b, loc, act({h, c.vHeadDim}), cache.getType(),
                             split(q, h, qk), latent, kRope,
@@ -389,6 +401,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
   // Signature: ids, then the per-layer state in layer order.
   SmallVector<Type> inputs{RankedTensorType::get({tokens()}, b.getI32Type())};
   SmallVector<std::string> stateNames;
+  SmallVector<unsigned> appendsRows; // argument numbers of the MLA caches
   for (int64_t l = 0; l < c.numLayers; ++l) {
     std::string lp = "layers." + std::to_string(l) + ".";
     if (c.mixer(l) == Mixer::KDA) {
@@ -403,6 +416,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     } else {
       inputs.push_back(RankedTensorType::get({kDyn, c.mlaCacheWidth()}, cacheType));
       stateNames.push_back(lp + "mla_cache");
+      appendsRows.push_back(inputs.size() - 1);
     }
   }
   SmallVector<Type> results{RankedTensorType::get({tokens(), c.vocabSize}, f32)};
@@ -425,6 +439,9 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     fn.setArgAttr(i + 1, "k3.name", b.getStringAttr(name));
     fn.setResultAttr(i + 1, "k3.name", b.getStringAttr(name));
   }
+  // The caller passes S + T rows, the last T for the call to write.
+  for (unsigned i : appendsRows)
+    fn.setArgAttr(i, "k3.appends_rows", b.getUnitAttr());
   for (auto [i, name] : llvm::enumerate(snapshotNames))
     fn.setResultAttr(1 + stateNames.size() + i, "k3.name", b.getStringAttr(name));
   Block *body = fn.addEntryBlock();

@@ -115,6 +115,10 @@ private:
           return corrupt(tf + ".shape[" + std::to_string(d) + "]=" +
                          std::to_string(t->shape()->Get(d)) +
                          " (only -1 marks a dynamic extent)");
+      // The runtime grows an appended input's leading extent by the call's
+      // tokens: it must be the dynamic one.
+      if (t->appends_rows() && (t->shape()->size() == 0 || t->shape()->Get(0) != -1))
+        return corrupt(tf + ".appends_rows is set on a tensor whose leading extent is not dynamic");
     }
     return nullptr;
   }

@@ -438,10 +438,10 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
   // allocations: once each, never an input's buffer or a kept one.
   // The kept inputs by address (before `outputs` is cleared: an input may
   // be one of its tensors).
-  std::map<uintptr_t, std::shared_ptr<uint8_t>> keptInputs;
+  std::map<uintptr_t, std::pair<std::shared_ptr<uint8_t>, int64_t>> keptInputs;
   for (const HostTensor *in : inputs)
     if (in->kept)
-      keptInputs[uintptr_t(in->kept.get())] = in->kept;
+      keptInputs[uintptr_t(in->kept.get())] = {in->kept, in->keptBytes};
   outputs.clear();
   std::map<uintptr_t, std::shared_ptr<uint8_t>> keptAllocs;
   size_t at = 0;
@@ -461,8 +461,10 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     // (k3-return-arguments): a kept input's result shares its buffer.
     auto same = keptInputs.find(alloc);
     if (wanted && same != keptInputs.end()) {
-      t.kept = std::shared_ptr<uint8_t>(same->second, base + d[2] * eb);
-      t.keptBytes = n * eb;
+      // The input's capacity carries over (a cache appended in place keeps
+      // its room for the next call's rows).
+      t.kept = std::shared_ptr<uint8_t>(same->second.first, base + d[2] * eb);
+      t.keptBytes = same->second.second - int64_t(d[2] * eb + (uintptr_t(base) - alloc));
     } else if (wanted && isCallsOwn(alloc, owned)) {
       std::shared_ptr<uint8_t> &owner = keptAllocs[alloc];
       if (!owner)
@@ -518,7 +520,41 @@ bool CpuExecutable::isOwnKept(const HostTensor &t) const {
   return d && d->device == device && t.byteSize() <= t.keptBytes;
 }
 
+k3rt_status_t CpuExecutable::growRows(HostTensor &t, int64_t rows) {
+  if (t.shape.empty() || rows < 0)
+    return makeStatus(K3RT_INTERNAL, "growRows: no leading extent to grow");
+  const int64_t oldBytes = t.byteSize();
+  t.shape[0] += rows;
+  if (!t.kept) {
+    t.bytes.resize(size_t(t.byteSize()));
+    return nullptr;
+  }
+  if (t.byteSize() <= t.keptBytes)
+    return nullptr;
+  // Twice the rows (amortised: a decode step copies nothing), at least 64.
+  std::vector<int64_t> shape = t.shape;
+  shape[0] = std::max<int64_t>({t.shape[0], 2 * (t.shape[0] - rows), 64});
+  HostTensor bigger = keptTensor(t.dtype, shape, /*zeroed=*/false);
+  if (!bigger.kept)
+    return device ? device->takeError()
+                  : makeStatus(K3RT_RESOURCE_EXHAUSTED, "no memory for a growing cache");
+  if (device) {
+    device->copy(bigger.kept.get(), t.kept.get(), size_t(oldBytes));
+    if (k3rt_status_t s = device->takeError())
+      return s;
+  } else {
+    std::memcpy(bigger.kept.get(), t.kept.get(), size_t(oldBytes));
+  }
+  bigger.shape = t.shape;
+  t = std::move(bigger);
+  return nullptr;
+}
+
 HostTensor CpuExecutable::keptZeros(DType dtype, std::vector<int64_t> shape) {
+  return keptTensor(dtype, std::move(shape), /*zeroed=*/true);
+}
+
+HostTensor CpuExecutable::keptTensor(DType dtype, std::vector<int64_t> shape, bool zeroed) {
   HostTensor t;
   t.dtype = dtype;
   t.shape = std::move(shape);
@@ -527,7 +563,8 @@ HostTensor CpuExecutable::keptZeros(DType dtype, std::vector<int64_t> shape) {
   void *p = device ? device->allocate(bytes) : std::malloc(bytes);
   if (!p)
     return HostTensor::zeros(t.dtype, t.shape); // staged per call instead
-  std::memset(p, 0, bytes);
+  if (zeroed) // host stores: on a device, the pages move there once
+    std::memset(p, 0, bytes);
   t.kept = adopt(uintptr_t(p));
   t.keptBytes = t.byteSize();
   return t;

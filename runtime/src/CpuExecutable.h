@@ -67,6 +67,12 @@ public:
   /// then bind and update in place without staging it.
   HostTensor keptZeros(k3::bundle::DType dtype, std::vector<int64_t> shape);
 
+  /// Adds `rows` to `t`'s leading extent, for a call to write (an input
+  /// with `appends_rows`): within a kept buffer's capacity when it has
+  /// room, else into a kept buffer of twice the rows (the old ones copied
+  /// on the device). The new rows' contents are unspecified.
+  k3rt_status_t growRows(HostTensor &t, int64_t rows);
+
   /// Runs entry `name` on `inputs` (one per entry input, in order; their
   /// buffers may be updated in place) and fills `outputs` (one per entry
   /// output). Shapes and dtypes are checked against the entry's signature.
@@ -87,6 +93,9 @@ private:
   /// The owner of a call's result allocation `alloc`, which a kept output
   /// took: freed (CPU) or returned to the pool (device) with its last user.
   std::shared_ptr<uint8_t> adopt(uintptr_t alloc);
+  /// A kept tensor of `shape` (zeroed on request), or a host one when the
+  /// memory cannot be had.
+  HostTensor keptTensor(k3::bundle::DType dtype, std::vector<int64_t> shape, bool zeroed);
   /// Whether kept tensor `t` belongs to this executable's memory (its
   /// buffer came from `adopt` with the same device) and covers its shape.
   bool isOwnKept(const HostTensor &t) const;

@@ -229,6 +229,12 @@ k3rt_status_t CudaDevice::takeError() {
   return makeStatus(K3RT_INTERNAL, e);
 }
 
+void CudaDevice::copy(void *dst, const void *src, size_t bytes) {
+  if (error.empty() && bytes)
+    if (CUresult r = api->cuMemcpy(CUdeviceptr(uintptr_t(dst)), CUdeviceptr(uintptr_t(src)), bytes))
+      fail("CUDA: cuMemcpy failed: " + resultName(*api, r));
+}
+
 void CudaDevice::synchronize() {
   bool timing = eventStartPending && api->cuEventRecord(eventEnd, stream) == 0;
   eventStartPending = false;
@@ -412,11 +418,7 @@ struct GpuCallbacks {
                                      : nullptr;
   }
   static void copy(void *ctx, void *dst, void *src, size_t bytes) {
-    CudaDevice &d = device(ctx);
-    if (d.error.empty())
-      if (CUresult r = d.api->cuMemcpy(CUdeviceptr(uintptr_t(dst)), CUdeviceptr(uintptr_t(src)),
-                                       bytes))
-        d.fail("CUDA: cuMemcpy failed: " + resultName(*d.api, r));
+    device(ctx).copy(dst, src, bytes);
   }
   static void fill(void *ctx, void *dst, unsigned value, size_t count) {
     CudaDevice &d = device(ctx);

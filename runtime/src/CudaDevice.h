@@ -60,6 +60,8 @@ public:
   /// Managed memory of exactly `bytes` (the weights), not pooled.
   void *allocateExact(size_t bytes);
   void release(void *ptr);
+  /// Copies between device buffers on the device (cuMemcpy; sticky error).
+  void copy(void *dst, const void *src, size_t bytes);
   /// Waits for the stream.
   void synchronize();
 

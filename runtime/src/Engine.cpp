@@ -104,6 +104,7 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
       if (in.shape.size() != 2 || in.shape[0] >= 0)
         return makeStatus(K3RT_INVALID_ARGUMENT, "state '" + name + "' is not an [S, W] cache");
       in.mla = true;
+      in.appendsRows = info->appends_rows();
       in.mlaLayer = e->numMla++;
       in.rowBytes = elements * dtypeBytes(in.dtype);
       if (e->rowBytes && e->rowBytes != in.rowBytes)
@@ -265,8 +266,9 @@ k3rt_status_t Engine::call(Request &r, const int32_t *ids, int64_t n, std::vecto
     if (!in.mla) {
       t.bytes.assign(blob.begin() + in.offset, blob.begin() + in.offset + in.bytes);
     } else {
-      t.shape[0] = r.len;
-      t.bytes.resize(size_t(r.len * rowBytes));
+      // With room for the call's rows (zeros, for the call to write).
+      t.shape[0] = r.len + (in.appendsRows ? n : 0);
+      t.bytes.resize(size_t(t.shape[0] * rowBytes));
       const std::vector<int32_t> &pages = r.table[size_t(in.mlaLayer)];
       for (int64_t row = 0; row < r.len; row += pageTokens) {
         int64_t rows = std::min(pageTokens, r.len - row);

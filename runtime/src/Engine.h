@@ -115,6 +115,7 @@ private:
   /// `offset` of a request's KDA blob) or an MLA layer's cache.
   struct StateInput {
     bool mla = false;
+    bool appendsRows = false; ///< passed with room for the call's rows
     int64_t mlaLayer = 0, offset = 0, bytes = 0, rowBytes = 0;
     k3::bundle::DType dtype = k3::bundle::DType_F32;
     std::vector<int64_t> shape;

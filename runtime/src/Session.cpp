@@ -63,6 +63,15 @@ k3rt_status_t Session::append(const int32_t *ids, size_t n,
   if (broken)
     return makeStatus(K3RT_INVALID_ARGUMENT,
                       "the session's state was lost in a failed call: start a new session");
+  const char *name = n == 1 && seen > 0 ? "decode" : "prefill";
+  // An MLA cache goes in with room for this call's rows, which it writes.
+  const EntryPoint *ep = exe.entry(name);
+  for (size_t i = 0; i < state.size(); ++i)
+    if (ep->inputs()->Get(i + 1)->appends_rows())
+      if (k3rt_status_t s = exe.growRows(state[i], int64_t(n))) {
+        broken = true; // earlier caches have grown already
+        return s;
+      }
   HostTensor in = HostTensor::zeros(DType_I32, {int64_t(n)});
   std::memcpy(in.bytes.data(), ids, n * 4);
   std::vector<HostTensor *> args{&in};
@@ -74,7 +83,7 @@ k3rt_status_t Session::append(const int32_t *ids, size_t n,
   // come to the host.
   std::vector<bool> keep(1 + state.size(), true);
   keep[0] = false;
-  if (k3rt_status_t s = exe.run(n == 1 && seen > 0 ? "decode" : "prefill", args, out, keep)) {
+  if (k3rt_status_t s = exe.run(name, args, out, keep)) {
     // The kernels may have updated the state in place before failing.
     broken = true;
     return s;

@@ -56,10 +56,14 @@ const char *targetName(Target t) {
 json tensors(const flatbuffers::Vector<flatbuffers::Offset<TensorInfo>> *v) {
   json out = json::array();
   if (v)
-    for (const TensorInfo *t : *v)
-      out.push_back({{"name", t->name()->str()},
-                     {"dtype", k3rt::dtypeName(t->dtype())},
-                     {"shape", list(t->shape())}});
+    for (const TensorInfo *t : *v) {
+      json info = {{"name", t->name()->str()},
+                   {"dtype", k3rt::dtypeName(t->dtype())},
+                   {"shape", list(t->shape())}};
+      if (t->appends_rows())
+        info["appends_rows"] = true;
+      out.push_back(std::move(info));
+    }
   return out;
 }
 
@@ -206,10 +210,11 @@ void printText(const json &j, const std::string &path) {
                 (unsigned long long)e["scratch_bytes"].get<uint64_t>());
     for (const char *dir : {"inputs", "outputs"})
       for (const json &t : e[dir])
-        std::printf("    %s %s %s%s\n", dir[0] == 'i' ? "in " : "out",
+        std::printf("    %s %s %s%s%s\n", dir[0] == 'i' ? "in " : "out",
                     t["name"].get<std::string>().c_str(),
-                    t["dtype"].get<std::string>().c_str(),
-                    shape(t["shape"]).c_str());
+                    t["dtype"].get<std::string>().c_str(), shape(t["shape"]).c_str(),
+                    t.value("appends_rows", false) ? " (cached rows, then room for the call's)"
+                                                   : "");
     for (size_t s = 0; s < e["steps"].size(); ++s)
       std::printf("    step %zu: kernel %u, %zu args\n", s,
                   e["steps"][s]["kernel"].get<unsigned>(),

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 namespace mlir::k3::lowering {
 
@@ -262,6 +263,30 @@ Value lastDims(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width)
       {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1)});
 }
 
+/// The tensor `cache` is the leading rows of, when that tensor has exactly
+/// `newRows` more rows (proved by value bounds: S = dim − T in the IR) and
+/// the same type; else null. Its other rows are not read, so writing the
+/// new rows there refines the concatenation's fresh tensor.
+static Value roomOf(Value cache, OpFoldResult newRows) {
+  auto slice = cache.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || slice.getSourceType() != cache.getType() || !slice.hasUnitStride() ||
+      !llvm::all_of(slice.getMixedOffsets(), isZeroInteger))
+    return nullptr;
+  Value room = slice.getSource();
+  auto type = cast<RankedTensorType>(room.getType());
+  if (type.getRank() != 2 || type.isDynamicDim(1) ||
+      getConstantIntValue(slice.getMixedSizes()[1]) != type.getDimSize(1))
+    return nullptr;
+  MLIRContext *ctx = cache.getContext();
+  AffineExpr d0, d1;
+  bindDims(ctx, d0, d1);
+  using Var = ValueBoundsConstraintSet::Variable;
+  FailureOr<bool> equal = ValueBoundsConstraintSet::areEqual(
+      Var(room, 0), Var(AffineMap::get(2, 0, d0 + d1),
+                        ArrayRef<Var>{Var(slice.getMixedSizes()[0]), Var(newRows)}));
+  return succeeded(equal) && *equal ? room : nullptr;
+}
+
 /// Expanded MLA (MLA.md §2) over [cache | new rows]: per-head keys and
 /// values from the latents, scores from the nope and the shared rope parts,
 /// softmax in f32 with the causal mask at offset S, then the output gate.
@@ -278,6 +303,10 @@ Value appendCacheRows(OpBuilder &b, Location loc, Value cache, Value latent, Val
   rows = tensor::InsertSliceOp::create(b, loc, withElementType(b, loc, kRope, cacheElt), rows,
                                        {b.getIndexAttr(0), b.getIndexAttr(l)},
                                        sizesOf(b, loc, kRope), one);
+  if (Value room = roomOf(cache, newSizes[0]))
+    return tensor::InsertSliceOp::create(b, loc, rows, room,
+                                         {sizesOf(b, loc, cache)[0], b.getIndexAttr(0)},
+                                         sizesOf(b, loc, rows), one);
   return concatRows(b, loc, cache, rows);
 }
 

@@ -107,7 +107,10 @@ Value columns(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width);
 Value lastDims(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width);
 
 /// The MLA cache after `T` new tokens: `cache` [S, L+R] then rows
-/// `[latent | k_rope]` in the cache's element type, [S+T, L+R].
+/// `[latent | k_rope]` in the cache's element type, [S+T, L+R]. When `cache`
+/// is the first S rows of a tensor of S + T rows (an entry point's cache
+/// argument with room for the call's rows, see the importer), the rows are
+/// inserted into that tensor: bufferized, the argument's buffer, no copy.
 Value appendCacheRows(OpBuilder &b, Location loc, Value cache, Value latent, Value kRope);
 
 //===--- MXFP4 weights (Mxfp4.cpp) -----------------------------------===//

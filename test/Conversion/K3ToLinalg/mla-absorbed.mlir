@@ -80,3 +80,46 @@ func.func @decode(%q: tensor<1x2x48xf32>, %c: tensor<1x32xf32>, %kr: tensor<1x16
       -> (tensor<1x2x32xf32>, tensor<?x48xf32>)
   return %o, %c1 : tensor<1x2x32xf32>, tensor<?x48xf32>
 }
+
+// The cache as the first dim - 1 rows of an argument with room for the new
+// row (the importer's entry points): the row goes into that argument, whose
+// buffer bufferization then updates in place; no [S+1] tensor is built.
+// CHECK-LABEL: func.func @decode_in_room
+//       CHECK:   %[[N:.+]] = tensor.dim %arg4
+//       CHECK:   %[[S:.+]] = arith.subi %[[N]], %c1
+//   CHECK-NOT:   tensor.empty(%{{.+}}) : tensor<?x48xf32>
+//       CHECK:   %[[FULL:.+]] = tensor.insert_slice %{{.+}} into %arg4[%[[S]], 0] [1, 48] [1, 1]
+//       CHECK:   return %{{.+}}, %[[FULL]]
+func.func @decode_in_room(%q: tensor<1x2x48xf32>, %c: tensor<1x32xf32>, %kr: tensor<1x16xf32>,
+                          %kvb: tensor<128x32xf32>, %room: tensor<?x48xf32>, %g: tensor<1x2x32xf32>)
+    -> (tensor<1x2x32xf32>, tensor<?x48xf32>) {
+  %i0 = arith.constant 0 : index
+  %i1 = arith.constant 1 : index
+  %n = tensor.dim %room, %i0 : tensor<?x48xf32>
+  %s = arith.subi %n, %i1 : index
+  %c0 = tensor.extract_slice %room[0, 0] [%s, 48] [1, 1] : tensor<?x48xf32> to tensor<?x48xf32>
+  %o, %c1 = k3.mla_absorbed %q, %c, %kr, kv_b(%kvb), cache(%c0) gate(%g) scale = 0.144337565 causal splits = 1
+      : (tensor<1x2x48xf32>, tensor<1x32xf32>, tensor<1x16xf32>, tensor<128x32xf32>, tensor<?x48xf32>, tensor<1x2x32xf32>)
+      -> (tensor<1x2x32xf32>, tensor<?x48xf32>)
+  return %o, %c1 : tensor<1x2x32xf32>, tensor<?x48xf32>
+}
+
+// A prefix two rows short of its source is no room for one new row: the
+// cache is concatenated into a fresh [S+1] tensor as without room.
+// CHECK-LABEL: func.func @decode_short_room
+//       CHECK:   %[[E:.+]] = tensor.empty(%{{.+}}) : tensor<?x48xf32>
+//       CHECK:   tensor.insert_slice %{{.+}} into %[[E]][0, 0]
+//       CHECK:   return
+func.func @decode_short_room(%q: tensor<1x2x48xf32>, %c: tensor<1x32xf32>, %kr: tensor<1x16xf32>,
+                             %kvb: tensor<128x32xf32>, %room: tensor<?x48xf32>, %g: tensor<1x2x32xf32>)
+    -> (tensor<1x2x32xf32>, tensor<?x48xf32>) {
+  %i0 = arith.constant 0 : index
+  %i2 = arith.constant 2 : index
+  %n = tensor.dim %room, %i0 : tensor<?x48xf32>
+  %s = arith.subi %n, %i2 : index
+  %c0 = tensor.extract_slice %room[0, 0] [%s, 48] [1, 1] : tensor<?x48xf32> to tensor<?x48xf32>
+  %o, %c1 = k3.mla_absorbed %q, %c, %kr, kv_b(%kvb), cache(%c0) gate(%g) scale = 0.144337565 causal splits = 1
+      : (tensor<1x2x48xf32>, tensor<1x32xf32>, tensor<1x16xf32>, tensor<128x32xf32>, tensor<?x48xf32>, tensor<1x2x32xf32>)
+      -> (tensor<1x2x32xf32>, tensor<?x48xf32>)
+  return %o, %c1 : tensor<1x2x32xf32>, tensor<?x48xf32>
+}
