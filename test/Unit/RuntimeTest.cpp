@@ -43,6 +43,8 @@ struct Spec {
   size_t stepRefs = 1; // how many times the entry point lists the one step
   Target target = Target_SM90A;
   uint32_t flags = 0;
+  std::vector<int64_t> idsShape = {-1};
+  bool idsAppendsRows = false;
 };
 
 /// Header + flatbuffer + one 64-byte F32 weight, 64-byte aligned; the
@@ -76,9 +78,8 @@ Image build(const Spec &s) {
   // One step table, referenced `stepRefs` times (flatbuffers allow sharing).
   auto step = CreateStepDirect(b, s.stepKernel, &grid, &args);
   std::vector<flatbuffers::Offset<Step>> steps(s.stepRefs, step);
-  std::vector<int64_t> idsShape = {-1};
   std::vector<flatbuffers::Offset<TensorInfo>> ins = {
-      CreateTensorInfoDirect(b, "ids", DType_I32, &idsShape)};
+      CreateTensorInfoDirect(b, "ids", DType_I32, &s.idsShape, s.idsAppendsRows)};
   std::vector<flatbuffers::Offset<EntryPoint>> entries = {
       CreateEntryPointDirect(b, "prefill", &ins, nullptr, &steps, 256)};
   // The weight region starts after the flatbuffer, 64-byte aligned.
@@ -225,6 +226,13 @@ TEST(Bundle, MoreSemanticRules) {
   EXPECT_EQ(msg({.smem = 200000, .target = Target_SM80}),
             "kernels[0].smem=200000 exceeds device limit 166912");
   EXPECT_EQ(msg({.flags = 2}), "header.flags=2 has unknown bits, or header.reserved is not 0");
+  // The runtime grows an appended input's leading extent: it must be dynamic.
+  EXPECT_EQ(msg({.idsShape = {4}, .idsAppendsRows = true}),
+            "entry_points[0].inputs[0].appends_rows is set on a tensor whose leading extent is "
+            "not dynamic");
+  EXPECT_EQ(msg({.idsShape = {}, .idsAppendsRows = true}),
+            "entry_points[0].inputs[0].appends_rows is set on a tensor whose leading extent is "
+            "not dynamic");
   // Weights marked omitted, but their bytes are still there.
   Image full = build({.flags = 1});
   uint64_t weightsAt = reinterpret_cast<const k3rt::FileHeader *>(full.data)->weightsOffset;
