@@ -324,9 +324,11 @@ Value EntryBuilder::mla(Value x, int64_t layer) {
   // in the argument's buffer (appendCacheRows): no copy of the cache.
   Value room = stateIn[nextState++];
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value cachedRows = arith::SubIOp::create(
-      b, loc, tensor::DimOp::create(b, loc, room, zero),
-      getValueOrCreateConstantIndexOp(b, loc, tokenCount()));
+  // T as the new latent rows' count (not the ids'): the lowering proves the
+  // room from S + dim(latent) = dim(room), which value bounds see through
+  // tensor.dim but not through the k3 ops between the ids and the latents.
+  Value cachedRows = arith::SubIOp::create(b, loc, tensor::DimOp::create(b, loc, room, zero),
+                                           tensor::DimOp::create(b, loc, latent, zero));
   Value cache = tensor::ExtractSliceOp::create(
       b, loc, room, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
       ArrayRef<OpFoldResult>{cachedRows, b.getIndexAttr(c.mlaCacheWidth())},

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #define DEBUG_TYPE "k3-return-arguments"
 
@@ -29,12 +30,28 @@ using namespace mlir;
 
 namespace {
 
-/// Whether only clones and deallocations, which write no argument, lie
-/// between `clone` and the return `ret` of its block (where deallocation
-/// puts them): the argument then holds at the return what the clone copied.
+/// Whether `op` writes no buffer: clones (they write only their fresh
+/// result) and deallocations, or an op without regions whose declared
+/// effects have no write (metadata such as memref.extract_strided_metadata).
+bool writesNoBuffer(Operation *op) {
+  if (isa<bufferization::CloneOp, memref::DeallocOp, bufferization::DeallocOp>(op))
+    return true;
+  auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!iface || op->getNumRegions())
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> effects;
+  iface.getEffects(effects);
+  return llvm::none_of(effects, [](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Write>(e.getEffect());
+  });
+}
+
+/// Whether nothing that writes a buffer lies between `clone` and the return
+/// `ret` of its block (deallocation puts clones and frees there): the
+/// argument then holds at the return what the clone copied.
 bool onlyClonesAndFreesAfter(bufferization::CloneOp clone, func::ReturnOp ret) {
   for (Operation *op = clone->getNextNode(); op && op != ret.getOperation(); op = op->getNextNode())
-    if (!isa<bufferization::CloneOp, memref::DeallocOp, bufferization::DeallocOp>(op))
+    if (!writesNoBuffer(op))
       return false;
   return true;
 }

@@ -351,6 +351,17 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
                         name + " input '" + info->name()->str() + "' is " +
                             dtypeName(t.dtype) + shapeText(t.shape) +
                             ", the entry takes " + dtypeName(info->dtype()));
+    // An appended cache holds its cached rows, then room for the call's T
+    // (the leading extent of the first input, the ids): fewer rows would
+    // put the new ones before the buffer.
+    if (info->appends_rows() && !t.shape.empty() && !inputs[0]->shape.empty() &&
+        t.shape[0] < inputs[0]->shape[0])
+      return makeStatus(K3RT_INVALID_ARGUMENT,
+                        name + " input '" + info->name()->str() + "' has " +
+                            std::to_string(t.shape[0]) + " rows, fewer than the call's " +
+                            std::to_string(inputs[0]->shape[0]) +
+                            " new ones (an appended cache is its cached rows, then room for "
+                            "the call's)");
     if (t.kept && !isOwnKept(t))
       return makeStatus(K3RT_INVALID_ARGUMENT,
                         name + " input '" + info->name()->str() +
@@ -534,16 +545,22 @@ k3rt_status_t CpuExecutable::growRows(HostTensor &t, int64_t rows) {
   // Twice the rows (amortised: a decode step copies nothing), at least 64.
   std::vector<int64_t> shape = t.shape;
   shape[0] = std::max<int64_t>({t.shape[0], 2 * (t.shape[0] - rows), 64});
-  HostTensor bigger = keptTensor(t.dtype, shape, /*zeroed=*/false);
-  if (!bigger.kept)
+  HostTensor bigger;
+  bigger.dtype = t.dtype;
+  bigger.shape = shape;
+  const size_t bytes = size_t(bigger.byteSize());
+  void *p = device ? device->allocate(bytes) : std::malloc(bytes);
+  if (!p)
     return device ? device->takeError()
                   : makeStatus(K3RT_RESOURCE_EXHAUSTED, "no memory for a growing cache");
+  bigger.kept = adopt(uintptr_t(p));
+  bigger.keptBytes = int64_t(bytes);
   if (device) {
-    device->copy(bigger.kept.get(), t.kept.get(), size_t(oldBytes));
+    device->copy(p, t.kept.get(), size_t(oldBytes));
     if (k3rt_status_t s = device->takeError())
       return s;
   } else {
-    std::memcpy(bigger.kept.get(), t.kept.get(), size_t(oldBytes));
+    std::memcpy(p, t.kept.get(), size_t(oldBytes));
   }
   bigger.shape = t.shape;
   t = std::move(bigger);

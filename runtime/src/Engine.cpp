@@ -105,6 +105,11 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
         return makeStatus(K3RT_INVALID_ARGUMENT, "state '" + name + "' is not an [S, W] cache");
       in.mla = true;
       in.appendsRows = info->appends_rows();
+      const EntryPoint *decode = exe.entry("decode");
+      if (!decode->inputs() || decode->inputs()->size() != prefill->inputs()->size() ||
+          decode->inputs()->Get(i)->appends_rows() != in.appendsRows)
+        return makeStatus(K3RT_INVALID_ARGUMENT, "the prefill and decode entries disagree on "
+                                                 "whether '" + name + "' has room for the call's rows");
       in.mlaLayer = e->numMla++;
       in.rowBytes = elements * dtypeBytes(in.dtype);
       if (e->rowBytes && e->rowBytes != in.rowBytes)

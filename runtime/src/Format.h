@@ -14,7 +14,9 @@
 namespace k3rt {
 
 /// Version of the container and its schema; a reader refuses any other.
-constexpr uint32_t kFormatVersion = 1;
+/// 2: an MLA cache input with `appends_rows` is passed with room for the
+/// call's rows (version 1 passed the cached rows alone).
+constexpr uint32_t kFormatVersion = 2;
 /// First 8 bytes of every .k3b. The high-bit byte and the CR LF pair catch
 /// text-mode transfers (as PNG does).
 constexpr char kMagic[8] = {'\x89', 'K', '3', 'B', '\r', '\n', '\x1a', '\n'};

@@ -42,6 +42,11 @@ k3rt_status_t Session::create(CpuExecutable &exe, std::unique_ptr<Session> &out)
       decode->outputs()->size() < decode->inputs()->size())
     return makeStatus(K3RT_INVALID_ARGUMENT,
                       "the decode entry does not take and return the prefill entry's state");
+  for (size_t i = 0; i < prefill->inputs()->size(); ++i)
+    if (prefill->inputs()->Get(i)->appends_rows() != decode->inputs()->Get(i)->appends_rows())
+      return makeStatus(K3RT_INVALID_ARGUMENT,
+                        "the prefill and decode entries disagree on whether input " +
+                            std::to_string(i) + " has room for the call's rows");
   for (size_t i = prefill->inputs()->size(); i < prefill->outputs()->size(); ++i)
     s->snapshotNamesList.push_back(prefill->outputs()->Get(i)->name()->str());
   const auto *logits = prefill->outputs()->Get(0)->shape();

@@ -1,6 +1,7 @@
 // RUN: k3-opt %s --k3-return-arguments | FileCheck %s
 // The pass on deallocated memref IR: a clone is replaced only when nothing
-// but clones and deallocations lies between it and the return.
+// that writes a buffer (only clones, deallocations, metadata) lies between
+// it and the return.
 
 // CHECK-LABEL: func.func @frees_between
 // CHECK-NOT: bufferization.clone %arg0
@@ -11,6 +12,7 @@ func.func @frees_between(%a: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>) {
   %t = memref.alloc() : memref<4xf32>
   %c = bufferization.clone %a : memref<4xf32> to memref<4xf32>
   %n = bufferization.clone %t : memref<4xf32> to memref<4xf32>
+  %base, %off, %size, %stride = memref.extract_strided_metadata %t : memref<4xf32> -> memref<f32>, index, index, index
   memref.dealloc %t : memref<4xf32>
   return %c, %n : memref<4xf32>, memref<4xf32>
 }

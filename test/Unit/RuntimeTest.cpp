@@ -152,9 +152,9 @@ TEST(Bundle, HeaderChecks) {
   img.data[1] = 'X';
   EXPECT_EQ(openMessage(img, img.size), "not a .k3b file (bad magic)");
   Image v2 = build({});
-  v2.data[8] = 2; // header.format_version
+  v2.data[8] = 1; // header.format_version: an older binary
   EXPECT_EQ(openMessage(v2, v2.size, K3RT_UNIMPLEMENTED),
-            "header.format_version=2 but this runtime reads version 1");
+            "header.format_version=1 but this runtime reads version 2");
 }
 
 /// Every truncation is refused, never read past the end.
@@ -206,7 +206,7 @@ TEST(Bundle, SemanticChecksNameTheField) {
   EXPECT_EQ(openMessage(build({.layers = 3}), 4160),
             "layers has 2 entries but config.num_layers=3");
   EXPECT_EQ(openMessage(build({.version = 7}), 4160, K3RT_UNIMPLEMENTED),
-            "header.format_version=7 but this runtime reads version 1");
+            "header.format_version=7 but this runtime reads version 2");
 }
 
 TEST(Bundle, MoreSemanticRules) {

@@ -178,9 +178,10 @@ bench "KDA prefill as the column scan (the GPU default), B=1 T=8192 H=64 dk=dv=1
 bench "KDA chunked prefill (--kda-prefill-form=loops: a host loop over 512 chunks), same sizes" "the form the scan replaced" \
   bench_kda_chunked kda 8192 --bytes=$kda_bytes
 # MLA decode: the bf16 cache (576 per row) and the bf16 kv_b once.
-mla_bytes=$((32768 * 576 * 2 + 16384 * 512 * 2))
-bench "MLA decode, 32768 cached tokens, keys in parts of 256 side by side (the GPU default)" "goal >= 85% of 4.8 TB/s" bench_mla_decode mla 32768 --bytes=$mla_bytes
-bench "MLA decode, 32768 cached tokens, one pass over the keys (--mla-split-keys=0)" "the form the split replaced" bench_mla_one_pass mla 32768 --bytes=$mla_bytes
+# --dim is the cache argument's rows: 32768 cached and the new one.
+mla_bytes=$((32769 * 576 * 2 + 16384 * 512 * 2))
+bench "MLA decode, 32768 cached tokens, keys in parts of 256 side by side (the GPU default)" "goal >= 85% of 4.8 TB/s" bench_mla_decode mla 32769 --bytes=$mla_bytes
+bench "MLA decode, 32768 cached tokens, one pass over the keys (--mla-split-keys=0)" "the form the split replaced" bench_mla_one_pass mla 32769 --bytes=$mla_bytes
 # MoE: every expert's MXFP4 codes and scales once (64 x 3 x 1024 x 1024 x (1/2 + 1/32)).
 moe_bytes=$((64 * 3 * 1024 * 1024 / 2 + 64 * 3 * 1024 * 32))
 bench "MXFP4 MoE, 512 tokens, 64 experts, top-8" "anchor: triton_kernels 2.8 TB/s effective" \
