@@ -444,15 +444,15 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
       }
   }
 
-  // Keep each result asked for in its allocation, or copy it out
-  // (honouring offset and strides); then free the kernel's other
-  // allocations: once each, never an input's buffer or a kept one.
-  // The kept inputs by address (before `outputs` is cleared: an input may
-  // be one of its tensors).
+  // The kept inputs by address, taken before `outputs` is cleared (an input
+  // may be one of its tensors).
   std::map<uintptr_t, std::pair<std::shared_ptr<uint8_t>, int64_t>> keptInputs;
   for (const HostTensor *in : inputs)
     if (in->kept)
       keptInputs[uintptr_t(in->kept.get())] = {in->kept, in->keptBytes};
+  // Keep each result asked for in its allocation, or copy it out
+  // (honouring offset and strides); then free the kernel's other
+  // allocations: once each, never an input's buffer or a kept one.
   outputs.clear();
   std::map<uintptr_t, std::shared_ptr<uint8_t>> keptAllocs;
   size_t at = 0;
