@@ -49,7 +49,7 @@ bool writesNoBuffer(Operation *op) {
 /// Whether nothing that writes a buffer lies between `clone` and the return
 /// `ret` of its block (deallocation puts clones and frees there): the
 /// argument then holds at the return what the clone copied.
-bool onlyClonesAndFreesAfter(bufferization::CloneOp clone, func::ReturnOp ret) {
+bool nothingWritesBetween(bufferization::CloneOp clone, func::ReturnOp ret) {
   for (Operation *op = clone->getNextNode(); op && op != ret.getOperation(); op = op->getNextNode())
     if (!writesNoBuffer(op))
       return false;
@@ -80,7 +80,7 @@ struct K3ReturnArgumentsPass : k3::impl::K3ReturnArgumentsPassBase<K3ReturnArgum
           auto arg = clone ? dyn_cast<BlockArgument>(clone.getInput()) : nullptr;
           if (!arg || arg.getOwner() != &func.getBody().front() || !clone->hasOneUse() ||
               clone.getInput().getType() != clone.getType() ||
-              clone->getBlock() != ret->getBlock() || !onlyClonesAndFreesAfter(clone, ret) ||
+              clone->getBlock() != ret->getBlock() || !nothingWritesBetween(clone, ret) ||
               !returned.insert(arg).second)
             continue;
           operand.set(arg);

@@ -265,8 +265,8 @@ Value lastDims(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width)
 
 /// The tensor `cache` is the leading rows of, when that tensor has exactly
 /// `newRows` more rows (proved by value bounds: S = dim − T in the IR) and
-/// the same type; else null. Its other rows are not read, so writing the
-/// new rows there refines the concatenation's fresh tensor.
+/// the same type; else null. The new rows inserted after the first S then
+/// define every row: the concatenation, built in that tensor.
 static Value roomOf(Value cache, OpFoldResult newRows) {
   auto slice = cache.getDefiningOp<tensor::ExtractSliceOp>();
   if (!slice || slice.getSourceType() != cache.getType() || !slice.hasUnitStride() ||
