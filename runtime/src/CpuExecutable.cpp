@@ -545,22 +545,16 @@ k3rt_status_t CpuExecutable::growRows(HostTensor &t, int64_t rows) {
   // Twice the rows (amortised: a decode step copies nothing), at least 64.
   std::vector<int64_t> shape = t.shape;
   shape[0] = std::max<int64_t>({t.shape[0], 2 * (t.shape[0] - rows), 64});
-  HostTensor bigger;
-  bigger.dtype = t.dtype;
-  bigger.shape = shape;
-  const size_t bytes = size_t(bigger.byteSize());
-  void *p = device ? device->allocate(bytes) : std::malloc(bytes);
-  if (!p)
+  HostTensor bigger = allocateKept(t.dtype, shape);
+  if (!bigger.kept)
     return device ? device->takeError()
                   : makeStatus(K3RT_RESOURCE_EXHAUSTED, "no memory for a growing cache");
-  bigger.kept = adopt(uintptr_t(p));
-  bigger.keptBytes = int64_t(bytes);
   if (device) {
-    device->copy(p, t.kept.get(), size_t(oldBytes));
+    device->copy(bigger.kept.get(), t.kept.get(), size_t(oldBytes));
     if (k3rt_status_t s = device->takeError())
       return s;
   } else {
-    std::memcpy(p, t.kept.get(), size_t(oldBytes));
+    std::memcpy(bigger.kept.get(), t.kept.get(), size_t(oldBytes));
   }
   bigger.shape = t.shape;
   t = std::move(bigger);
@@ -568,22 +562,24 @@ k3rt_status_t CpuExecutable::growRows(HostTensor &t, int64_t rows) {
 }
 
 HostTensor CpuExecutable::keptZeros(DType dtype, std::vector<int64_t> shape) {
-  return keptTensor(dtype, std::move(shape), /*zeroed=*/true);
+  HostTensor t = allocateKept(dtype, shape);
+  if (!t.kept)
+    return HostTensor::zeros(dtype, std::move(shape)); // staged per call instead
+  // Host stores: on a device, the pages move there once.
+  std::memset(t.kept.get(), 0, size_t(t.byteSize()));
+  return t;
 }
 
-HostTensor CpuExecutable::keptTensor(DType dtype, std::vector<int64_t> shape, bool zeroed) {
+HostTensor CpuExecutable::allocateKept(DType dtype, std::vector<int64_t> shape) {
   HostTensor t;
   t.dtype = dtype;
   t.shape = std::move(shape);
   // At least one byte: a zero-size state still has an address.
   size_t bytes = std::max<size_t>(1, size_t(t.byteSize()));
-  void *p = device ? device->allocate(bytes) : std::malloc(bytes);
-  if (!p)
-    return HostTensor::zeros(t.dtype, t.shape); // staged per call instead
-  if (zeroed) // host stores: on a device, the pages move there once
-    std::memset(p, 0, bytes);
-  t.kept = adopt(uintptr_t(p));
-  t.keptBytes = t.byteSize();
+  if (void *p = device ? device->allocate(bytes) : std::malloc(bytes)) {
+    t.kept = adopt(uintptr_t(p));
+    t.keptBytes = t.byteSize();
+  }
   return t;
 }
 

@@ -93,9 +93,9 @@ private:
   /// The owner of a call's result allocation `alloc`, which a kept output
   /// took: freed (CPU) or returned to the pool (device) with its last user.
   std::shared_ptr<uint8_t> adopt(uintptr_t alloc);
-  /// A kept tensor of `shape` (zeroed on request), or a host one when the
-  /// memory cannot be had.
-  HostTensor keptTensor(k3::bundle::DType dtype, std::vector<int64_t> shape, bool zeroed);
+  /// A kept tensor of `shape`, contents unspecified; `kept` is null when
+  /// the memory cannot be had.
+  HostTensor allocateKept(k3::bundle::DType dtype, std::vector<int64_t> shape);
   /// Whether kept tensor `t` belongs to this executable's memory (its
   /// buffer came from `adopt` with the same device) and covers its shape.
   bool isOwnKept(const HostTensor &t) const;
