@@ -37,7 +37,9 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     attends over its `splits` key parts in turn; with `mla-split-keys = n`
     (the GPU form) an op with a static token count (decode) cuts its keys
     into parts of n keys side by side (a batch dimension: the parts run as
-    blocks of the same kernels) plus one part for the rest, merged by LSE.
+    blocks of the same kernels) plus one part for the rest, merged by LSE;
+    with `mla-decode=fused` as well, the parts are one `k3.attend_parts`
+    (one kernel on a GPU: k3-gpu-attend-parts) whose last part is short.
     MXFP4 linear weights are decoded inside the dot products' inner loop;
     MXFP4 codes must be the bytes of a `k3.unpack_e2m1`.
   }];
@@ -58,7 +60,11 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     Option<"mlaSplitKeys", "mla-split-keys", "int64_t", /*default=*/"0",
            "k3.mla_absorbed with a static token count: 0 runs the op's "
            "splits in turn; n > 0 runs parts of n keys side by side (the GPU "
-           "form)">
+           "form)">,
+    Option<"mlaDecode", "mla-decode", "std::string", [{"parts"}],
+           "With mla-split-keys > 0, a decode step's parts: parts (linalg: "
+           "scores, softmax and values as separate loop nests) or fused (one "
+           "k3.attend_parts, for k3-gpu-attend-parts)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
@@ -223,6 +229,35 @@ def K3GpuMmaContractionsPass : Pass<"k3-gpu-mma-contractions"> {
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
+def K3GpuAttendPartsPass : Pass<"k3-gpu-attend-parts"> {
+  let summary = "Run a bufferized k3.attend_parts as one split-K attention kernel on mma.sync";
+  let description = [{
+    Rewrites each `k3.attend_parts` on memrefs (absorbed MLA decode's
+    parts, `--mla-decode-kernel=fused`) into one `gpu.launch`: block
+    (p, r) takes part p and query rows [64 r, 64 r + 64); 8 warps, 256
+    threads. The query rows sit in shared memory as bf16 for the whole
+    part. Per tile of 16 keys: the block copies the tile's rows to shared
+    memory (the next tile's loads are issued before this tile's math, kept
+    in registers: the copy overlaps the tensor-core work), each warp
+    computes one 16 × 8 block of the 64 × 16 scores (`nvvm.mma.sync`
+    m16n8k16, bf16, f32 accumulation), one thread per row updates the
+    running max and sum (online softmax) and writes the tile's
+    probabilities as bf16, and each warp adds P (64 × 16) · V (16 × its
+    columns) into f32 accumulators rescaled by the change of the row's
+    max. Each key row is read from memory once, for its score and its
+    value; no score leaves the chip. The kernel stores the part's max, sum
+    and unnormalised output; the merge by log-sum-exp stays linalg.
+    Dynamic shared memory (about 100 KB for K3's 576-wide rows: the
+    runtime raises the kernel's limit).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -26,15 +26,16 @@ using namespace mlir::k3;
 
 namespace {
 
-/// Extent `i` of a ranked tensor value; dynamic when `i` is out of range, so
-/// that a later rule never reads past a rank an earlier rule rejected.
+/// Extent `i` of a ranked tensor (or, for k3.attend_parts, memref) value;
+/// dynamic when `i` is out of range, so that a later rule never reads past a
+/// rank an earlier rule rejected.
 int64_t extent(Value v, int64_t i) {
-  auto type = cast<RankedTensorType>(v.getType());
+  auto type = cast<ShapedType>(v.getType());
   return i >= 0 && i < type.getRank() ? type.getDimSize(i) : ShapedType::kDynamic;
 }
-int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+int64_t rankOf(Value v) { return cast<ShapedType>(v.getType()).getRank(); }
 Type elementOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getElementType();
+  return cast<ShapedType>(v.getType()).getElementType();
 }
 bool isStatic(int64_t d) { return !ShapedType::isDynamic(d); }
 
@@ -43,7 +44,7 @@ std::string formatShape(Value v) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << '[';
-  llvm::interleaveComma(cast<RankedTensorType>(v.getType()).getShape(), os,
+  llvm::interleaveComma(cast<ShapedType>(v.getType()).getShape(), os,
                         [&](int64_t d) {
                           if (ShapedType::isDynamic(d))
                             os << '?';
@@ -580,6 +581,106 @@ LogicalResult MlaAbsorbedOp::verify() {
     return failure();
   if (getSplits() < 1)
     return emitOpError() << "splits " << getSplits() << " must be at least 1";
+  return success();
+}
+
+LogicalResult AttendPartsOp::verify() {
+  Value q = getQ(), rows = getRows(), m = getMaxInit(), l = getSumInit(), u = getUInit();
+  auto type = [](Value v) { return cast<ShapedType>(v.getType()); };
+  // All tensors (with one result per destination) or all memrefs.
+  bool tensors = isa<RankedTensorType>(q.getType());
+  for (Value v : {q, rows, m, l, u})
+    if (!type(v).hasRank() || isa<RankedTensorType>(v.getType()) != tensors)
+      return emitOpError() << "operands must be all ranked tensors or all memrefs";
+  if (tensors ? getNumResults() != 3 : getNumResults() != 0)
+    return emitOpError() << "has " << getNumResults() << " results, expected "
+                         << (tensors ? 3 : 0) << " on " << (tensors ? "tensors" : "memrefs");
+  for (auto [i, r] : llvm::enumerate(getResults()))
+    if (r.getType() != getDpsInits()[i].getType())
+      return emitOpError() << "result " << i << " has type " << r.getType()
+                           << ", expected its destination's " << getDpsInits()[i].getType();
+  Checker c(*this);
+  c.rank(q, "q", {"M", "D"})
+      .rank(rows, "rows", {"N", "D"})
+      .rank(m, "max", {"M", "P"})
+      .rank(l, "sum", {"M", "P"})
+      .rank(u, "u", {"M", "P", "L"});
+  if (!c.ok())
+    return failure();
+  int64_t d = c.agree({{q, "q", 1}, {rows, "rows", 1}});
+  c.agree({{q, "q", 0}, {m, "max", 0}, {l, "sum", 0}, {u, "u", 0}});
+  int64_t parts = c.agree({{m, "max", 1}, {l, "sum", 1}, {u, "u", 1}});
+  int64_t n = getPartKeys(), keys = extent(rows, 0), values = extent(u, 2);
+  return c
+      .require(n >= 1,
+               [&](InFlightDiagnostic &diag) {
+                 diag << "part_keys must be at least 1, got " << n;
+               })
+      .require(n < 1 || !isStatic(keys) || !isStatic(parts) || parts == (keys + n - 1) / n,
+               [&](InFlightDiagnostic &diag) {
+                 diag << "has " << parts << " parts, expected " << (keys + n - 1) / n
+                      << " for " << keys << " keys in parts of " << n;
+               })
+      .require(!isStatic(values) || !isStatic(d) || values <= d,
+               [&](InFlightDiagnostic &diag) {
+                 diag << "u has " << values << " value columns, more than the rows' " << d;
+               })
+      .require(elementOf(q).isF32() && elementOf(m).isF32() && elementOf(l).isF32() &&
+                   elementOf(u).isF32() && isa<FloatType>(elementOf(rows)),
+               [&](InFlightDiagnostic &diag) {
+                 diag << "q, max, sum and u must be f32 and rows a float type, got rows of "
+                      << elementOf(rows);
+               })
+      .ok()
+      ? success()
+      : failure();
+}
+
+void AttendPartsOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  // On tensors the op is pure; on memrefs it reads its inputs and
+  // overwrites its destinations (never reading them).
+  if (!isa<MemRefType>(getQ().getType()))
+    return;
+  for (OpOperand *in : getDpsInputOperands())
+    effects.emplace_back(MemoryEffects::Read::get(), in, SideEffects::DefaultResource::get());
+  for (OpOperand &out : getDpsInitsMutable())
+    effects.emplace_back(MemoryEffects::Write::get(), &out, SideEffects::DefaultResource::get());
+}
+
+bool AttendPartsOp::bufferizesToMemoryRead(OpOperand &operand,
+                                           const bufferization::AnalysisState &) {
+  // The destinations are only written: their tensors need no copy in.
+  return !isDpsInit(&operand);
+}
+
+bool AttendPartsOp::bufferizesToMemoryWrite(OpOperand &operand,
+                                            const bufferization::AnalysisState &) {
+  return isDpsInit(&operand);
+}
+
+bufferization::AliasingValueList
+AttendPartsOp::getAliasingValues(OpOperand &operand, const bufferization::AnalysisState &) {
+  if (!isDpsInit(&operand))
+    return {};
+  return {{getTiedOpResult(&operand), bufferization::BufferRelation::Equivalent}};
+}
+
+LogicalResult AttendPartsOp::bufferize(RewriterBase &rewriter,
+                                       const bufferization::BufferizationOptions &options,
+                                       bufferization::BufferizationState &state) {
+  SmallVector<Value> buffers;
+  for (Value v : getOperands()) {
+    FailureOr<Value> buffer = bufferization::getBuffer(rewriter, v, options, state);
+    if (failed(buffer))
+      return failure();
+    buffers.push_back(*buffer);
+  }
+  rewriter.setInsertionPoint(*this);
+  AttendPartsOp::create(rewriter, getLoc(), TypeRange(), buffers[0], buffers[1], buffers[2],
+                        buffers[3], buffers[4], getPartKeysAttr());
+  bufferization::replaceOpWithBufferizedValues(rewriter, *this,
+                                               ArrayRef<Value>(buffers).drop_front(2));
   return success();
 }
 

@@ -15,6 +15,8 @@ include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.td"
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -484,6 +486,50 @@ def K3_MlaAbsorbedOp : K3_Op<"mla_absorbed", [Pure]> {
     $q `,` $latent `,` $k_rope `,` `kv_b` `(` $kv_b `)` `,` `cache` `(` $cache `)`
     (`gate` `(` $gate^ `)`)? `scale` `=` $scale (`causal` $causal^)?
     `splits` `=` $splits attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def K3_AttendPartsOp : K3_Op<"attend_parts", [
+    DestinationStyleOpInterface, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite", "getAliasingValues",
+         "bufferize"]>]> {
+  let summary = "Split-K softmax attention over shared key rows, one pass per part";
+  let description = [{
+    The core of absorbed MLA decode on a GPU (MLA.md §7), one fused kernel:
+    `q: [M, D]` f32 query rows (the softmax scale already applied), `rows:
+    [N, D]` key rows shared by every query row (bf16 or f32), whose first
+    `L` columns are also the values. The keys are cut into `P = ⌈N / n⌉`
+    parts of `n = part_keys` keys (the last may be shorter). For every row
+    `m` and part `p`, with `s_j = q_m · rows_j` over the part's keys:
+    `max[m, p] = max_j s_j`, `sum[m, p] = Σ_j e^{s_j − max}` and
+    `u[m, p, :] = Σ_j e^{s_j − max} rows_j[0, L)`: what a log-sum-exp merge
+    of the parts needs. Every key is visible (decode has no mask).
+
+    On tensors it has destination operands and results like linalg; after
+    bufferization it writes its `outs` buffers, and `k3-gpu-attend-parts`
+    turns it into one kernel that reads each key row once, for both the
+    scores and the values.
+
+    Example:
+    ```mlir
+    %m, %l, %u = k3.attend_parts %q, %rows outs(%m0, %l0, %u0) part_keys = 256
+        : (tensor<64x576xf32>, tensor<?x576xbf16>, tensor<64x?xf32>, tensor<64x?xf32>,
+           tensor<64x?x512xf32>) -> (tensor<64x?xf32>, tensor<64x?xf32>, tensor<64x?x512xf32>)
+    ```
+  }];
+  let arguments = (ins AnyShaped:$q, AnyShaped:$rows, AnyShaped:$max_init,
+                   AnyShaped:$sum_init, AnyShaped:$u_init, I64Attr:$part_keys);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $q `,` $rows `outs` `(` $max_init `,` $sum_init `,` $u_init `)`
+    `part_keys` `=` $part_keys attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(), 2, 3);
+    }
   }];
   let hasVerifier = 1;
 }

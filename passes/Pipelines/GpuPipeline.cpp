@@ -15,6 +15,7 @@
 //          as itself: k3-return-arguments), scf.forall as scf.parallel (mapped like
 //          the rest), contractions on tensor cores
 //          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
+//          a fused MLA decode's parts as one kernel (k3-gpu-attend-parts),
 //          buffer copies as linalg (k3-gpu-device-copies), reductions
 //          to loops accumulating in registers, a zero fill before one
 //          folded into it (k3-gpu-register-accumulators), the rest of
@@ -49,7 +50,7 @@
 namespace {
 
 constexpr const char *kGpuTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4}},"
+    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} mla-decode={5}},"
     "convert-elementwise-to-linalg,canonicalize,"
     "k3-gpu-fuse-elementwise,canonicalize";
 
@@ -58,7 +59,7 @@ constexpr const char *kGpuStage =
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,k3-return-arguments,"
-    "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},"
+    "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,"
     "k3-gpu-device-copies,"
     "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"
     "k3-gpu-map-loops{{threads={0} min-blocks={2}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"
@@ -87,7 +88,7 @@ void add(mlir::OpPassManager &pm, const std::string &pipeline) {
 
 void mlir::k3::buildGpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
   add(pm, llvm::formatv(kGpuTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill,
-                        forms.router, forms.mlaSplitKeys)
+                        forms.router, forms.mlaSplitKeys, forms.mlaDecode)
               .str());
 }
 

@@ -150,6 +150,13 @@ static cl::opt<int64_t> mlaSplitKeys(
              "turn) or a part length N (the GPU default 256: parts of N keys side by side, "
              "each a block of the same kernels, and one for the rest, merged by log-sum-exp)"),
     cl::init(-1), cl::cat(k3Category));
+static cl::opt<std::string> mlaDecodeKernel(
+    "mla-decode-kernel",
+    cl::desc("GPU targets, with --mla-split-keys > 0: parts (default; scores, softmax and "
+             "values of every part as separate kernels) or fused (one split-K kernel on "
+             "mma.sync that reads each cached row once, for its score and its value, "
+             "k3-gpu-attend-parts)"),
+    cl::init("parts"), cl::cat(k3Category));
 static cl::opt<std::string> quantizeExperts(
     "quantize-experts",
     cl::desc("Routed experts: keep (default: the checkpoint's format), mxfp4 "
@@ -390,8 +397,12 @@ int main(int argc, char **argv) {
   if (mlaSplitKeys < 0 || mlaSplitKeys > (int64_t(1) << 20))
     return fail("--mla-split-keys=" + Twine(mlaSplitKeys.getValue()) +
                 ": expected 0 or a part length up to 1048576");
-  const mlir::k3::LinalgForms forms{moeDispatch, kdaDecodeForm, kdaPrefillForm, routerForm,
-                                    mlaSplitKeys};
+  if (mlaDecodeKernel != "parts" && mlaDecodeKernel != "fused")
+    return fail("--mla-decode-kernel=" + mlaDecodeKernel + ": expected parts or fused");
+  if (mlaDecodeKernel == "fused" && (!chip || mlaSplitKeys == 0))
+    return fail("--mla-decode-kernel=fused needs a GPU --target and --mla-split-keys > 0");
+  const mlir::k3::LinalgForms forms{moeDispatch,  kdaDecodeForm, kdaPrefillForm,
+                                    routerForm,   mlaSplitKeys,  mlaDecodeKernel};
   if (kdaSegments < 1 || kdaSegments > 1024)
     return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected 1 to 1024");
   if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0 || kdaChunk > 1024)

@@ -186,8 +186,9 @@ void populateKdaScanPatterns(RewritePatternSet &patterns);
 /// loop over heads.
 void populateKdaDecodePatterns(RewritePatternSet &patterns, bool batched);
 /// `splitKeys` > 0: a fixed-token-count op (decode) splits its keys into
-/// parts of that many keys side by side instead of its `splits` in turn.
-void populateMlaAbsorbedPatterns(RewritePatternSet &patterns, int64_t splitKeys);
+/// parts of that many keys side by side instead of its `splits` in turn;
+/// `fused`: as one k3.attend_parts.
+void populateMlaAbsorbedPatterns(RewritePatternSet &patterns, int64_t splitKeys, bool fused);
 /// The MoE by `dispatch`: "grouped" (grouped GEMMs, GroupedMoePattern.cpp),
 /// "slots" (slot-parallel GEMMs, SlotMoePattern.cpp) or "per-token" (the
 /// per-token loop, ChannelMixingPatterns.cpp, which also catches what the

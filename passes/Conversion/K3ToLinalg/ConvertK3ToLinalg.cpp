@@ -55,6 +55,12 @@ struct ConvertK3ToLinalgPass
           << int64_t(mlaSplitKeys);
       return signalPassFailure();
     }
+    if (mlaDecode != "parts" && mlaDecode != "fused") {
+      emitError(getOperation()->getLoc())
+          << "convert-k3-to-linalg: mla-decode must be parts or fused, got '" << mlaDecode
+          << "'";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     if (kdaPrefill == "scan")
       k3::lowering::populateKdaScanPatterns(patterns);
@@ -65,7 +71,7 @@ struct ConvertK3ToLinalgPass
     k3::lowering::populateTokenMixingPatterns(patterns);
     k3::lowering::populateKdaChunkedPatterns(patterns);
     k3::lowering::populateKdaDecodePatterns(patterns, kdaDecode == "batched");
-    k3::lowering::populateMlaAbsorbedPatterns(patterns, mlaSplitKeys);
+    k3::lowering::populateMlaAbsorbedPatterns(patterns, mlaSplitKeys, mlaDecode == "fused");
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -167,8 +167,8 @@ Value mergeParts(OpBuilder &b, Location loc, ArrayRef<Partial> parts) {
 }
 
 struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
-  LowerMlaAbsorbed(MLIRContext *ctx, int64_t splitKeys)
-      : OpRewritePattern(ctx), splitKeys(splitKeys) {}
+  LowerMlaAbsorbed(MLIRContext *ctx, int64_t splitKeys, bool fused)
+      : OpRewritePattern(ctx), splitKeys(splitKeys), fused(fused) {}
 
   LogicalResult matchAndRewrite(MlaAbsorbedOp op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
@@ -277,7 +277,20 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
                           splitDim(b, loc, c, 0, count, len));
     };
     SmallVector<Partial> partials;
-    if (splitKeys > 0 && !ShapedType::isDynamic(qType.getDimSize(0))) {
+    // Whether the one partial holds a single part (o = u / sum).
+    bool onePart = true;
+    if (fused && splitKeys > 0 && !ShapedType::isDynamic(t0) && (t0 == 1 || !causal)) {
+      // One kernel for every part, the last one short (k3.attend_parts,
+      // k3-gpu-attend-parts): each row is read once, for its score and its
+      // value. No position is masked (decode sees the whole cache).
+      Value count = arith::CeilDivUIOp::create(b, loc, keys, cstIndex(b, loc, splitKeys));
+      Value m = empty(b, loc, {rowsM, count}, f32), sum = empty(b, loc, {rowsM, count}, f32);
+      Value u = empty(b, loc, {rowsM, count, b.getIndexAttr(l)}, f32);
+      auto attend = AttendPartsOp::create(b, loc, TypeRange{m.getType(), sum.getType(), u.getType()},
+                                          qt, rows, m, sum, u, b.getI64IntegerAttr(splitKeys));
+      partials.push_back({attend.getResult(0), attend.getResult(1), attend.getResult(2)});
+      onePart = false;
+    } else if (splitKeys > 0 && !ShapedType::isDynamic(qType.getDimSize(0))) {
       // Split-K for a fixed number of tokens (decode): keys/n parts of n
       // keys side by side (a batch dimension: per-part blocks on a GPU, so
       // that a long cache is read by the whole device), then the < n keys
@@ -305,7 +318,7 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     }
     // One part needs no merge: o = u / sum (0 for a row that sees no key).
     Value oLat;
-    if (partials.size() == 1) {
+    if (partials.size() == 1 && onePart) {
       const Partial &only = partials.front();
       AffineMap id3 = identity(ctx, 3), mp = project(ctx, 3, {0, 1});
       oLat = generic(b, loc, {only.u, only.sum}, empty(b, loc, sizesOf(b, loc, only.u), f32),
@@ -345,11 +358,13 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
   }
 
   int64_t splitKeys;
+  /// Decode's parts in one k3.attend_parts (the GPU's fused kernel).
+  bool fused;
 };
 
 } // namespace
 
 void mlir::k3::lowering::populateMlaAbsorbedPatterns(RewritePatternSet &patterns,
-                                                     int64_t splitKeys) {
-  patterns.add<LowerMlaAbsorbed>(patterns.getContext(), splitKeys);
+                                                     int64_t splitKeys, bool fused) {
+  patterns.add<LowerMlaAbsorbed>(patterns.getContext(), splitKeys, fused);
 }

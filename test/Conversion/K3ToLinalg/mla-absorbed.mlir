@@ -1,5 +1,6 @@
 // RUN: k3-opt %s --convert-k3-to-linalg | FileCheck %s
 // RUN: k3-opt %s --convert-k3-to-linalg=mla-split-keys=8 | FileCheck %s --check-prefix=KEYS
+// RUN: k3-opt %s --convert-k3-to-linalg="mla-split-keys=8 mla-decode=fused" | FileCheck %s --check-prefix=FUSED
 
 // Absorbed MLA, 2 splits: the query absorbed into the latent space (a
 // contraction over the 32 nope channels into [T, H, 32]), then the T·H
@@ -65,6 +66,24 @@ func.func @absorbed(%q: tensor<?x2x48xf32>, %c: tensor<?x32xf32>, %kr: tensor<?x
 //       KEYS:   iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x1x32xf32>, tensor<2x1xf32>, tensor<2xf32>, tensor<2xf32>)
 // One token sees every key: no causal mask (no linalg.index), and the
 // softmax scale multiplies the 2 queries, not the scores.
+// With mla-decode=fused, decode's ⌈(S+1)/8⌉ parts (the last one short) are
+// one k3.attend_parts over the scaled queries and the rows, in place of
+// the scores and the per-part softmax; the merge reads its three results.
+// The multi-token op keeps its splits.
+// FUSED-LABEL: func.func @absorbed
+//   FUSED-NOT:   k3.attend_parts
+// FUSED-LABEL: func.func @decode
+//       FUSED:   %[[ROWS:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[%{{.+}}, 0] [1, 48] [1, 1] : tensor<1x48xf32> into tensor<?x48xf32>
+//       FUSED:   %[[N:.+]] = tensor.dim %[[ROWS]], %c0
+//       FUSED:   %[[Q:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]} ins(%{{.+}} : tensor<?x48xf32>)
+//       FUSED:   arith.mulf %{{.+}}, %cst
+//       FUSED:   %[[P:.+]] = arith.ceildivui %[[N]], %c8
+//       FUSED:   %[[A:.+]]:3 = k3.attend_parts %[[Q]], %[[ROWS]] outs(%{{.+}}, %{{.+}}, %{{.+}}) part_keys = 8
+//  FUSED-SAME:     -> (tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?x32xf32>)
+//       FUSED:   ins(%[[A]]#0 : tensor<2x?xf32>)
+//       FUSED:   ins(%[[A]]#0, %[[A]]#1, %{{.+}} : tensor<2x?xf32>, tensor<2x?xf32>, tensor<2xf32>)
+//       FUSED:   ins(%[[A]]#2, %[[A]]#0, %{{.+}}, %{{.+}} : tensor<2x?x32xf32>, tensor<2x?xf32>, tensor<2xf32>, tensor<2xf32>)
+//       FUSED:   return
 // CHECK-LABEL: func.func @decode
 //   CHECK-NOT:   tensor<2x?x8xf32>
 //       CHECK:   %[[S:.+]] = arith.constant 0.144337565 : f32

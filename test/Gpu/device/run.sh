@@ -58,13 +58,14 @@ say ""
 say "| module | function | length | inputs | outputs' relative RMSE | result |"
 say "|---|---|---|---|---|---|"
 # check MODULE FUNCTION LENGTH NOTE [k3-bench flags]; $target picks the GPU
-# build (sm90a unless set).
+# build (sm90a unless set), $cpu the CPU build it is compared with (MODULE's
+# unless set).
 check() {
   local module=$1 fn=$2 len=$3 note=$4
   shift 4
   local out rc
   out=$(step 120 "$bin/k3-bench" device "$k3b/$module.${target:-sm90a}.k3b" --function="$fn" --dim="$len" \
-        --compare="$k3b/$module.cpu.k3b" --repeat=1 "$@")
+        --compare="$k3b/${cpu:-$module}.cpu.k3b" --repeat=1 "$@")
   rc=$?
   local rmse
   rmse=$(echo "$out" | sed -n 's/^output \([0-9]*\) relative_rmse: \([^ ]*\).*/\2/p' | paste -sd, -)
@@ -94,6 +95,15 @@ done
 for len in 15 63 200; do
   check mla_decode_k16 mla "$len" "cache of len, parts of 16 and a rest"
 done
+# The fused decode kernel (--mla-decode-kernel=fused), against the same CPU
+# builds: parts of 256 (1000 keys: 3 and a short one) and of 16.
+for len in 1 15 63 1000; do
+  cpu=mla_decode check mla_decode_fused mla "$len" "fused kernel, cache of len"
+done
+for len in 15 63 200; do
+  cpu=mla_decode check mla_decode_fused_k16 mla "$len" "fused kernel, parts of 16, the last short"
+done
+cpu=mla_decode target=sm80 check mla_decode_fused mla 63 "fused kernel, sm_80 build (PTX JIT)"
 for len in 1 15 63; do
   check mla_prefill mla "$len" "len new tokens, len cached"
 done
@@ -111,28 +121,33 @@ check bench_kda_prefill kda 63 "H=64, dk=dv=128"
 check bench_kda_chunked kda 63 "H=64, dk=dv=128, chunked form"
 check bench_mla_decode mla 1000 "K3 MLA, bf16 cache"
 check bench_mla_one_pass mla 1000 "K3 MLA, bf16 cache, one pass over the keys"
+cpu=bench_mla_decode check bench_mla_fused mla 1000 "K3 MLA, bf16 cache, fused kernel"
+cpu=bench_mla_decode check bench_mla_fused mla 32769 "K3 MLA, bf16 cache, fused kernel, 32768 cached"
 check bench_moe_mxfp4 moe 15 "64 experts, top-8" --range=9:123,130 --range=10:123,130 --range=11:123,130
 
 # End to end: the prompt's logits and 8 greedy steps, GPU vs CPU, for
 # k3-tiny and for k3-small, whose weights are synthesized at load (seed 1:
 # the checkpoint prepare.sh compiled it from).
 prompt=3,1,4,1,5,9,2,6,5,3,5,8,9,7,9,3,2,3,8,4,6,2,6,4,3,3,8,3,2,7,9,5,0,2,8,8,4,1,9,7,1,6,9,3,9,9,3,7,5,1,0,5,8,2,0,9,7,4,9,4,4,5,9
-end_to_end() { # MODEL LIMIT_SECONDS [k3-run flags]
+end_to_end() { # MODEL LIMIT_SECONDS [k3-run flags]; $gpu: the GPU build (MODEL's unless set)
   local model=$1 limit=$2 cpu_tokens gpu_tokens gpu_rc cmp cmp_rc
+  local gpu_build=${gpu:-$model}
   shift 2
   step "$limit" "$bin/k3-run" "$k3b/$model.cpu.k3b" "$@" --tokens=$prompt --generate=8 --dump-logits="$rep/$model.cpu.npy" > /dev/null
   cpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
-  step "$limit" "$bin/k3-run" "$k3b/$model.sm90a.k3b" "$@" --device=cuda --tokens=$prompt --generate=8 --dump-logits="$rep/$model.gpu.npy" > /dev/null
+  step "$limit" "$bin/k3-run" "$k3b/$gpu_build.sm90a.k3b" "$@" --device=cuda --tokens=$prompt --generate=8 --dump-logits="$rep/$model.gpu.npy" > /dev/null
   gpu_rc=$?
   gpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
   cmp=$(step 60 python3 "$art/compare_npy.py" "$rep/$model.cpu.npy" "$rep/$model.gpu.npy" 5e-3)
   cmp_rc=$?
   (( gpu_rc != 0 || cmp_rc != 0 )) && failures=$((failures + 1))
   say ""
-  say "k3-$model, 63-token prompt + 8 greedy steps: logits $cmp (rc $cmp_rc); tokens CPU [$cpu_tokens] GPU [$gpu_tokens] ($([ "$cpu_tokens" = "$gpu_tokens" ] && echo same || echo DIFFERENT))"
+  say "k3-$gpu_build, 63-token prompt + 8 greedy steps: logits $cmp (rc $cmp_rc); tokens CPU [$cpu_tokens] GPU [$gpu_tokens] ($([ "$cpu_tokens" = "$gpu_tokens" ] && echo same || echo DIFFERENT))"
 }
 end_to_end tiny 120
 end_to_end small 240 --synthetic-weights=1
+gpu=tiny_fused end_to_end tiny 120
+gpu=small_fused end_to_end small 240 --synthetic-weights=1
 say ""
 
 say "## 2. SASS (cuobjdump --dump-sass of every cubin)"
@@ -182,6 +197,7 @@ bench "KDA chunked prefill (--kda-prefill-form=loops: a host loop over 512 chunk
 mla_bytes=$((32769 * 576 * 2 + 16384 * 512 * 2))
 bench "MLA decode, 32768 cached tokens, keys in parts of 256 side by side (the GPU default)" "goal >= 85% of 4.8 TB/s" bench_mla_decode mla 32769 --bytes=$mla_bytes
 bench "MLA decode, 32768 cached tokens, one pass over the keys (--mla-split-keys=0)" "the form the split replaced" bench_mla_one_pass mla 32769 --bytes=$mla_bytes
+bench "MLA decode, 32768 cached tokens, the fused split-K kernel (--mla-decode-kernel=fused)" "goal >= 85% of 4.8 TB/s; against the parts form above" bench_mla_fused mla 32769 --bytes=$mla_bytes
 # MoE: every expert's MXFP4 codes and scales once (64 x 3 x 1024 x 1024 x (1/2 + 1/32)).
 moe_bytes=$((64 * 3 * 1024 * 1024 / 2 + 64 * 3 * 1024 * 32))
 bench "MXFP4 MoE, 512 tokens, 64 experts, top-8" "anchor: triton_kernels 2.8 TB/s effective" \
@@ -197,6 +213,11 @@ for model in small tiny; do
   out=$(step 180 "$bin/k3-run" "$k3b/$model.cpu.k3b" "${flags[@]}" --tokens=$prompt --generate=128)
   say "- the same on this machine's CPU: $(echo "$out" | grep -E '^decode')"
 done
+out=$(step 180 "$bin/k3-run" "$k3b/small_fused.sm90a.k3b" --synthetic-weights=1 --device=cuda --tokens=$prompt --generate=128)
+say "- k3-small with the fused MLA decode kernel (--mla-decode-kernel=fused), the same run:"
+say '```'
+say "$(echo "$out" | grep -E 'prefill|decode|device')"
+say '```'
 say ""
 say "numerics failures: $failures"
 exit $(( failures > 0 ))
