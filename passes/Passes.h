@@ -9,12 +9,14 @@
 
 #include "dialects/K3/K3Dialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -81,6 +83,11 @@ void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForm
 /// their accumulators with fills folded in (k3-gpu-register-accumulators),
 /// so that the CPU checks that lowering against the references.
 void buildCpuLlvmStage(OpPassManager &pm, bool gpuReductions = false);
+
+/// Whether k3-gpu-attend-parts builds its kernel for rows of `d` values
+/// and `l` value columns (registers and shared memory); else `why` says
+/// what is too large.
+bool attendPartsKernelFits(int64_t d, int64_t l, std::string *why = nullptr);
 
 /// A GPU target: the NVPTX chip and PTX features, whether contractions use
 /// warpgroup MMA (sm_90a) or mma.sync, and the CUDA toolkit whose libdevice

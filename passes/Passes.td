@@ -240,8 +240,10 @@ def K3GpuAttendPartsPass : Pass<"k3-gpu-attend-parts"> {
     (p, r) takes part p and query rows [64 r, 64 r + 64); 8 warps, 256
     threads. The query rows sit in shared memory as bf16 for the whole
     part. Per tile of 16 keys: the block copies the tile's rows to shared
-    memory (the next tile's loads are issued before this tile's math, kept
-    in registers: the copy overlaps the tensor-core work), each warp
+    memory (bf16 rows a multiple of 8 wide as 16-byte loads, the next
+    tile's issued before this tile's math and kept in registers, so that
+    the copy overlaps the tensor-core work; other rows as pairs rounded to
+    bf16, loaded when needed), each warp
     computes one 16 × 8 block of the 64 × 16 scores (`nvvm.mma.sync`
     m16n8k16, bf16, f32 accumulation), one thread per row updates the
     running max and sum (online softmax) and writes the tile's
@@ -251,13 +253,41 @@ def K3GpuAttendPartsPass : Pass<"k3-gpu-attend-parts"> {
     value; no score leaves the chip. The kernel stores the part's max, sum
     and unnormalised output; the merge by log-sum-exp stays linalg.
     Dynamic shared memory (about 100 KB for K3's 576-wide rows: the
-    runtime raises the kernel's limit).
+    runtime raises the kernel's limit). At most 512 value columns (128
+    accumulators per thread), 256 for rows not a multiple of 8 wide, and
+    at most 163 KiB of shared memory (sm_80's limit): convert-k3-to-linalg
+    keeps the parts form for other shapes, and this pass reports them.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def K3GpuLaunchesToOpenMPPass : Pass<"k3-gpu-launches-to-openmp", "::mlir::ModuleOp"> {
+  let summary = "Run gpu.launch bodies on the host: blocks in a loop, each an OpenMP team (tests)";
+  let description = [{
+    The CPU test path of the hand-built kernels (k3-gpu-attend-parts and
+    the mma.sync kernels of k3-gpu-mma-contractions), whose index
+    arithmetic, barriers and fragment layouts no GPU checks in most
+    sessions. Each `gpu.launch` (not async) becomes a loop over its grid;
+    each block is one `omp.parallel` team of as many threads as the block
+    has. `gpu.barrier` becomes `omp.barrier`; the dynamic shared memory and
+    workgroup attributions become host buffers shared by the team (one
+    for all blocks: they run in turn); `nvvm.mma.sync` m16n8k16 bf16
+    row.col becomes an exchange through the team: each lane deposits its A
+    and B fragments (`k3emu_mma_put`), a barrier, each lane computes its D
+    fragment from all 32 lanes' (`k3emu_mma_get`), a barrier. Those two
+    functions live in test/Emulation (a library given to mlir-runner with
+    libomp). A warp-wide op must be reached by the whole block at once,
+    true of block-uniform kernels; any other GPU op is an error.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::omp::OpenMPDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

@@ -57,6 +57,26 @@ config.substitutions.append(
     )
 )
 
+# GPU kernels run on the CPU (k3-gpu-launches-to-openmp): each block an
+# OpenMP team (LLVM's libomp, Debian's libomp-dev), the warp exchange of
+# emulated mma.sync in test/Emulation. KMP_BLOCKTIME=0: a thread waiting
+# at a barrier sleeps at once (a block has far more threads than cores).
+libomp = "/usr/lib/x86_64-linux-gnu/libomp.so.5"
+if os.path.exists(libomp):
+    config.available_features.add("openmp")
+config.substitutions.append(
+    (
+        "%run_emulated",
+        "env KMP_BLOCKTIME=0 mlir-runner -e main -entry-point-result=void -shared-libs=%s,%s,%s,%s"
+        % (
+            os.path.join(runner_libs, "libmlir_runner_utils.so"),
+            os.path.join(runner_libs, "libmlir_c_runner_utils.so"),
+            libomp,
+            os.path.join(config.k3_obj_root, "test", "emulation", "libk3-gpu-emulation.so"),
+        ),
+    )
+)
+
 # Features: `nvptx-target` when LLVM has the NVPTX backend, `cuda-driver`
 # when libcuda.so.1 loads (device tests say `REQUIRES: cuda-driver`).
 if "NVPTX" in config.llvm_targets.split(";"):

@@ -626,9 +626,10 @@ LogicalResult AttendPartsOp::verify() {
                  diag << "u has " << values << " value columns, more than the rows' " << d;
                })
       .require(elementOf(q).isF32() && elementOf(m).isF32() && elementOf(l).isF32() &&
-                   elementOf(u).isF32() && isa<FloatType>(elementOf(rows)),
+                   elementOf(u).isF32() &&
+                   isa<BFloat16Type, Float16Type, Float32Type>(elementOf(rows)),
                [&](InFlightDiagnostic &diag) {
-                 diag << "q, max, sum and u must be f32 and rows a float type, got rows of "
+                 diag << "q, max, sum and u must be f32 and rows bf16, f16 or f32, got rows of "
                       << elementOf(rows);
                })
       .ok()

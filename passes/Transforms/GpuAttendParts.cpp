@@ -46,13 +46,29 @@ constexpr int64_t kWarps = 8;   // the 8 (m16, n8) blocks of a 64 x 16 score til
 constexpr int64_t kThreads = kWarps * 32;
 constexpr int64_t kPWords = 12; // a P row: 8 words of data, 4 of padding
 constexpr int64_t kSPitch = 17; // an S row: 16 floats, 1 of padding
+constexpr int64_t kMaxValues = 512;
+// sm_80's largest dynamic shared memory per block (sm_90: 227 KiB).
+constexpr int64_t kMaxSharedBytes = 163 * 1024;
+
+/// Shared memory words per row of Q and K for rows of `d` values: ≡ 4
+/// (mod 32), so that the 8 rows of a fragment load fall on 8 disjoint
+/// groups of 4 banks.
+int64_t rowWords(int64_t d) {
+  const int64_t dp = (d + 15) / 16 * 16;
+  return dp / 2 + ((4 - (dp / 2) % 32) + 32) % 32;
+}
+
+int64_t sharedBytes(int64_t d) {
+  return (kRows * rowWords(d) + kKeys * rowWords(d) + kRows * kPWords + kRows * kSPitch + kRows) *
+         4;
+}
 
 struct KernelBuilder {
   OpBuilder &b;
   Location loc;
   k3::AttendPartsOp op;
   int64_t d, dp, qw, l;
-  /// Elements per key-row load: 8 (16-byte vectors of bf16) or 1.
+  /// Elements per key-row load: 8 (16-byte vectors of bf16) or 2 (a pair).
   int64_t width;
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -108,8 +124,7 @@ struct KernelBuilder {
   }
 
   Type unitType() {
-    Type bf16 = b.getBF16Type();
-    return width == 1 ? bf16 : Type(VectorType::get({width}, bf16));
+    return width == 8 ? Type(VectorType::get({8}, b.getBF16Type())) : b.getI32Type();
   }
   int64_t unitsPerRow() const { return dp / width; }
   int64_t unitsPerThread() const {
@@ -117,7 +132,10 @@ struct KernelBuilder {
   }
 
   /// Thread `tid`'s units of the key tile starting at `first` (keys past
-  /// `end` and columns past D are zero), loaded from `rows` in registers.
+  /// `end` and columns past D are zero), loaded from `rows` in registers:
+  /// 16-byte vectors of 8 bf16, or else pairs rounded to bf16 and packed in
+  /// a word (one register per pair: element units would spill next to the
+  /// 128 accumulators).
   SmallVector<Value> loadTile(Value rows, Value first, Value end, Value keys, Value tid) {
     SmallVector<Value> units;
     Type unit = unitType();
@@ -128,41 +146,41 @@ struct KernelBuilder {
       Value e = add(tid, i * kThreads);
       Value r = div(e, unitsPerRow()), col = mul(rem(e, unitsPerRow()), width);
       Value key = add(first, r);
-      Value ok = both(both(lt(e, kKeys * unitsPerRow()), lt(key, end)), lt(col, d));
+      Value ok = both(lt(e, kKeys * unitsPerRow()), lt(key, end));
       // Clamped indices: every load reads inside `rows`; the select
       // replaces what lies outside the tile.
-      Value k = minIdx(key, lastKey), c = minIdx(col, idx(d - width));
-      Value v;
-      if (width == 1) {
-        v = load(rows, {k, c});
-        // f16 widens first: truncf cannot go between types of one width.
-        if (v.getType().isF16())
-          v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-        if (!v.getType().isBF16())
-          v = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
-      } else {
+      Value k = minIdx(key, lastKey);
+      if (width == 8) {
         // 16-byte aligned: D and the row stride are multiples of 8 (checked
         // in `vectorWidth`), the buffers' bases are allocations.
-        v = vector::LoadOp::create(b, loc, cast<VectorType>(unit), rows, ValueRange{k, c},
-                                   /*nontemporal=*/false, llvm::MaybeAlign(16));
+        Value v = vector::LoadOp::create(b, loc, cast<VectorType>(unit), rows,
+                                         ValueRange{k, minIdx(col, idx(d - 8))},
+                                         /*nontemporal=*/false, llvm::MaybeAlign(16));
+        units.push_back(arith::SelectOp::create(b, loc, both(ok, lt(col, d)), v, zero));
+        continue;
       }
-      units.push_back(arith::SelectOp::create(b, loc, ok, v, zero));
+      auto element = [&](Value c) {
+        Value v = load(rows, {k, minIdx(c, idx(d - 1))});
+        if (!v.getType().isF32())
+          v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+        return arith::SelectOp::create(b, loc, both(ok, lt(c, d)), v, f32(0.0)).getResult();
+      };
+      units.push_back(pack(element(col), element(add(col, 1))));
     }
     return units;
   }
 
-  /// Stores thread `tid`'s units into the K tile (bf16 view, pitch 2 qw).
-  void storeTile(ArrayRef<Value> units, Value kTile, Value tid) {
+  /// Stores thread `tid`'s units into the K tile (pitch qw words).
+  void storeTile(ArrayRef<Value> units, Value kWords, Value kBf16, Value tid) {
     for (auto [i, v] : llvm::enumerate(units)) {
       Value e = add(tid, int64_t(i) * kThreads);
-      Value r = div(e, unitsPerRow()), col = mul(rem(e, unitsPerRow()), width);
-      Value at = add(mul(r, 2 * qw), col);
+      Value r = div(e, unitsPerRow()), u = rem(e, unitsPerRow());
       auto body = [&] {
-        if (width == 1)
-          store(v, kTile, {at});
+        if (width == 8)
+          vector::StoreOp::create(b, loc, v, kBf16, ValueRange{add(mul(r, 2 * qw), mul(u, 8))},
+                                  /*nontemporal=*/false, llvm::MaybeAlign(16));
         else
-          vector::StoreOp::create(b, loc, v, kTile, ValueRange{at}, /*nontemporal=*/false,
-                                  llvm::MaybeAlign(16));
+          store(v, kWords, {add(mul(r, qw), u)});
       };
       if ((int64_t(i) + 1) * kThreads <= kKeys * unitsPerRow()) {
         body();
@@ -229,8 +247,14 @@ struct KernelBuilder {
     SmallVector<Value> init{f32(-std::numeric_limits<float>::infinity()), f32(0.0)};
     for (int64_t i = 0; i < 4 * tilesPerWarp * 4; ++i)
       init.push_back(f32(0.0));
-    SmallVector<Value> first = loadTile(rows, start, end, keys, tid);
-    init.append(first.begin(), first.end());
+    // The vector path carries the next tile in 5 x 4 registers (K3's
+    // rows); the pair path (f32 or odd rows) would carry more, spilling
+    // next to the accumulators, and loads each tile when it is needed.
+    const bool prefetch = width == 8;
+    if (prefetch) {
+      SmallVector<Value> first = loadTile(rows, start, end, keys, tid);
+      init.append(first.begin(), first.end());
+    }
     const size_t accAt = 2, unitsAt = 2 + 4 * tilesPerWarp * 4;
 
     auto loop = scf::ForOp::create(b, loc, start, end, idx(kKeys), init);
@@ -241,10 +265,14 @@ struct KernelBuilder {
       ValueRange carried = loop.getRegionIterArgs();
       // The previous tile's P · V has read K and P in every warp.
       gpu::BarrierOp::create(b, loc);
-      storeTile(SmallVector<Value>(carried.drop_front(unitsAt)), kb, tid);
+      storeTile(prefetch ? SmallVector<Value>(carried.drop_front(unitsAt))
+                         : loadTile(rows, k0, end, keys, tid),
+                ks, kb, tid);
       gpu::BarrierOp::create(b, loc);
       // The next tile's loads are in flight during this tile's math.
-      SmallVector<Value> next = loadTile(rows, add(k0, kKeys), end, keys, tid);
+      SmallVector<Value> next;
+      if (prefetch)
+        next = loadTile(rows, add(k0, kKeys), end, keys, tid);
 
       // Scores: warp w computes rows 16 (w / 2) .., keys 8 (w % 2) ..
       {
@@ -362,16 +390,16 @@ struct KernelBuilder {
 };
 
 /// 8 when the rows are bf16 with D and the row stride multiples of 8 and a
-/// unit innermost stride (16-byte vector loads stay aligned), else 1.
+/// unit innermost stride (16-byte vector loads stay aligned), else 2.
 int64_t vectorWidth(MemRefType rows, int64_t d) {
   if (!rows.getElementType().isBF16() || d % 8 != 0)
-    return 1;
+    return 2;
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(rows.getStridesAndOffset(strides, offset)) || strides.size() != 2 ||
       strides[1] != 1 || ShapedType::isDynamic(strides[0]) || strides[0] % 8 != 0 ||
       ShapedType::isDynamic(offset) || offset % 8 != 0)
-    return 1;
+    return 2;
   return 8;
 }
 
@@ -395,16 +423,16 @@ struct K3GpuAttendPartsPass : k3::impl::K3GpuAttendPartsPassBase<K3GpuAttendPart
                          << " and L = " << (ShapedType::isDynamic(l) ? "?" : std::to_string(l));
         return signalPassFailure();
       }
+      std::string why;
+      if (!k3::attendPartsKernelFits(d, l, &why)) {
+        op.emitOpError() << why;
+        return signalPassFailure();
+      }
       OpBuilder b(op);
       Location loc = op.getLoc();
-      const int64_t dp = (d + 15) / 16 * 16;
-      // The Q and K row pitch in words: ≡ 4 (mod 32), so that the 8 rows of
-      // a fragment load fall on 8 disjoint groups of 4 banks.
-      const int64_t qw = dp / 2 + ((4 - (dp / 2) % 32) + 32) % 32;
-      KernelBuilder kb{b, loc, op, d, dp, qw, l,
+      KernelBuilder kb{b, loc, op, d, (d + 15) / 16 * 16, rowWords(d), l,
                        vectorWidth(cast<MemRefType>(op.getRows().getType()), d)};
-      const int64_t bytes =
-          (kRows * qw + kKeys * qw + kRows * kPWords + kRows * kSPitch + kRows) * 4;
+      const int64_t bytes = sharedBytes(d);
       Value keys = memref::DimOp::create(b, loc, op.getRows(), 0);
       Value rowsM = memref::DimOp::create(b, loc, op.getQ(), 0);
       Value parts = memref::DimOp::create(b, loc, op.getMaxInit(), 1);
@@ -422,3 +450,32 @@ struct K3GpuAttendPartsPass : k3::impl::K3GpuAttendPartsPassBase<K3GpuAttendPart
 };
 
 } // namespace
+
+bool mlir::k3::attendPartsKernelFits(int64_t d, int64_t l, std::string *why) {
+  // 64 rows x ⌈L/8⌉ n8 tiles over 8 warps: 4 f32 per tile and lane. At
+  // L = 512 that is 128 accumulators, next to about 100 other registers.
+  if (l > kMaxValues) {
+    if (why)
+      *why = "k3-gpu-attend-parts keeps at most " + std::to_string(kMaxValues) +
+             " value columns in registers, got L = " + std::to_string(l);
+    return false;
+  }
+  // Rows not a multiple of 8 wide load pairs; with the addresses of 19
+  // pairs per thread next to 128 accumulators ptxas spills (148 bytes at
+  // D = 578, L = 512; f32 rows of 576 fit).
+  if (d % 8 != 0 && l > kMaxValues / 2) {
+    if (why)
+      *why = "k3-gpu-attend-parts needs rows a multiple of 8 wide for more than " +
+             std::to_string(kMaxValues / 2) + " value columns, got D = " + std::to_string(d) +
+             " and L = " + std::to_string(l);
+    return false;
+  }
+  if (sharedBytes(d) > kMaxSharedBytes) {
+    if (why)
+      *why = "k3-gpu-attend-parts needs " + std::to_string(sharedBytes(d)) +
+             " bytes of shared memory for rows of D = " + std::to_string(d) + ", over sm_80's " +
+             std::to_string(kMaxSharedBytes);
+    return false;
+  }
+  return true;
+}

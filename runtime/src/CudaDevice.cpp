@@ -400,8 +400,14 @@ struct GpuCallbacks {
              " is outside the device's grid limits (x < 2^31, y and z <= 65535)");
       return;
     }
+    // Over 48 KiB a kernel must opt in; a device with less shared memory
+    // refuses here, named, rather than at the launch.
     if (unsigned(smem) > kDefaultSharedLimit)
-      d.api->cuFuncSetAttribute(f, kFuncMaxDynamicShared, smem);
+      if (CUresult r = d.api->cuFuncSetAttribute(f, kFuncMaxDynamicShared, smem)) {
+        d.fail("CUDA: kernel '" + name + "': " + std::to_string(smem) +
+               " bytes of dynamic shared memory refused: " + resultName(*d.api, r));
+        return;
+      }
     if (d.timed && !d.eventStartPending)
       d.eventStartPending = d.api->cuEventRecord(d.eventStart, d.stream) == 0;
     if (CUresult r = d.api->cuLaunchKernel(f, unsigned(gx), unsigned(gy), unsigned(gz),

@@ -54,17 +54,26 @@ func.func @k3(%q: memref<64x576xf32>, %rows: memref<?x576xbf16>, %m: memref<64x?
   return
 }
 
-// k3-tiny's shapes: f32 rows of 40 (32 latent): element loads rounded to
-// bf16, 3 per thread (16 x 48 padded columns); rows padded to 36 words;
-// 4 n8 tiles of values, so each warp has one (warps 4-7 compute clamped
-// columns they never store): 4 mma.sync of P · V per warp, 16 stores.
+// k3-tiny's shapes: f32 rows of 40 (32 latent): pairs of elements rounded
+// to bf16 and packed in a word, 2 per thread (16 rows of 24 words), loaded
+// when the tile is needed (no prefetch: pairs would spill next to K3's
+// accumulators); rows padded to 36 words; 4 n8 tiles of values, so each
+// warp has one (warps 4-7 compute clamped columns they never store): 4
+// mma.sync of P · V per warp, 16 stores.
 // CHECK-LABEL: func.func @tiny
 //       CHECK:   gpu.launch {{.+}} dynamic_shared_memory_size %c19200_i32
 //       CHECK:   memref.view %{{.+}}[%c9216{{.*}}][] : {{.+}} to memref<576xi32, #gpu.address_space<workgroup>>
 //       CHECK:   memref.view %{{.+}}[%c18944{{.*}}][] : {{.+}} to memref<64xf32, #gpu.address_space<workgroup>>
-//   CHECK-NOT:   vector.load
-// CHECK-COUNT-3:   memref.load %arg1[%{{.+}}, %{{.+}}] : memref<?x40xf32>
-//       CHECK:   scf.for %{{.+}} step %c16{{.*}} iter_args({{.+}}) -> (f32, f32, {{(f32, )+}}bf16, bf16, bf16)
+//   CHECK-NOT:   memref.load %arg1
+//       CHECK:   scf.for %{{.+}} step %c16{{.*}} iter_args({{.+}}) -> (f32, f32, {{(f32, )+}}f32) {
+//  CHECK-NEXT:     gpu.barrier
+// CHECK-COUNT-4:   memref.load %arg1[%{{.+}}, %{{.+}}] : memref<?x40xf32>
+//   CHECK-NOT:     vector.load
+//       CHECK:     memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<576xi32, #gpu.address_space<workgroup>>
+//       CHECK:     scf.if
+//       CHECK:       memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<576xi32, #gpu.address_space<workgroup>>
+//       CHECK:     gpu.barrier
+//   CHECK-NOT:     memref.load %arg1
 //       CHECK:     scf.for %{{.+}} = %c0{{.*}} to %c24{{.*}} step %c8
 //       CHECK:       nvvm.mma.sync
 //       CHECK:     scf.if %{{.+}} -> (f32, f32)

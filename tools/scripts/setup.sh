@@ -12,7 +12,7 @@ packages=(
   cmake g++ ninja-build ccache python3
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev
-  libgtest-dev libbenchmark-dev
+  libgtest-dev libbenchmark-dev libomp-dev
 )
 
 missing=()

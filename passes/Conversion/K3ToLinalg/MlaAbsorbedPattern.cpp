@@ -15,6 +15,7 @@
 
 #include "dialects/K3/K3Ops.h"
 #include "passes/Conversion/K3ToLinalg/Common.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -279,7 +280,8 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     SmallVector<Partial> partials;
     // Whether the one partial holds a single part (o = u / sum).
     bool onePart = true;
-    if (fused && splitKeys > 0 && !ShapedType::isDynamic(t0) && (t0 == 1 || !causal)) {
+    if (fused && splitKeys > 0 && !ShapedType::isDynamic(t0) && (t0 == 1 || !causal) &&
+        attendPartsKernelFits(l + r, l)) {
       // One kernel for every part, the last one short (k3.attend_parts,
       // k3-gpu-attend-parts): each row is read once, for its score and its
       // value. No position is masked (decode sees the whole cache).

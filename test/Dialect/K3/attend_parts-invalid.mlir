@@ -64,7 +64,7 @@ func.func @results(%q: tensor<2x40xf32>, %rows: tensor<40x40xf32>, %m: tensor<2x
 
 func.func @types(%q: memref<2x40xf16>, %rows: memref<40x40xf32>, %m: memref<2x3xf32>,
                  %l: memref<2x3xf32>, %u: memref<2x3x32xf32>) {
-  // expected-error @+1 {{q, max, sum and u must be f32 and rows a float type}}
+  // expected-error @+1 {{q, max, sum and u must be f32 and rows bf16, f16 or f32}}
   k3.attend_parts %q, %rows outs(%m, %l, %u) part_keys = 16
       : (memref<2x40xf16>, memref<40x40xf32>, memref<2x3xf32>, memref<2x3xf32>, memref<2x3x32xf32>) -> ()
   return
