@@ -46,16 +46,17 @@ llvm_config.add_tool_substitutions(
     [ToolSubst("mlir-runner", unresolved="fatal")], [config.llvm_tools_dir]
 )
 runner_libs = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
-config.substitutions.append(
-    (
-        "%run_main",
-        "mlir-runner -e main -entry-point-result=void -shared-libs=%s,%s"
-        % (
-            os.path.join(runner_libs, "libmlir_runner_utils.so"),
-            os.path.join(runner_libs, "libmlir_c_runner_utils.so"),
-        ),
-    )
-)
+runner_utils = [
+    os.path.join(runner_libs, "libmlir_runner_utils.so"),
+    os.path.join(runner_libs, "libmlir_c_runner_utils.so"),
+]
+
+
+def runner(libs):
+    return "mlir-runner -e main -entry-point-result=void -shared-libs=" + ",".join(libs)
+
+
+config.substitutions.append(("%run_main", runner(runner_utils)))
 
 # GPU kernels run on the CPU (k3-gpu-launches-to-openmp): each block an
 # OpenMP team (LLVM's libomp, Debian's libomp-dev), the warp exchange of
@@ -64,17 +65,9 @@ config.substitutions.append(
 libomp = "/usr/lib/x86_64-linux-gnu/libomp.so.5"
 if os.path.exists(libomp):
     config.available_features.add("openmp")
+emulation = os.path.join(config.k3_obj_root, "test", "emulation", "libk3-gpu-emulation.so")
 config.substitutions.append(
-    (
-        "%run_emulated",
-        "env KMP_BLOCKTIME=0 mlir-runner -e main -entry-point-result=void -shared-libs=%s,%s,%s,%s"
-        % (
-            os.path.join(runner_libs, "libmlir_runner_utils.so"),
-            os.path.join(runner_libs, "libmlir_c_runner_utils.so"),
-            libomp,
-            os.path.join(config.k3_obj_root, "test", "emulation", "libk3-gpu-emulation.so"),
-        ),
-    )
+    ("%run_emulated", "env KMP_BLOCKTIME=0 " + runner(runner_utils + [libomp, emulation]))
 )
 
 # Features: `nvptx-target` when LLVM has the NVPTX backend, `cuda-driver`
