@@ -73,10 +73,10 @@ void buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options);
 struct LinalgForms {
   std::string moeDispatch, kdaDecode, kdaPrefill, router;
   int64_t mlaSplitKeys = 0;
-  /// `parts` or `fused` (k3.attend_parts: one kernel, GPU only).
+  /// `parts` or `fused` (k3.attend_parts: one kernel, the GPU default).
   std::string mlaDecode = "parts";
   static LinalgForms cpu() { return {"grouped", "per-head", "loops", "loops", 0, "parts"}; }
-  static LinalgForms gpu() { return {"slots", "batched", "scan", "picks", 256, "parts"}; }
+  static LinalgForms gpu() { return {"slots", "batched", "scan", "picks", 256, "fused"}; }
 };
 void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::cpu());
 /// `gpuReductions`: reductions lowered as on the GPU, to loops carrying

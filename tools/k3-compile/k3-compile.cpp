@@ -152,11 +152,11 @@ static cl::opt<int64_t> mlaSplitKeys(
     cl::init(-1), cl::cat(k3Category));
 static cl::opt<std::string> mlaDecodeKernel(
     "mla-decode-kernel",
-    cl::desc("GPU targets, with --mla-split-keys > 0: parts (default; scores, softmax and "
-             "values of every part as separate kernels) or fused (one split-K kernel on "
-             "mma.sync that reads each cached row once, for its score and its value, "
-             "k3-gpu-attend-parts)"),
-    cl::init("parts"), cl::cat(k3Category));
+    cl::desc("GPU targets, with --mla-split-keys > 0: fused (the default: one split-K "
+             "kernel on mma.sync that reads each cached row once, for its score and its "
+             "value, k3-gpu-attend-parts) or parts (scores, softmax and values of every part "
+             "as separate kernels, for comparisons)"),
+    cl::init(""), cl::cat(k3Category));
 static cl::opt<std::string> quantizeExperts(
     "quantize-experts",
     cl::desc("Routed experts: keep (default: the checkpoint's format), mxfp4 "
@@ -397,6 +397,8 @@ int main(int argc, char **argv) {
   if (mlaSplitKeys < 0 || mlaSplitKeys > (int64_t(1) << 20))
     return fail("--mla-split-keys=" + Twine(mlaSplitKeys.getValue()) +
                 ": expected 0 or a part length up to 1048576");
+  if (mlaDecodeKernel.getNumOccurrences() == 0)
+    mlaDecodeKernel = chip && mlaSplitKeys > 0 ? "fused" : "parts";
   if (mlaDecodeKernel != "parts" && mlaDecodeKernel != "fused")
     return fail("--mla-decode-kernel=" + mlaDecodeKernel + ": expected parts or fused");
   if (mlaDecodeKernel == "fused" && (!chip || mlaSplitKeys == 0))

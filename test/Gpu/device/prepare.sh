@@ -37,25 +37,25 @@ compile kda_chunked "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-f
 "$build/bin/k3-compile" "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=loops \
   --target=sm_80 -o "$out/k3b/kda_chunked.sm80.k3b"
 compile bench_kda_chunked "$root/test/Gpu/device/kda_prefill.mlir" --kda-prefill-form=loops
-# MLA decode's GPU default splits the keys into parts of 256 side by side:
-# checked with parts of 16 too (short caches have no full part of 256);
+# MLA decode's GPU default splits the keys into parts of 256 (one fused
+# kernel): checked with parts of 16 too (short caches have no full part of
+# 256, and tiles then cross no part's end);
 # one pass over all keys (--mla-split-keys=0) is timed next to it.
 compile mla_decode_k16 "$root/test/Execution/Inputs/mla_decode.mlir" --mla-split-keys=16
 compile bench_mla_one_pass "$root/test/Gpu/device/mla_decode.mlir" --mla-split-keys=0
-# The fused MLA decode kernel (--mla-decode-kernel=fused: one split-K
-# kernel on mma.sync, k3-gpu-attend-parts) has GPU builds only; run.sh
-# checks them against the default modules' CPU builds.
+# MLA decode's GPU default is one split-K kernel (--mla-decode-kernel=fused,
+# k3-gpu-attend-parts); the parts form it replaced (separate score, softmax
+# and P · V kernels) has GPU builds too, checked against the same CPU
+# builds and timed next to it.
 gpu_only() { # NAME SOURCE [flags]: NAME.sm90a.k3b
   local name=$1 src=$2
   shift 2
   "$build/bin/k3-compile" "$src" "$@" --target=sm_90a -o "$out/k3b/$name.sm90a.k3b"
 }
-gpu_only mla_decode_fused "$root/test/Execution/Inputs/mla_decode.mlir" --mla-decode-kernel=fused
-gpu_only mla_decode_fused_k16 "$root/test/Execution/Inputs/mla_decode.mlir" --mla-decode-kernel=fused \
+gpu_only mla_decode_parts "$root/test/Execution/Inputs/mla_decode.mlir" --mla-decode-kernel=parts
+gpu_only mla_decode_parts_k16 "$root/test/Execution/Inputs/mla_decode.mlir" --mla-decode-kernel=parts \
   --mla-split-keys=16
-"$build/bin/k3-compile" "$root/test/Execution/Inputs/mla_decode.mlir" --mla-decode-kernel=fused \
-  --target=sm_80 -o "$out/k3b/mla_decode_fused.sm80.k3b"
-gpu_only bench_mla_fused "$root/test/Gpu/device/mla_decode.mlir" --mla-decode-kernel=fused
+gpu_only bench_mla_parts "$root/test/Gpu/device/mla_decode.mlir" --mla-decode-kernel=parts
 # End to end: k3-tiny (synthetic, seed 6), and k3-small without its weights
 # (336 MB do not fit the device tool's 64 MiB): run.sh fills them with the
 # synthetic checkpoint's values (k3-run --synthetic-weights=1), exactly those
@@ -64,8 +64,8 @@ gpu_only bench_mla_fused "$root/test/Gpu/device/mla_decode.mlir" --mla-decode-ke
 compile tiny "$out/tmp/tiny"
 "$build/bin/k3-compile" "$root/models/k3-small" --write-synthetic="$out/tmp/small" --seed=1
 compile small "$out/tmp/small" --omit-weights
-gpu_only tiny_fused "$out/tmp/tiny" --mla-decode-kernel=fused
-gpu_only small_fused "$out/tmp/small" --omit-weights --mla-decode-kernel=fused
+gpu_only tiny_parts "$out/tmp/tiny" --mla-decode-kernel=parts
+gpu_only small_parts "$out/tmp/small" --omit-weights --mla-decode-kernel=parts
 rm -rf "$out/tmp"
 # PTX text and cubins compress well (k3-small's 38 MB to 8): run.sh unpacks.
 gzip -9 "$out"/k3b/*.k3b

@@ -90,20 +90,19 @@ done
 check kda_chunked kda_softplus 63 "chunked form, mma.sync"
 target=sm80 check kda_chunked kda_lb 63 "chunked form, sm_80 build (PTX JIT)"
 for len in 1 15 63 1000; do
-  check mla_decode mla "$len" "cache of len (parts of 256: 1000 has 3 and a rest)"
+  check mla_decode mla "$len" "fused kernel, cache of len (parts of 256: 1000 has 3 and a short one)"
 done
 for len in 15 63 200; do
-  check mla_decode_k16 mla "$len" "cache of len, parts of 16 and a rest"
+  check mla_decode_k16 mla "$len" "fused kernel, parts of 16, the last short"
 done
-# The fused decode kernel (--mla-decode-kernel=fused), against the same CPU
-# builds: parts of 256 (1000 keys: 3 and a short one) and of 16.
+# The parts form (--mla-decode-kernel=parts: score, softmax and P · V as
+# separate kernels), against the same CPU builds.
 for len in 1 15 63 1000; do
-  cpu=mla_decode check mla_decode_fused mla "$len" "fused kernel, cache of len"
+  cpu=mla_decode check mla_decode_parts mla "$len" "parts form, cache of len"
 done
 for len in 15 63 200; do
-  cpu=mla_decode check mla_decode_fused_k16 mla "$len" "fused kernel, parts of 16, the last short"
+  cpu=mla_decode check mla_decode_parts_k16 mla "$len" "parts form, parts of 16"
 done
-cpu=mla_decode target=sm80 check mla_decode_fused mla 63 "fused kernel, sm_80 build (PTX JIT)"
 for len in 1 15 63; do
   check mla_prefill mla "$len" "len new tokens, len cached"
 done
@@ -121,8 +120,8 @@ check bench_kda_prefill kda 63 "H=64, dk=dv=128"
 check bench_kda_chunked kda 63 "H=64, dk=dv=128, chunked form"
 check bench_mla_decode mla 1000 "K3 MLA, bf16 cache"
 check bench_mla_one_pass mla 1000 "K3 MLA, bf16 cache, one pass over the keys"
-cpu=bench_mla_decode check bench_mla_fused mla 1000 "K3 MLA, bf16 cache, fused kernel"
-cpu=bench_mla_decode check bench_mla_fused mla 32769 "K3 MLA, bf16 cache, fused kernel, 32768 cached"
+check bench_mla_decode mla 32769 "K3 MLA, bf16 cache, 32768 cached"
+cpu=bench_mla_decode check bench_mla_parts mla 1000 "K3 MLA, bf16 cache, parts form"
 check bench_moe_mxfp4 moe 15 "64 experts, top-8" --range=9:123,130 --range=10:123,130 --range=11:123,130
 
 # End to end: the prompt's logits and 8 greedy steps, GPU vs CPU, for
@@ -146,8 +145,8 @@ end_to_end() { # MODEL LIMIT_SECONDS [k3-run flags]; $gpu: the GPU build (MODEL'
 }
 end_to_end tiny 120
 end_to_end small 240 --synthetic-weights=1
-gpu=tiny_fused end_to_end tiny 120
-gpu=small_fused end_to_end small 240 --synthetic-weights=1
+gpu=tiny_parts end_to_end tiny 120
+gpu=small_parts end_to_end small 240 --synthetic-weights=1
 say ""
 
 say "## 2. SASS (cuobjdump --dump-sass of every cubin)"
@@ -195,9 +194,9 @@ bench "KDA chunked prefill (--kda-prefill-form=loops: a host loop over 512 chunk
 # MLA decode: the bf16 cache (576 per row) and the bf16 kv_b once.
 # --dim is the cache argument's rows: 32768 cached and the new one.
 mla_bytes=$((32769 * 576 * 2 + 16384 * 512 * 2))
-bench "MLA decode, 32768 cached tokens, keys in parts of 256 side by side (the GPU default)" "goal >= 85% of 4.8 TB/s" bench_mla_decode mla 32769 --bytes=$mla_bytes
+bench "MLA decode, 32768 cached tokens, one split-K kernel over parts of 256 (the GPU default, --mla-decode-kernel=fused)" "goal >= 85% of 4.8 TB/s" bench_mla_decode mla 32769 --bytes=$mla_bytes
+bench "MLA decode, 32768 cached tokens, the parts as separate kernels (--mla-decode-kernel=parts)" "the form the fused kernel replaced" bench_mla_parts mla 32769 --bytes=$mla_bytes
 bench "MLA decode, 32768 cached tokens, one pass over the keys (--mla-split-keys=0)" "the form the split replaced" bench_mla_one_pass mla 32769 --bytes=$mla_bytes
-bench "MLA decode, 32768 cached tokens, the fused split-K kernel (--mla-decode-kernel=fused)" "goal >= 85% of 4.8 TB/s; against the parts form above" bench_mla_fused mla 32769 --bytes=$mla_bytes
 # MoE: every expert's MXFP4 codes and scales once (64 x 3 x 1024 x 1024 x (1/2 + 1/32)).
 moe_bytes=$((64 * 3 * 1024 * 1024 / 2 + 64 * 3 * 1024 * 32))
 bench "MXFP4 MoE, 512 tokens, 64 experts, top-8" "anchor: triton_kernels 2.8 TB/s effective" \
@@ -213,8 +212,8 @@ for model in small tiny; do
   out=$(step 180 "$bin/k3-run" "$k3b/$model.cpu.k3b" "${flags[@]}" --tokens=$prompt --generate=128)
   say "- the same on this machine's CPU: $(echo "$out" | grep -E '^decode')"
 done
-out=$(step 180 "$bin/k3-run" "$k3b/small_fused.sm90a.k3b" --synthetic-weights=1 --device=cuda --tokens=$prompt --generate=128)
-say "- k3-small with the fused MLA decode kernel (--mla-decode-kernel=fused), the same run:"
+out=$(step 180 "$bin/k3-run" "$k3b/small_parts.sm90a.k3b" --synthetic-weights=1 --device=cuda --tokens=$prompt --generate=128)
+say "- k3-small with MLA decode's parts as separate kernels (--mla-decode-kernel=parts), the same run:"
 say '```'
 say "$(echo "$out" | grep -E 'prefill|decode|device')"
 say '```'
