@@ -282,7 +282,9 @@ def K3GpuLaunchesToOpenMPPass : Pass<"k3-gpu-launches-to-openmp", "::mlir::Modul
     fragment from all 32 lanes' (`k3emu_mma_get`), a barrier. Those two
     functions live in test/Emulation (a library given to mlir-runner with
     libomp). A warp-wide op must be reached by the whole block at once,
-    true of block-uniform kernels; any other GPU op is an error.
+    true of block-uniform kernels; any other GPU op is an error, and a
+    team smaller than its block (an OpenMP thread limit) stops the run
+    with one line (`k3emu_team`).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

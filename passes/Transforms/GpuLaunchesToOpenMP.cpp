@@ -116,6 +116,14 @@ struct K3GpuLaunchesToOpenMPPass
     auto threadNum = declare(module, "omp_get_thread_num", FunctionType::get(ctx, {}, {i32}));
     Value t = arith::IndexCastUIOp::create(
         b, loc, index, func::CallOp::create(b, loc, threadNum, ValueRange()).getResult(0));
+    // A team smaller than the block (an OpenMP thread limit) would break
+    // every barrier: k3emu_team stops the run with one line instead.
+    auto teamSize = declare(module, "omp_get_num_threads", FunctionType::get(ctx, {}, {i32}));
+    auto check = declare(module, "k3emu_team", FunctionType::get(ctx, {i64, i32}, {}));
+    func::CallOp::create(
+        b, loc, check,
+        ValueRange{arith::IndexCastUIOp::create(b, loc, i64, threads),
+                   func::CallOp::create(b, loc, teamSize, ValueRange()).getResult(0)});
     Value tx = arith::RemUIOp::create(b, loc, t, block.x);
     Value rest = arith::DivUIOp::create(b, loc, t, block.x);
     Value ty = arith::RemUIOp::create(b, loc, rest, block.y);

@@ -14,6 +14,8 @@
  *===----------------------------------------------------------------------===*/
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { kMaxThreads = 1024 };
@@ -26,6 +28,16 @@ static float bf16(uint32_t word, int high) {
   float f;
   memcpy(&f, &bits, sizeof f);
   return f;
+}
+
+/* Every thread of the block must be in the team (the barriers count on
+ * it), and the exchange holds at most kMaxThreads. */
+void k3emu_team(int64_t threads, int32_t team) {
+  if (team != threads || threads > kMaxThreads) {
+    fprintf(stderr, "k3emu: a block of %lld threads in an OpenMP team of %d (at most %d)\n",
+            (long long)threads, (int)team, (int)kMaxThreads);
+    abort();
+  }
 }
 
 void k3emu_mma_put(int64_t tid, int32_t a0, int32_t a1, int32_t a2, int32_t a3, int32_t b0,
