@@ -66,8 +66,9 @@ struct CpuK3Options {
 void buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options);
 /// The forms convert-k3-to-linalg picks where there is a choice: the CPU's
 /// (grouped MoE, per-head KDA decode, KDA prefill and the router as host
-/// loops) or the GPU's (slot MoE, batched decode, KDA prefill as a column
-/// scan, the router per (token, pick): no data-dependent, per-token or
+/// loops) or the GPU's (slot MoE, batched decode, KDA prefill as one chunk
+/// kernel where the decay is bounded and a column scan elsewhere, the
+/// router per (token, pick): no data-dependent, per-token or
 /// per-head host loops), and MLA decode's key parts: the op's `splits` in
 /// turn (0) or parts of that many keys side by side (the GPU's split-K).
 struct LinalgForms {
@@ -76,7 +77,7 @@ struct LinalgForms {
   /// `parts` or `fused` (k3.attend_parts: one kernel, the GPU default).
   std::string mlaDecode = "parts";
   static LinalgForms cpu() { return {"grouped", "per-head", "loops", "loops", 0, "parts"}; }
-  static LinalgForms gpu() { return {"slots", "batched", "scan", "picks", 256, "fused"}; }
+  static LinalgForms gpu() { return {"slots", "batched", "chunks", "picks", 256, "fused"}; }
 };
 void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::cpu());
 /// `gpuReductions`: reductions lowered as on the GPU, to loops carrying
@@ -88,6 +89,11 @@ void buildCpuLlvmStage(OpPassManager &pm, bool gpuReductions = false);
 /// and `l` value columns (registers and shared memory); else `why` says
 /// what is too large.
 bool attendPartsKernelFits(int64_t d, int64_t l, std::string *why = nullptr);
+
+/// Whether k3-gpu-kda-chunks builds its kernel for `dk` key and `dv` value
+/// channels per head (registers and shared memory); else `why` says what
+/// is too large.
+bool kdaChunksKernelFits(int64_t dk, int64_t dv, std::string *why = nullptr);
 
 /// A GPU target: the NVPTX chip and PTX features, whether contractions use
 /// warpgroup MMA (sm_90a) or mma.sync, and the CUDA toolkit whose libdevice

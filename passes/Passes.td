@@ -32,7 +32,10 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     `kda-decode=batched` runs each step for all heads at once. With
     `kda-prefill=scan`, `k3.kda` and `k3.kda_chunked` become one
     `scf.forall` over the state's columns, each scanning all tokens
-    (KdaScanPattern.cpp). `k3.router` loops over tokens, or with
+    (KdaScanPattern.cpp); with `kda-prefill=chunks`, a factored
+    `k3.kda_chunked` becomes one `k3.kda_chunks` (one kernel on a GPU:
+    k3-gpu-kda-chunks; KdaChunksPattern.cpp) and the rest the scan.
+    `k3.router` loops over tokens, or with
     `router=picks` is one loop nest over (token, pick). `k3.mla_absorbed`
     attends over its `splits` key parts in turn; with `mla-split-keys = n`
     (the GPU form) an op with a static token count (decode) cuts its keys
@@ -52,8 +55,10 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
            "batched (every step once for all heads: the GPU form)">,
     Option<"kdaPrefill", "kda-prefill", "std::string", [{"loops"}],
            "How k3.kda and k3.kda_chunked run: loops (a loop over tokens or "
-           "chunks, each step a loop nest) or scan (one loop nest over the "
-           "state's columns, each scanning every token: the GPU form)">,
+           "chunks, each step a loop nest), scan (one loop nest over the "
+           "state's columns, each scanning every token) or chunks (a factored "
+           "k3.kda_chunked as k3.kda_chunks, for k3-gpu-kda-chunks; the rest "
+           "as scan)">,
     Option<"router", "router", "std::string", [{"loops"}],
            "How k3.router picks its top-k: loops (a loop over tokens) or "
            "picks (one loop nest over (token, pick): the GPU form)">,
@@ -263,6 +268,37 @@ def K3GpuAttendPartsPass : Pass<"k3-gpu-attend-parts"> {
     "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def K3GpuKdaChunksPass : Pass<"k3-gpu-kda-chunks"> {
+  let summary = "Run a bufferized k3.kda_chunks as one chunked KDA kernel on mma.sync";
+  let description = [{
+    Rewrites each `k3.kda_chunks` on memrefs (KDA prefill,
+    `--kda-prefill-form=chunks`) into one `gpu.launch`: block (h, j) takes
+    value head h and value channels [64 j, 64 j + 64) (fewer for narrow
+    heads), one warp per 16 channels, and walks the tokens in chunks of 16
+    with its slice of the state in f32 registers. Per chunk, in shared
+    memory: the cumulative decay, the factors of the chunk matrices against
+    the decay at row 8, L and Aqk as f32 dot products, the UT transform by
+    forward substitution in f32; then on `nvvm.mma.sync` m16n8k16 (bf16,
+    f32 accumulation) the deltas, the output (inter- and intra-chunk) and
+    the state update, chained through registers. One launch for any T;
+    the state is read and written once. With `split-operands` the state
+    and the deltas enter the tensor cores as two bf16 terms. At most 128
+    key channels; convert-k3-to-linalg keeps the column scan otherwise,
+    and this pass reports such shapes.
+  }];
+  let options = [
+    Option<"splitOperands", "split-operands", "bool", /*default=*/"true",
+           "Feed the state and the deltas to the tensor cores as bf16 hi + lo "
+           "(twice their MMAs) instead of one bf16 rounding">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

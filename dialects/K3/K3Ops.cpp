@@ -685,6 +685,115 @@ LogicalResult AttendPartsOp::bufferize(RewriterBase &rewriter,
   return success();
 }
 
+LogicalResult KdaChunksOp::verify() {
+  Value q = getQ(), k = getK(), v = getV(), g = getG(), beta = getBeta(), out = getOutInit(),
+        s = getStateInit(), states = getBoundariesInit();
+  auto type = [](Value x) { return cast<ShapedType>(x.getType()); };
+  bool tensors = isa<RankedTensorType>(q.getType());
+  for (Value x : getOperands())
+    if (!type(x).hasRank() || isa<RankedTensorType>(x.getType()) != tensors)
+      return emitOpError() << "operands must be all ranked tensors or all memrefs";
+  const unsigned inits = states ? 3 : 2;
+  if (getNumResults() != (tensors ? inits : 0))
+    return emitOpError() << "has " << getNumResults() << " results, expected "
+                         << (tensors ? inits : 0) << " on " << (tensors ? "tensors" : "memrefs");
+  for (auto [i, r] : llvm::enumerate(getResults()))
+    if (r.getType() != getDpsInits()[i].getType())
+      return emitOpError() << "result " << i << " has type " << r.getType()
+                           << ", expected its destination's " << getDpsInits()[i].getType();
+  Checker c(*this);
+  c.rank(q, "q", {"T", "H", "K"})
+      .rank(k, "k", {"T", "H", "K"})
+      .rank(v, "v", {"T", "HV", "V"})
+      .rank(g, "g", {"T", "HV", "K"})
+      .rank(beta, "beta", {"T", "HV"})
+      .rank(out, "out", {"T", "HV", "V"})
+      .rank(s, "state", {"HV", "K", "V"});
+  if (states)
+    c.rank(states, "boundaries", {"ceil(T/every)", "HV", "K", "V"});
+  if (!c.ok())
+    return failure();
+  int64_t t = c.agree({{q, "q", 0}, {k, "k", 0}, {v, "v", 0}, {g, "g", 0}, {beta, "beta", 0},
+                       {out, "out", 0}});
+  int64_t h = c.agree({{q, "q", 1}, {k, "k", 1}});
+  c.agree({{q, "q", 2}, {k, "k", 2}, {g, "g", 2}, {s, "state", 1}, {states, "boundaries", 2}});
+  int64_t hv = c.agree({{v, "v", 1}, {g, "g", 1}, {beta, "beta", 1}, {out, "out", 1},
+                        {s, "state", 0}, {states, "boundaries", 1}});
+  c.agree({{v, "v", 2}, {out, "out", 2}, {s, "state", 2}, {states, "boundaries", 3}});
+  const int64_t every = getEvery();
+  if (states && isStatic(t) && every > 0)
+    c.dim(states, "boundaries", 0, (t + every - 1) / every,
+          "T = " + Twine(t) + " every " + Twine(every) + " tokens");
+  return c
+      .require(!isStatic(h) || !isStatic(hv) || (h > 0 && hv % h == 0),
+               [&](InFlightDiagnostic &d) {
+                 d << "value heads " << hv << " are not a multiple of the q/k heads " << h;
+               })
+      .require(!states || (every > 0 && every % 16 == 0),
+               [&](InFlightDiagnostic &d) {
+                 d << "boundaries every " << every << " tokens: expected a positive multiple of 16";
+               })
+      .require(elementOf(g).isF32() && elementOf(s).isF32() &&
+                   (!states || elementOf(states).isF32()),
+               [&](InFlightDiagnostic &d) { d << "g, state and boundaries must be f32"; })
+      .positive(getScale().convertToFloat(), "scale")
+      .ok()
+      ? success()
+      : failure();
+}
+
+void KdaChunksOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  // On tensors the op is pure; on memrefs it reads its inputs and the
+  // state, and writes its destinations.
+  if (!isa<MemRefType>(getQ().getType()))
+    return;
+  for (OpOperand *in : getDpsInputOperands())
+    effects.emplace_back(MemoryEffects::Read::get(), in, SideEffects::DefaultResource::get());
+  effects.emplace_back(MemoryEffects::Read::get(), &getStateInitMutable(),
+                       SideEffects::DefaultResource::get());
+  for (OpOperand &out : getDpsInitsMutable())
+    effects.emplace_back(MemoryEffects::Write::get(), &out, SideEffects::DefaultResource::get());
+}
+
+bool KdaChunksOp::bufferizesToMemoryRead(OpOperand &operand,
+                                         const bufferization::AnalysisState &) {
+  // The state is updated in place; out and boundaries are only written.
+  return !isDpsInit(&operand) || operand.getOperandNumber() == getStateInitMutable().getOperandNumber();
+}
+
+bool KdaChunksOp::bufferizesToMemoryWrite(OpOperand &operand,
+                                          const bufferization::AnalysisState &) {
+  return isDpsInit(&operand);
+}
+
+bufferization::AliasingValueList
+KdaChunksOp::getAliasingValues(OpOperand &operand, const bufferization::AnalysisState &) {
+  if (!isDpsInit(&operand))
+    return {};
+  return {{getTiedOpResult(&operand), bufferization::BufferRelation::Equivalent}};
+}
+
+LogicalResult KdaChunksOp::bufferize(RewriterBase &rewriter,
+                                     const bufferization::BufferizationOptions &options,
+                                     bufferization::BufferizationState &state) {
+  SmallVector<Value> buffers;
+  for (Value v : getOperands()) {
+    FailureOr<Value> buffer = bufferization::getBuffer(rewriter, v, options, state);
+    if (failed(buffer))
+      return failure();
+    buffers.push_back(*buffer);
+  }
+  rewriter.setInsertionPoint(*this);
+  Value states = getBoundariesInit() ? buffers[7] : Value();
+  KdaChunksOp::create(rewriter, getLoc(), TypeRange(), buffers[0], buffers[1], buffers[2],
+                      buffers[3], buffers[4], buffers[5], buffers[6], states, getScaleAttr(),
+                      getEveryAttr());
+  bufferization::replaceOpWithBufferizedValues(rewriter, *this,
+                                               ArrayRef<Value>(buffers).drop_front(5));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Channel mixing
 //===----------------------------------------------------------------------===//

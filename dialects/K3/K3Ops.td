@@ -534,6 +534,54 @@ def K3_AttendPartsOp : K3_Op<"attend_parts", [
   let hasVerifier = 1;
 }
 
+def K3_KdaChunksOp : K3_Op<"kda_chunks", [
+    DestinationStyleOpInterface, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite", "getAliasingValues",
+         "bufferize"]>]> {
+  let summary = "KDA prefill over 16-token chunks in one pass per value head";
+  let description = [{
+    `k3.kda_chunked` in the factored form, as one GPU kernel
+    (`k3-gpu-kda-chunks`): the operands of `k3.kda` (`q, k: [T, H, K]`,
+    `v: [T, HV, V]`, `g: [T, HV, K]` f32 log-decays whose cumulative sum over
+    any 8 consecutive tokens stays within 80 nat, `beta: [T, HV]`) and three
+    destinations: `out: [T, HV, V]` (written), `state: [HV, K, V]` f32 (read
+    as the initial state, written with the final one) and, optionally,
+    `boundaries: [⌈T/every⌉, HV, K, V]` f32, the state after every `every`
+    tokens and after the last one (written; `every` a multiple of 16).
+
+    The tokens run in chunks of 16 (KDA.md §6.1 with C = 16), the chunk
+    matrices formed against the cumulative decay at the chunk's row 8 (the
+    bound above keeps every factor within e^±80).
+
+    On tensors it has destination operands and results like linalg; after
+    bufferization it updates its `outs` buffers.
+
+    Example:
+    ```mlir
+    %o, %s = k3.kda_chunks %q, %k, %v, %g, %beta outs(%o0, %s0) scale = 0.25 every = 16
+        : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>,
+           tensor<?x4xf32>, tensor<?x4x16xf32>, tensor<4x16x16xf32>)
+        -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>)
+    ```
+  }];
+  let arguments = (ins AnyShaped:$q, AnyShaped:$k, AnyShaped:$v, AnyShaped:$g,
+                   AnyShaped:$beta, AnyShaped:$out_init, AnyShaped:$state_init,
+                   Optional<AnyShaped>:$boundaries_init, F32Attr:$scale, I64Attr:$every);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $g `,` $beta `outs` `(` $out_init `,` $state_init
+    (`,` $boundaries_init^)? `)` `scale` `=` $scale `every` `=` $every attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(), 5, getNumOperands() - 5);
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 def K3_RouterOp : K3_Op<"router", [Pure]> {
   let summary = "Sigmoid top-k expert router with a selection-only bias";
   let description = [{

@@ -7,7 +7,7 @@
 //          (the CPU's tiles stage without k3-tile-contractions: that pass is
 //          the CPU's register mapping of the `k3.tile` marks; by default
 //          LinalgForms::gpu(): the MoE as slot GEMMs, the KDA decode step
-//          batched over heads, KDA prefill as a column scan and MLA
+//          batched over heads, KDA prefill as one chunk kernel and MLA
 //          decode's keys in parts side by side, the forms without
 //          data-dependent or per-head host loops), then
 //          k3-gpu-fuse-elementwise (one kernel per elementwise chain)
@@ -16,6 +16,7 @@
 //          the rest), contractions on tensor cores
 //          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
 //          a fused MLA decode's parts as one kernel (k3-gpu-attend-parts),
+//          KDA prefill's chunks as one kernel (k3-gpu-kda-chunks),
 //          buffer copies as linalg (k3-gpu-device-copies), reductions
 //          to loops accumulating in registers, a zero fill before one
 //          folded into it (k3-gpu-register-accumulators), the rest of
@@ -59,7 +60,7 @@ constexpr const char *kGpuStage =
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,k3-return-arguments,"
-    "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,"
+    "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,"
     "k3-gpu-device-copies,"
     "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"
     "k3-gpu-map-loops{{threads={0} min-blocks={2}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"

@@ -19,6 +19,7 @@
 
 #include "dialects/K3/K3Ops.h"
 #include "passes/Passes.h"
+#include "passes/Transforms/GpuKernelBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -63,65 +64,11 @@ int64_t sharedBytes(int64_t d) {
          4;
 }
 
-struct KernelBuilder {
-  OpBuilder &b;
-  Location loc;
+struct KernelBuilder : k3::GpuKernelBuilder {
   k3::AttendPartsOp op;
   int64_t d, dp, qw, l;
   /// Elements per key-row load: 8 (16-byte vectors of bf16) or 2 (a pair).
   int64_t width;
-
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value add(Value x, int64_t y) { return y ? add(x, idx(y)) : x; }
-  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, idx(y)); }
-  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, idx(y)); }
-  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, idx(y)); }
-  Value lt(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
-  }
-  Value lt(Value x, int64_t y) { return lt(x, idx(y)); }
-  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value minIdx(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
-  Value f32(double v) { return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v))); }
-  Value load(Value m, ValueRange i) { return memref::LoadOp::create(b, loc, m, i); }
-  void store(Value v, Value m, ValueRange i) { memref::StoreOp::create(b, loc, v, m, i); }
-
-  /// Two f32 values as bf16 in one word, `lo` in the low half.
-  Value pack(Value lo, Value hi) {
-    auto bits = [&](Value v) {
-      Value h = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
-      h = arith::BitcastOp::create(b, loc, b.getI16Type(), h);
-      return arith::ExtUIOp::create(b, loc, b.getI32Type(), h).getResult();
-    };
-    Value sh = arith::ShLIOp::create(b, loc, bits(hi),
-                                     arith::ConstantIntOp::create(b, loc, 16, 32));
-    return arith::OrIOp::create(b, loc, bits(lo), sh);
-  }
-  /// Two bf16 values in one word, `lo` in the low half.
-  Value packBf16(Value lo, Value hi) {
-    auto bits = [&](Value v) {
-      Value h = arith::BitcastOp::create(b, loc, b.getI16Type(), v);
-      return arith::ExtUIOp::create(b, loc, b.getI32Type(), h).getResult();
-    };
-    Value sh = arith::ShLIOp::create(b, loc, bits(hi),
-                                     arith::ConstantIntOp::create(b, loc, 16, 32));
-    return arith::OrIOp::create(b, loc, bits(lo), sh);
-  }
-
-  /// One m16n8k16 bf16 MMA: `acc` (4 f32) + A (4 words) · B (2 words).
-  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bRegs, ValueRange acc) {
-    Type f = b.getF32Type();
-    auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f, f, f, f});
-    auto m = NVVM::MmaOp::create(
-        b, loc, resultType, a, bRegs, acc, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
-        std::nullopt, std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
-    SmallVector<Value> out;
-    for (int64_t e = 0; e < 4; ++e)
-      out.push_back(LLVM::ExtractValueOp::create(b, loc, m.getRes(), e));
-    return out;
-  }
 
   Type unitType() {
     return width == 8 ? Type(VectorType::get({8}, b.getBF16Type())) : b.getI32Type();
@@ -430,7 +377,7 @@ struct K3GpuAttendPartsPass : k3::impl::K3GpuAttendPartsPassBase<K3GpuAttendPart
       }
       OpBuilder b(op);
       Location loc = op.getLoc();
-      KernelBuilder kb{b, loc, op, d, (d + 15) / 16 * 16, rowWords(d), l,
+      KernelBuilder kb{{b, loc}, op, d, (d + 15) / 16 * 16, rowWords(d), l,
                        vectorWidth(cast<MemRefType>(op.getRows().getType()), d)};
       const int64_t bytes = sharedBytes(d);
       Value keys = memref::DimOp::create(b, loc, op.getRows(), 0);

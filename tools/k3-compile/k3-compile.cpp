@@ -188,8 +188,9 @@ static cl::opt<std::string> kdaDecodeForm(
 static cl::opt<std::string> kdaPrefillForm(
     "kda-prefill-form",
     cl::desc("KDA over many tokens (k3.kda, k3.kda_chunked): loops (the CPU default; a "
-             "loop over chunks or tokens) or scan (the GPU default; one loop nest over "
-             "the state's columns, each scanning every token)"),
+             "loop over chunks or tokens), scan (one loop nest over the state's columns, "
+             "each scanning every token) or chunks (the GPU default; one kernel over "
+             "16-token chunks on tensor cores where the decay is bounded, else scan)"),
     cl::init(""), cl::cat(k3Category));
 static cl::opt<std::string> routerForm(
     "router-form",
@@ -383,9 +384,11 @@ int main(int argc, char **argv) {
   if (kdaDecodeForm != "per-head" && kdaDecodeForm != "batched")
     return fail("--kda-decode-form=" + kdaDecodeForm + ": expected per-head or batched");
   if (kdaPrefillForm.getNumOccurrences() == 0)
-    kdaPrefillForm = chip ? "scan" : "loops";
-  if (kdaPrefillForm != "loops" && kdaPrefillForm != "scan")
-    return fail("--kda-prefill-form=" + kdaPrefillForm + ": expected loops or scan");
+    kdaPrefillForm = chip ? "chunks" : "loops";
+  if (kdaPrefillForm != "loops" && kdaPrefillForm != "scan" && kdaPrefillForm != "chunks")
+    return fail("--kda-prefill-form=" + kdaPrefillForm + ": expected loops, scan or chunks");
+  if (kdaPrefillForm == "chunks" && !chip)
+    return fail("--kda-prefill-form=chunks needs a GPU --target (the chunk kernel is GPU code)");
   if (routerForm.getNumOccurrences() == 0)
     routerForm = chip ? "picks" : "loops";
   if (routerForm != "loops" && routerForm != "picks")

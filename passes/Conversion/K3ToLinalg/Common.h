@@ -182,6 +182,10 @@ void populateKdaChunkedPatterns(RewritePatternSet &patterns);
 /// k3.kda and k3.kda_chunked as one column-parallel scan over the tokens
 /// (KdaScanPattern.cpp, the GPU form), over the host-loop lowerings.
 void populateKdaScanPatterns(RewritePatternSet &patterns);
+/// `k3.kda_chunked` in the factored form as `k3.kda_chunks` (the GPU's
+/// chunk kernel, `kda-prefill=chunks`) where k3-gpu-kda-chunks builds it;
+/// over the scan, which takes the other shapes.
+void populateKdaChunksPatterns(RewritePatternSet &patterns);
 /// `batched`: the decode step for all heads at once (the GPU form), else a
 /// loop over heads.
 void populateKdaDecodePatterns(RewritePatternSet &patterns, bool batched);

@@ -37,9 +37,9 @@ struct ConvertK3ToLinalgPass
           << "'";
       return signalPassFailure();
     }
-    if (kdaPrefill != "loops" && kdaPrefill != "scan") {
+    if (kdaPrefill != "loops" && kdaPrefill != "scan" && kdaPrefill != "chunks") {
       emitError(getOperation()->getLoc())
-          << "convert-k3-to-linalg: kda-prefill must be loops or scan, got '" << kdaPrefill
+          << "convert-k3-to-linalg: kda-prefill must be loops, scan or chunks, got '" << kdaPrefill
           << "'";
       return signalPassFailure();
     }
@@ -62,7 +62,10 @@ struct ConvertK3ToLinalgPass
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    if (kdaPrefill == "scan")
+    // chunks: the kernel where it applies, the scan for the rest.
+    if (kdaPrefill == "chunks")
+      k3::lowering::populateKdaChunksPatterns(patterns);
+    if (kdaPrefill == "scan" || kdaPrefill == "chunks")
       k3::lowering::populateKdaScanPatterns(patterns);
     k3::lowering::populateMoePatterns(patterns, moeDispatch);
     k3::lowering::populatePlumbingPatterns(patterns);

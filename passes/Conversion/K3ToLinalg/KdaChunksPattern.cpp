@@ -1,0 +1,97 @@
+//===- KdaChunksPattern.cpp - KDA prefill as the GPU's chunk kernel -------===//
+//
+// Part of k3. `k3.kda_chunked` (`kda-prefill=chunks`, the GPU default) as
+// one `k3.kda_chunks`, which k3-gpu-kda-chunks builds into a single kernel
+// walking 16-token chunks on tensor cores with the state in registers. It
+// applies where that kernel is exact and fits:
+//
+//   - the factored form with sub-chunks of at least 8 tokens: k3-kda-
+//     chunkwise chose it because the gate's lower bound keeps a sub-chunk's
+//     cumulative decay within 80 nat, so any 8 tokens' decay is too, which
+//     is what the kernel's factors against the chunk's row 8 need;
+//   - static heads and head dims within kdaChunksKernelFits;
+//   - boundary states, when used, every `chunk` tokens with `chunk` a
+//     multiple of the kernel's 16.
+//
+// Elsewhere the column scan (KdaScanPattern.cpp, lower benefit) takes the
+// op. The initial state is the state destination: the kernel reads it and
+// writes the final state over it (bufferization copies it first if the
+// initial state is still read afterwards).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/K3/K3Ops.h"
+#include "passes/Conversion/K3ToLinalg/Common.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::k3;
+using namespace mlir::k3::lowering;
+
+namespace {
+
+struct ChunksKdaChunked : OpRewritePattern<KdaChunkedOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(KdaChunkedOp op, PatternRewriter &b) const override {
+    if (op.getForm() != KdaTileForm::factored || op.getSubChunk() < 8)
+      return b.notifyMatchFailure(op, "the kernel needs the factored form over >= 8 tokens");
+    auto qType = cast<RankedTensorType>(op.getQ().getType());
+    auto sType = cast<RankedTensorType>(op.getInitialState().getType());
+    if (!sType.hasStaticShape() || qType.isDynamicDim(1) || qType.isDynamicDim(2))
+      return b.notifyMatchFailure(op, "heads and head dims must be static");
+    if (!kdaChunksKernelFits(sType.getDimSize(1), sType.getDimSize(2)))
+      return b.notifyMatchFailure(op, "the kernel does not fit these head dims");
+    Value boundaries = op.getBoundaryStates();
+    const bool wantBoundaries = !boundaries.use_empty();
+    if (wantBoundaries && op.getChunk() % 16 != 0)
+      return b.notifyMatchFailure(op, "boundary states off the kernel's 16-token chunks");
+
+    Location loc = op.getLoc();
+    Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
+    auto outType = cast<RankedTensorType>(op.getOut().getType());
+    Value out = empty(b, loc, sizesOf(b, loc, op.getV()), outType.getElementType());
+    Value state = op.getInitialState();
+    Value states;
+    SmallVector<Type> types{out.getType(), state.getType()};
+    if (wantBoundaries) {
+      const int64_t every = op.getChunk();
+      Value slots = arith::CeilDivUIOp::create(b, loc, tokens, cstIndex(b, loc, every));
+      SmallVector<OpFoldResult> sizes{OpFoldResult(slots)};
+      for (int64_t d : sType.getShape())
+        sizes.push_back(b.getIndexAttr(d));
+      states = empty(b, loc, sizes, b.getF32Type());
+      types.push_back(states.getType());
+    }
+    auto chunks = KdaChunksOp::create(
+        b, loc, types, op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(), out, state,
+        states, op.getScaleAttr(), b.getI64IntegerAttr(wantBoundaries ? op.getChunk() : 0));
+    auto as = [&](Value v, Type type) {
+      return v.getType() == type ? v : Value(tensor::CastOp::create(b, loc, type, v));
+    };
+    SmallVector<Value> results{as(chunks.getResult(0), op.getOut().getType()),
+                               as(chunks.getResult(1), op.getFinalState().getType())};
+    if (wantBoundaries) {
+      results.push_back(as(chunks.getResult(2), boundaries.getType()));
+    } else {
+      // Nobody reads them: an uninitialised tensor of the result's type.
+      auto t = cast<RankedTensorType>(boundaries.getType());
+      SmallVector<OpFoldResult> sizes{
+          OpFoldResult(arith::CeilDivUIOp::create(b, loc, tokens, cstIndex(b, loc, op.getChunk())))};
+      for (int64_t d = 1; d < t.getRank(); ++d)
+        sizes.push_back(b.getIndexAttr(t.getDimSize(d)));
+      results.push_back(as(empty(b, loc, sizes, t.getElementType()), t));
+    }
+    b.replaceOp(op, results);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::k3::lowering::populateKdaChunksPatterns(RewritePatternSet &patterns) {
+  // Over the scan (benefit 2) and the host-loop lowerings.
+  patterns.add<ChunksKdaChunked>(patterns.getContext(), /*benefit=*/3);
+}

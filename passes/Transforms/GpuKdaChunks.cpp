@@ -1,0 +1,446 @@
+//===- GpuKdaChunks.cpp - k3.kda_chunks as one chunked KDA kernel --------===//
+//
+// Part of k3. Implements k3-gpu-kda-chunks: a bufferized k3.kda_chunks
+// becomes one gpu.launch with a block per (value head h, slice of VB value
+// channels) and a warp per 16 of those channels (VB = 16 W for W warps, at
+// most 4: 64 channels, two blocks per head at V = 128). The block walks the tokens in chunks of 16 (KDA.md §6.1,
+// C = 16) with the state slice kept transposed in registers: warp w holds
+// Sᵀ[16 w .. 16 w + 16, 0 .. K) as the f32 accumulators of K / 8 n8 tiles,
+// whose bf16 packing is the A operand of the next product (see
+// GpuKernelBuilder.h), so the state never leaves the registers. Per chunk,
+// with G the chunk's inclusive cumulative log-decay and Gm = G[row 8]:
+//
+//   1. G by a scan per key channel; β.
+//   2. Element-wise, in shared memory (f32): Q2 = scale q e^{G−Gm},
+//      K2 = k e^{G−Gm}, KB = k e^{Gm−G} (the factors of the chunk
+//      matrices: each within e^±40 when 8 tokens of decay stay within 80
+//      nat), QG = scale q e^G, WK = k e^G, KD = (k e^{G_last−G})ᵀ,
+//      e^{G_last}, and the block's value slice U = V.
+//   3. L = β (K2 · KBᵀ) strictly below the diagonal and Aqk = Q2 · KBᵀ on
+//      and below it, one f32 dot product per entry (masked by select,
+//      KDA.md §6.5: the entries above are never used).
+//   4. (I + L) W = diag(β) WK and (I + L) U = diag(β) V by forward
+//      substitution, one thread per column, in place (the UT transform in
+//      f32, KDA.md §6.2).
+//   5. Per warp on mma.sync: Pᵀ = Sᵀ Wᵀ and Oᵀ = Sᵀ QGᵀ (K/16 steps each),
+//      Δᵀ = Uᵀ − Pᵀ, Oᵀ += Δᵀ Aqkᵀ, then Sᵀ ← Sᵀ diag(e^{G_last}) + Δᵀ KD:
+//      the state update reuses Δᵀ's registers as its A operand.
+//
+// Tokens past T are loaded as zeros (q = k = v = g = β = 0), which leaves
+// the outputs and the state of real tokens unchanged (KDA.md §6.6); every
+// load is clamped inside its buffer and its value selected. With
+// `split-operands`, the state and Δ enter the tensor cores as two bf16
+// terms (hi + lo, twice their MMAs), so that the recurrence carries f32
+// accuracy instead of bf16 rounding of the state at every chunk.
+//
+// Shared memory, f32 words; rows of the K-wide arrays are K + 4 words
+// (a fragment load's 8 rows × 4 pairs then spread over the banks):
+//
+//   G Q2 K2 KB QG WK [16][K+4]   KD [K][20]   EGL [K]   U [16][VB+4]
+//   L Aqk [16][17]   B [16]
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/K3/K3Ops.h"
+#include "passes/Passes.h"
+#include "passes/Transforms/GpuKernelBuilder.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::k3 {
+#define GEN_PASS_DEF_K3GPUKDACHUNKSPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::k3
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kChunk = 16;
+constexpr int64_t kMaxWarps = 4;
+// K/2 state accumulators per lane (split: the hi/lo packs as well).
+constexpr int64_t kMaxKeys = 128;
+constexpr int64_t kLPitch = 17;
+constexpr int64_t kKdPitch = 20;
+// sm_80's largest dynamic shared memory per block.
+constexpr int64_t kMaxSharedBytes = 163 * 1024;
+
+/// The kernel's shape: key channels padded to 16, the value slice, and the
+/// shared-memory layout.
+struct Shape {
+  int64_t dk, kp, pk, dv, warps, vb, pu;
+  explicit Shape(int64_t dk, int64_t dv)
+      : dk(dk), kp((dk + 15) / 16 * 16), pk(kp + 4), dv(dv),
+        warps(std::clamp<int64_t>((dv + 15) / 16, 1, kMaxWarps)), vb(16 * warps),
+        pu(vb + 4) {}
+  int64_t threads() const { return 32 * warps; }
+  int64_t words() const {
+    return 6 * kChunk * pk + kp * kKdPitch + kp + kChunk * pu + 2 * kChunk * kLPitch + kChunk;
+  }
+  int64_t bytes() const { return words() * 4; }
+};
+
+struct KernelBuilder : k3::GpuKernelBuilder {
+  k3::KdaChunksOp op;
+  Shape s;
+  int64_t group;
+  bool split;
+
+  /// A [rows][pitch] f32 array in shared memory.
+  struct Array {
+    Value mem;
+    int64_t pitch;
+  };
+  Value at(const Array &a, Value r, Value c) { return add(mul(r, a.pitch), c); }
+  Value get(const Array &a, Value r, Value c) { return load(a.mem, {at(a, r, c)}); }
+  Value get(const Array &a, int64_t r, Value c) { return get(a, idx(r), c); }
+  void put(Value v, const Array &a, Value r, Value c) { store(v, a.mem, {at(a, r, c)}); }
+
+  /// `m[i...]` as f32 where `ok`, else 0; indices clamped into `m`.
+  Value masked(Value m, ArrayRef<Value> i, Value ok) {
+    SmallVector<Value> clamped;
+    for (auto [d, v] : llvm::enumerate(i)) {
+      Value extent = memref::DimOp::create(b, loc, m, int64_t(d));
+      Value last = arith::SubIOp::create(b, loc, arith::MaxUIOp::create(b, loc, extent, idx(1)),
+                                         idx(1));
+      clamped.push_back(minIdx(v, last));
+    }
+    return select(ok, toF32(load(m, clamped)), f32(0.0));
+  }
+
+  /// A loop `for (i = tid; i < n; i += threads)`; `body(i)`.
+  void strided(Value tid, int64_t n, function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, tid, idx(n), idx(s.threads()));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar());
+  }
+
+  /// Pairs `x` packs as bf16 (hi) and, with `split`, as the rounding
+  /// remainder (lo): the A operand terms of `x`.
+  SmallVector<SmallVector<Value>> terms(ArrayRef<Value> x) {
+    SmallVector<Value> hi, lo;
+    for (size_t i = 0; i < x.size(); i += 2) {
+      hi.push_back(pack(x[i], x[i + 1]));
+      if (!split)
+        continue;
+      auto rest = [&](Value v) {
+        Value r = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
+        return fsub(v, arith::ExtFOp::create(b, loc, b.getF32Type(), r));
+      };
+      lo.push_back(pack(rest(x[i]), rest(x[i + 1])));
+    }
+    SmallVector<SmallVector<Value>> out{hi};
+    if (split)
+      out.push_back(lo);
+    return out;
+  }
+
+  /// acc + Σ_terms A · B.
+  SmallVector<Value> mmaTerms(ArrayRef<SmallVector<Value>> a, ArrayRef<Value> bRegs,
+                              SmallVector<Value> acc) {
+    for (const SmallVector<Value> &term : a)
+      acc = mma(term, bRegs, acc);
+    return acc;
+  }
+
+  /// The A fragment of accumulator tiles `lo` and `lo + 1` (16 columns):
+  /// the pairs (c0 c1) (c2 c3) of each, in fragment order a0..a3.
+  SmallVector<Value> fragmentOf(ArrayRef<Value> tiles, int64_t lo) {
+    const Value *x = tiles.data() + 4 * lo;
+    return {x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]};
+  }
+
+  /// B fragment from a row-major f32 array: rows `n` (the n index), the
+  /// pairs (k0 + 2t, +1) and (k0 + 2t + 8, +9) along the row.
+  SmallVector<Value> bFragment(const Array &a, Value n, Value k0) {
+    auto pairAt = [&](Value c) { return pack(get(a, n, c), get(a, n, add(c, 1))); };
+    return {pairAt(k0), pairAt(add(k0, 8))};
+  }
+
+  /// Forward substitution down column `j` of `a`: x_r = β_r a[r][j] −
+  /// Σ_{s<r} L[r][s] x_s, written back in place.
+  void substitute(const Array &a, Value j, const Array &lm, Value beta) {
+    SmallVector<Value> x;
+    for (int64_t r = 0; r < kChunk; ++r) {
+      Value acc = fmul(load(beta, {idx(r)}), get(a, r, j));
+      for (int64_t c = 0; c < r; ++c)
+        acc = fsub(acc, fmul(get(lm, r, idx(c)), x[c]));
+      x.push_back(acc);
+      put(acc, a, idx(r), j);
+    }
+  }
+
+  void build(gpu::LaunchOp launch) {
+    Value q = op.getQ(), k = op.getK(), v = op.getV(), g = op.getG(), beta = op.getBeta();
+    Value out = op.getOutInit(), state = op.getStateInit(), states = op.getBoundariesInit();
+    const int64_t every = op.getEvery();
+    const double scale = op.getScale().convertToDouble();
+    Value tid = launch.getThreadIds().x;
+    Value warp = div(tid, 32), lane = rem(tid, 32);
+    Value gl = div(lane, 4), tl = rem(lane, 4);
+    Value hh = launch.getBlockIds().x, hq = div(hh, group);
+    Value v0 = mul(launch.getBlockIds().y, s.vb);
+    Value tokens = memref::DimOp::create(b, loc, q, 0);
+    Value dk = idx(s.dk), dv = idx(s.dv);
+
+    // Views of the dynamic shared memory.
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+    Value base = gpu::DynamicSharedMemoryOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
+    int64_t offset = 0;
+    auto array = [&](int64_t rows, int64_t pitch) {
+      // 16-byte aligned offsets.
+      const int64_t count = (rows * pitch + 3) / 4 * 4;
+      Value m = memref::ViewOp::create(
+          b, loc, MemRefType::get({count}, b.getF32Type(), nullptr, wg), base, idx(offset * 4),
+          ValueRange());
+      offset += count;
+      return Array{m, pitch};
+    };
+    Array gs = array(kChunk, s.pk), q2 = array(kChunk, s.pk), k2 = array(kChunk, s.pk),
+          kbs = array(kChunk, s.pk), qg = array(kChunk, s.pk), wk = array(kChunk, s.pk),
+          kd = array(s.kp, kKdPitch), egl = array(1, s.kp), us = array(kChunk, s.pu),
+          lm = array(kChunk, kLPitch), aqk = array(kChunk, kLPitch), bs = array(1, kChunk);
+    Value betas = bs.mem;
+
+    // Lane's state element e of tile j: Sᵀ[value row][key column].
+    auto stateRow = [&](int64_t e) { return add(add(mul(warp, 16), gl), 8 * (e / 2)); };
+    auto stateCol = [&](int64_t j, int64_t e) { return add(mul(tl, 2), 8 * j + e % 2); };
+    const int64_t tiles = s.kp / 8;
+    SmallVector<Value> init;
+    for (int64_t j = 0; j < tiles; ++j)
+      for (int64_t e = 0; e < 4; ++e) {
+        Value c = stateCol(j, e), vv = add(v0, stateRow(e));
+        init.push_back(masked(state, {hh, c, vv}, both(lt(c, dk), lt(vv, dv))));
+      }
+
+    auto loop = scf::ForOp::create(b, loc, idx(0), tokens, idx(kChunk), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value t0 = loop.getInductionVar();
+      SmallVector<Value> st(loop.getRegionIterArgs());
+      Value n = arith::MinUIOp::create(b, loc, idx(kChunk),
+                                       arith::SubIOp::create(b, loc, tokens, t0));
+
+      // 1. G per key channel, and β. The previous chunk's step 5 read
+      // neither; the barrier after step 4 ordered its reads of the rest.
+      strided(tid, s.kp, [&](Value c) {
+        Value acc = f32(0.0);
+        for (int64_t r = 0; r < kChunk; ++r) {
+          Value tr = add(t0, r);
+          acc = fadd(acc, masked(g, {tr, hh, c}, both(lt(idx(r), n), lt(c, dk))));
+          put(acc, gs, idx(r), c);
+        }
+      });
+      {
+        auto rows = scf::IfOp::create(b, loc, lt(tid, kChunk), false);
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&rows.getThenRegion().front());
+        store(masked(beta, {add(t0, tid), hh}, lt(tid, n)), betas, {tid});
+      }
+      gpu::BarrierOp::create(b, loc);
+
+      // 2. The factors and operands.
+      strided(tid, kChunk * s.kp, [&](Value e) {
+        Value r = div(e, s.kp), c = rem(e, s.kp);
+        Value ok = both(lt(r, n), lt(c, dk));
+        Value tr = add(t0, r);
+        Value qv = masked(q, {tr, hq, c}, ok), kv = masked(k, {tr, hq, c}, ok);
+        Value gr = get(gs, r, c), gm = get(gs, 8, c), last = get(gs, kChunk - 1, c);
+        auto exp = [&](Value x) { return Value(math::ExpOp::create(b, loc, x)); };
+        Value up = exp(fsub(gr, gm)), down = exp(fsub(gm, gr)), eg = exp(gr);
+        Value sq = fmul(qv, f32(scale));
+        put(fmul(sq, up), q2, r, c);
+        put(fmul(kv, up), k2, r, c);
+        put(fmul(kv, down), kbs, r, c);
+        put(fmul(sq, eg), qg, r, c);
+        put(fmul(kv, eg), wk, r, c);
+        put(fmul(kv, exp(fsub(last, gr))), kd, c, r);
+        auto first = scf::IfOp::create(b, loc, arith::CmpIOp::create(
+                                                   b, loc, arith::CmpIPredicate::eq, r, idx(0)),
+                                       false);
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&first.getThenRegion().front());
+        put(exp(last), egl, idx(0), c);
+      });
+      strided(tid, kChunk * s.vb, [&](Value e) {
+        Value r = div(e, s.vb), j = rem(e, s.vb), vv = add(v0, j);
+        put(masked(v, {add(t0, r), hh, vv}, both(lt(r, n), lt(vv, dv))), us, r, j);
+      });
+      gpu::BarrierOp::create(b, loc);
+
+      // 3. L and Aqk, one entry (r, s) per thread and step.
+      strided(tid, kChunk * kChunk, [&](Value p) {
+        Value r = div(p, kChunk), c0 = rem(p, kChunk);
+        auto dots = scf::ForOp::create(b, loc, idx(0), idx(s.kp), idx(1),
+                                       ValueRange{f32(0.0), f32(0.0)});
+        {
+          OpBuilder::InsertionGuard g2(b);
+          b.setInsertionPointToStart(dots.getBody());
+          Value c = dots.getInductionVar();
+          Value kb = get(kbs, c0, c);
+          Value dl = fadd(dots.getRegionIterArgs()[0], fmul(get(k2, r, c), kb));
+          Value da = fadd(dots.getRegionIterArgs()[1], fmul(get(q2, r, c), kb));
+          scf::YieldOp::create(b, loc, ValueRange{dl, da});
+        }
+        Value below = lt(c0, r), onOrBelow = lt(c0, add(r, 1));
+        put(select(below, fmul(load(betas, {r}), dots.getResult(0)), f32(0.0)), lm, r, c0);
+        put(select(onOrBelow, dots.getResult(1), f32(0.0)), aqk, r, c0);
+      });
+      gpu::BarrierOp::create(b, loc);
+
+      // 4. W and U by forward substitution.
+      strided(tid, s.kp, [&](Value j) { substitute(wk, j, lm, betas); });
+      strided(tid, s.vb, [&](Value j) { substitute(us, j, lm, betas); });
+      gpu::BarrierOp::create(b, loc);
+
+      // 5. The chunk on tensor cores. Pᵀ and the inter-chunk Oᵀ over the
+      // key channels, 16 at a time, from the state's registers.
+      SmallVector<Value> pt(8, f32(0.0)), ot(8, f32(0.0));
+      for (int64_t kk = 0; kk < s.kp / 16; ++kk) {
+        SmallVector<SmallVector<Value>> a = terms(fragmentOf(st, 2 * kk));
+        Value k0 = add(mul(tl, 2), 16 * kk);
+        for (int64_t nt = 0; nt < 2; ++nt) {
+          Value row = add(gl, 8 * nt);
+          auto p = mmaTerms(a, bFragment(wk, row, k0), SmallVector<Value>(pt.begin() + 4 * nt, pt.begin() + 4 * nt + 4));
+          auto o = mmaTerms(a, bFragment(qg, row, k0), SmallVector<Value>(ot.begin() + 4 * nt, ot.begin() + 4 * nt + 4));
+          llvm::copy(p, pt.begin() + 4 * nt);
+          llvm::copy(o, ot.begin() + 4 * nt);
+        }
+      }
+      // Δᵀ = Uᵀ − Pᵀ: element e of tile nt is (value row, token 8 nt + 2t + e % 2).
+      SmallVector<Value> delta;
+      for (int64_t nt = 0; nt < 2; ++nt)
+        for (int64_t e = 0; e < 4; ++e) {
+          Value tok = add(mul(tl, 2), 8 * nt + e % 2);
+          delta.push_back(fsub(get(us, tok, stateRow(e)), pt[4 * nt + e]));
+        }
+      SmallVector<SmallVector<Value>> da = terms(delta);
+      // Oᵀ += Δᵀ Aqkᵀ (B[s][r] = Aqk[r][s]), then the output slice.
+      for (int64_t nt = 0; nt < 2; ++nt) {
+        auto o = mmaTerms(da, bFragment(aqk, add(gl, 8 * nt), mul(tl, 2)),
+                          SmallVector<Value>(ot.begin() + 4 * nt, ot.begin() + 4 * nt + 4));
+        llvm::copy(o, ot.begin() + 4 * nt);
+      }
+      Type outType = cast<MemRefType>(out.getType()).getElementType();
+      for (int64_t nt = 0; nt < 2; ++nt)
+        for (int64_t e = 0; e < 4; ++e) {
+          Value tok = add(mul(tl, 2), 8 * nt + e % 2), vv = add(v0, stateRow(e));
+          auto guard = scf::IfOp::create(b, loc, both(lt(tok, n), lt(vv, dv)), false);
+          OpBuilder::InsertionGuard g2(b);
+          b.setInsertionPointToStart(&guard.getThenRegion().front());
+          Value o = ot[4 * nt + e];
+          if (outType != o.getType())
+            o = arith::TruncFOp::create(b, loc, outType, o);
+          store(o, out, {add(t0, tok), hh, vv});
+        }
+      // Sᵀ ← Sᵀ diag(e^{G_last}) + Δᵀ KD.
+      SmallVector<Value> next;
+      for (int64_t j = 0; j < tiles; ++j) {
+        SmallVector<Value> acc;
+        for (int64_t e = 0; e < 4; ++e)
+          acc.push_back(fmul(st[4 * j + e], get(egl, 0, stateCol(j, e))));
+        auto r = mmaTerms(da, bFragment(kd, add(gl, 8 * j), mul(tl, 2)), acc);
+        next.append(r.begin(), r.end());
+      }
+      // The state after every `every` tokens and after the last one.
+      if (states) {
+        Value end = add(t0, kChunk);
+        Value closes = arith::OrIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem(end, every), idx(0)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, end, tokens));
+        auto guard = scf::IfOp::create(b, loc, closes, false);
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&guard.getThenRegion().front());
+        Value slot = div(arith::SubIOp::create(b, loc, add(t0, n), idx(1)), every);
+        storeState(next, states, {slot}, hh, v0, warp, gl, tl);
+      }
+      scf::YieldOp::create(b, loc, next);
+    }
+    storeState(SmallVector<Value>(loop.getResults()), state, {}, hh, v0, warp, gl, tl);
+    gpu::TerminatorOp::create(b, loc);
+  }
+
+  /// The lane's state elements into `m[lead..., h, key, value]`, where in
+  /// bounds.
+  void storeState(ArrayRef<Value> st, Value m, ArrayRef<Value> lead, Value hh, Value v0,
+                  Value warp, Value gl, Value tl) {
+    for (int64_t j = 0; j < s.kp / 8; ++j)
+      for (int64_t e = 0; e < 4; ++e) {
+        Value c = add(mul(tl, 2), 8 * j + e % 2);
+        Value vv = add(v0, add(add(mul(warp, 16), gl), 8 * (e / 2)));
+        auto guard = scf::IfOp::create(b, loc, both(lt(c, s.dk), lt(vv, s.dv)), false);
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&guard.getThenRegion().front());
+        SmallVector<Value> i(lead);
+        i.append({hh, c, vv});
+        store(st[4 * j + e], m, i);
+      }
+  }
+};
+
+struct K3GpuKdaChunksPass : k3::impl::K3GpuKdaChunksPassBase<K3GpuKdaChunksPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<k3::KdaChunksOp> work;
+    getOperation()->walk([&](k3::KdaChunksOp op) { work.push_back(op); });
+    for (k3::KdaChunksOp op : work) {
+      auto qType = dyn_cast<MemRefType>(op.getQ().getType());
+      if (!qType) {
+        op.emitOpError() << "k3-gpu-kda-chunks runs after bufferization, got tensors";
+        return signalPassFailure();
+      }
+      auto sType = cast<MemRefType>(op.getStateInit().getType());
+      const int64_t h = qType.getDimSize(1), hv = sType.getDimSize(0),
+                    dk = sType.getDimSize(1), dv = sType.getDimSize(2);
+      if (ShapedType::isDynamic(h) || ShapedType::isDynamic(hv) || ShapedType::isDynamic(dk) ||
+          ShapedType::isDynamic(dv)) {
+        op.emitOpError() << "k3-gpu-kda-chunks needs static heads and head dims, got state "
+                         << sType << " and q " << qType;
+        return signalPassFailure();
+      }
+      std::string why;
+      if (!k3::kdaChunksKernelFits(dk, dv, &why)) {
+        op.emitOpError() << why;
+        return signalPassFailure();
+      }
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      KernelBuilder kb{{b, loc}, op, Shape(dk, dv), hv / h, splitOperands};
+      Value one = kb.idx(1);
+      Value gy = kb.idx((dv + kb.s.vb - 1) / kb.s.vb);
+      Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kb.s.bytes());
+      auto launch = gpu::LaunchOp::create(b, loc, kb.idx(hv), gy, one, kb.idx(kb.s.threads()),
+                                          one, one, smem, /*asyncTokenType=*/nullptr,
+                                          ValueRange(), TypeRange());
+      b.setInsertionPointToStart(&launch.getBody().front());
+      kb.build(launch);
+      op.erase();
+    }
+  }
+};
+
+} // namespace
+
+bool mlir::k3::kdaChunksKernelFits(int64_t dk, int64_t dv, std::string *why) {
+  if (dk < 1 || dv < 1 || dk > kMaxKeys) {
+    if (why)
+      *why = "k3-gpu-kda-chunks keeps the state's 1 to " + std::to_string(kMaxKeys) +
+             " key channels in registers, got K = " + std::to_string(dk);
+    return false;
+  }
+  const int64_t bytes = Shape(dk, dv).bytes();
+  if (bytes > kMaxSharedBytes) {
+    if (why)
+      *why = "k3-gpu-kda-chunks needs " + std::to_string(bytes) + " bytes of shared memory for K = " +
+             std::to_string(dk) + ", over sm_80's " + std::to_string(kMaxSharedBytes);
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,101 @@
+//===- GpuKernelBuilder.h - Helpers for hand-built mma.sync kernels -------===//
+//
+// Part of k3. The index arithmetic, bf16 packing and m16n8k16 MMA that the
+// passes building whole kernels by hand (k3-gpu-attend-parts,
+// k3-gpu-kda-chunks) share. Fragment layouts of mma.sync m16n8k16 (PTX
+// ISA, "Matrix Fragments for mma.m16n8k16"), g = lane / 4, t = lane % 4,
+// the lower index of a pair in a register's low 16 bits:
+//
+//   A (16 x 16, row-major): a0 (g, 2t..2t+1), a1 (g+8, 2t..), a2 (g, 2t+8..),
+//                           a3 (g+8, 2t+8..)
+//   B (16 x 8):             b0 (k 2t..2t+1, n g), b1 (k 2t+8..2t+9, n g)
+//   C/D (16 x 8, f32):      c0, c1 (g, 2t..2t+1), c2, c3 (g+8, 2t..2t+1)
+//
+// So the accumulators of two n8 tiles side by side, packed to bf16 pairs,
+// are the A fragment of the next product over those 16 columns: a kernel
+// can chain products through registers (flash attention's trick).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef K3_PASSES_TRANSFORMS_GPUKERNELBUILDER_H
+#define K3_PASSES_TRANSFORMS_GPUKERNELBUILDER_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::k3 {
+
+/// Builds index and f32 arithmetic, loads and stores, and mma.sync at one
+/// insertion point.
+struct GpuKernelBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, idx(y)) : x; }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, idx(y)); }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, idx(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, idx(y)); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value lt(Value x, int64_t y) { return lt(x, idx(y)); }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value minIdx(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
+  Value f32(double v) { return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v))); }
+  Value load(Value m, ValueRange i) { return memref::LoadOp::create(b, loc, m, i); }
+  void store(Value v, Value m, ValueRange i) { memref::StoreOp::create(b, loc, v, m, i); }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value select(Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y); }
+
+  /// `v` as f32 (an extension of a narrower float).
+  Value toF32(Value v) {
+    return v.getType().isF32() ? v : Value(arith::ExtFOp::create(b, loc, b.getF32Type(), v));
+  }
+
+  /// Two f32 values as bf16 in one word, `lo` in the low half.
+  Value pack(Value lo, Value hi) {
+    auto bits = [&](Value v) {
+      Value h = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
+      return bf16Bits(h);
+    };
+    return join(bits(lo), bits(hi));
+  }
+
+  /// Two bf16 values in one word, `lo` in the low half.
+  Value packBf16(Value lo, Value hi) { return join(bf16Bits(lo), bf16Bits(hi)); }
+
+  /// One m16n8k16 bf16 MMA: `acc` (4 f32) + A (4 words) · B (2 words).
+  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bRegs, ValueRange acc) {
+    Type f = b.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f, f, f, f});
+    auto m = NVVM::MmaOp::create(
+        b, loc, resultType, a, bRegs, acc, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
+        std::nullopt, std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+    SmallVector<Value> out;
+    for (int64_t e = 0; e < 4; ++e)
+      out.push_back(LLVM::ExtractValueOp::create(b, loc, m.getRes(), e));
+    return out;
+  }
+
+private:
+  Value bf16Bits(Value h) {
+    h = arith::BitcastOp::create(b, loc, b.getI16Type(), h);
+    return arith::ExtUIOp::create(b, loc, b.getI32Type(), h);
+  }
+  Value join(Value lo, Value hi) {
+    Value sh = arith::ShLIOp::create(b, loc, hi, arith::ConstantIntOp::create(b, loc, 16, 32));
+    return arith::OrIOp::create(b, loc, lo, sh);
+  }
+};
+
+} // namespace mlir::k3
+
+#endif // K3_PASSES_TRANSFORMS_GPUKERNELBUILDER_H
