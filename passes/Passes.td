@@ -158,6 +158,149 @@ def K3FuseKdaDecodePass : Pass<"k3-fuse-kda-decode"> {
   let dependentDialects = ["::mlir::k3::K3Dialect"];
 }
 
+def K3GpuAsyncLaunchesPass : Pass<"k3-gpu-async-launches", "::mlir::ModuleOp"> {
+  let summary = "Chain a GPU program's launches on one stream; wait only before host memory use";
+  let description = [{
+    After outlining and k3-share-host-memory, every `gpu.launch_func` of the
+    host program is synchronous: gpu-to-llvm follows each with a stream
+    synchronisation. The runtime runs a program on one in-order stream, so
+    this pass makes launches async and chains them with tokens (`gpu.wait
+    async` starts a chain), joins k3-share-host-memory's frees to the chain
+    (dropping their own waits: a free is pool bookkeeping, ordered after the
+    launches before it), and inserts a `gpu.wait` only before host code
+    that could observe or disturb the kernels' memory: an op with memory
+    effects (loads, stores, copies, calls), an scf loop or branch whose body
+    has such ops (once, before it; a body that launches is chained on its
+    own, and starts with its previous iteration's work pending), a return or
+    branch out of the block. Allocations, pure ops and scf yields do not
+    wait. A wait with nothing of its own block to wait for syncs on a fresh
+    `gpu.wait async` token: on the runtime's one stream that is the whole
+    stream, while upstream canonicalisation treats it as empty and deletes
+    it, so this pass runs after the last canonicalize of the stage. A
+    mapped `scf.parallel` still in the host program (one the conversion to
+    kernels left, e.g. with an allocation inside) is an error: it would run
+    serially on the host.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def K3GpuAttendPartsPass : Pass<"k3-gpu-attend-parts"> {
+  let summary = "Run a bufferized k3.attend_parts as one split-K attention kernel on mma.sync";
+  let description = [{
+    Rewrites each `k3.attend_parts` on memrefs (absorbed MLA decode's
+    parts, `--mla-decode-kernel=fused`) into one `gpu.launch`: block
+    (p, r) takes part p and query rows [64 r, 64 r + 64); 8 warps, 256
+    threads. The query rows sit in shared memory as bf16 for the whole
+    part. Per tile of 16 keys: the block copies the tile's rows to shared
+    memory (bf16 rows a multiple of 8 wide as 16-byte loads, the next
+    tile's issued before this tile's math and kept in registers, so that
+    the copy overlaps the tensor-core work; other rows as pairs rounded to
+    bf16, loaded when needed), each warp
+    computes one 16 × 8 block of the 64 × 16 scores (`nvvm.mma.sync`
+    m16n8k16, bf16, f32 accumulation), one thread per row updates the
+    running max and sum (online softmax) and writes the tile's
+    probabilities as bf16, and each warp adds P (64 × 16) · V (16 × its
+    columns) into f32 accumulators rescaled by the change of the row's
+    max. Each key row is read from memory once, for its score and its
+    value; no score leaves the chip. The kernel stores the part's max, sum
+    and unnormalised output; the merge by log-sum-exp stays linalg.
+    Dynamic shared memory (about 100 KB for K3's 576-wide rows: the
+    runtime raises the kernel's limit). At most 512 value columns (128
+    accumulators per thread), 256 for rows not a multiple of 8 wide, and
+    at most 163 KiB of shared memory (sm_80's limit): convert-k3-to-linalg
+    keeps the parts form for other shapes, and this pass reports them.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def K3GpuDeviceCopiesPass : Pass<"k3-gpu-device-copies"> {
+  let summary = "Run a GPU program's buffer copies as kernels (memref.copy to linalg.copy)";
+  let description = [{
+    Bufferization leaves `memref.copy` between buffers in the host program
+    (KDA's chunk slices, cache windows). On the host each would be a CPU
+    copy through managed memory, with a synchronisation before it; as
+    `linalg.copy` the GPU stage maps it to a kernel chained with the others.
+    Copies inside kernels are left alone.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def K3GpuFuseElementwisePass : Pass<"k3-gpu-fuse-elementwise"> {
+  let summary = "Fuse chains of elementwise linalg ops into one (one kernel on the GPU path)";
+  let description = [{
+    Upstream's elementwise fusion (linalg::populateElementwiseOpsFusionPatterns)
+    on tensors, limited to an all-parallel `linalg.generic` producer with one
+    use feeding an all-parallel consumer: norms' scales, gates and their
+    products become one generic each, so one kernel each, while
+    contractions keep the bodies k3-gpu-mma-contractions matches and no
+    value is computed twice.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def K3GpuKdaChunksPass : Pass<"k3-gpu-kda-chunks"> {
+  let summary = "Run a bufferized k3.kda_chunks as one chunked KDA kernel on mma.sync";
+  let description = [{
+    Rewrites each `k3.kda_chunks` on memrefs (KDA prefill,
+    `--kda-prefill-form=chunks`) into one `gpu.launch`: block (h, j) takes
+    value head h and value channels [64 j, 64 j + 64) (fewer for narrow
+    heads), one warp per 16 channels, and walks the tokens in chunks of 16
+    with its slice of the state in f32 registers. Per chunk, in shared
+    memory: the cumulative decay, the factors of the chunk matrices against
+    the decay at row 8, L and Aqk as f32 dot products, the UT transform by
+    forward substitution in f32; then on `nvvm.mma.sync` m16n8k16 (bf16,
+    f32 accumulation) the deltas, the output (inter- and intra-chunk) and
+    the state update, chained through registers. One launch for any T;
+    the state is read and written once. With `split-operands` the state
+    and the deltas enter the tensor cores as two bf16 terms. At most 128
+    key channels; convert-k3-to-linalg keeps the column scan otherwise,
+    and this pass reports such shapes.
+  }];
+  let options = [
+    Option<"splitOperands", "split-operands", "bool", /*default=*/"true",
+           "Feed the state and the deltas to the tensor cores as bf16 hi + lo "
+           "(twice their MMAs) instead of one bf16 rounding">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def K3GpuLaunchesToOpenMPPass : Pass<"k3-gpu-launches-to-openmp", "::mlir::ModuleOp"> {
+  let summary = "Run gpu.launch bodies on the host: blocks in a loop, each an OpenMP team (tests)";
+  let description = [{
+    The CPU test path of the hand-built kernels (k3-gpu-attend-parts and
+    the mma.sync kernels of k3-gpu-mma-contractions), whose index
+    arithmetic, barriers and fragment layouts no GPU checks in most
+    sessions. Each `gpu.launch` (not async) becomes a loop over its grid;
+    each block is one `omp.parallel` team of as many threads as the block
+    has. `gpu.barrier` becomes `omp.barrier`; the dynamic shared memory and
+    workgroup attributions become host buffers shared by the team (one
+    for all blocks: they run in turn); `nvvm.mma.sync` m16n8k16 bf16
+    row.col becomes an exchange through the team: each lane deposits its A
+    and B fragments (`k3emu_mma_put`), a barrier, each lane computes its D
+    fragment from all 32 lanes' (`k3emu_mma_get`), a barrier. Those two
+    functions live in test/Emulation (a library given to mlir-runner with
+    libomp). A warp-wide op must be reached by the whole block at once,
+    true of block-uniform kernels; any other GPU op is an error, and a
+    team smaller than its block (an OpenMP thread limit) stops the run
+    with one line (`k3emu_team`).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::omp::OpenMPDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def K3GpuMapLoopsPass : Pass<"k3-gpu-map-loops"> {
   let summary = "Tile host-level scf.parallel loops and map them to GPU blocks and threads";
   let description = [{
@@ -234,98 +377,6 @@ def K3GpuMmaContractionsPass : Pass<"k3-gpu-mma-contractions"> {
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect"
-  ];
-}
-
-def K3GpuAttendPartsPass : Pass<"k3-gpu-attend-parts"> {
-  let summary = "Run a bufferized k3.attend_parts as one split-K attention kernel on mma.sync";
-  let description = [{
-    Rewrites each `k3.attend_parts` on memrefs (absorbed MLA decode's
-    parts, `--mla-decode-kernel=fused`) into one `gpu.launch`: block
-    (p, r) takes part p and query rows [64 r, 64 r + 64); 8 warps, 256
-    threads. The query rows sit in shared memory as bf16 for the whole
-    part. Per tile of 16 keys: the block copies the tile's rows to shared
-    memory (bf16 rows a multiple of 8 wide as 16-byte loads, the next
-    tile's issued before this tile's math and kept in registers, so that
-    the copy overlaps the tensor-core work; other rows as pairs rounded to
-    bf16, loaded when needed), each warp
-    computes one 16 × 8 block of the 64 × 16 scores (`nvvm.mma.sync`
-    m16n8k16, bf16, f32 accumulation), one thread per row updates the
-    running max and sum (online softmax) and writes the tile's
-    probabilities as bf16, and each warp adds P (64 × 16) · V (16 × its
-    columns) into f32 accumulators rescaled by the change of the row's
-    max. Each key row is read from memory once, for its score and its
-    value; no score leaves the chip. The kernel stores the part's max, sum
-    and unnormalised output; the merge by log-sum-exp stays linalg.
-    Dynamic shared memory (about 100 KB for K3's 576-wide rows: the
-    runtime raises the kernel's limit). At most 512 value columns (128
-    accumulators per thread), 256 for rows not a multiple of 8 wide, and
-    at most 163 KiB of shared memory (sm_80's limit): convert-k3-to-linalg
-    keeps the parts form for other shapes, and this pass reports them.
-  }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
-  ];
-}
-
-def K3GpuKdaChunksPass : Pass<"k3-gpu-kda-chunks"> {
-  let summary = "Run a bufferized k3.kda_chunks as one chunked KDA kernel on mma.sync";
-  let description = [{
-    Rewrites each `k3.kda_chunks` on memrefs (KDA prefill,
-    `--kda-prefill-form=chunks`) into one `gpu.launch`: block (h, j) takes
-    value head h and value channels [64 j, 64 j + 64) (fewer for narrow
-    heads), one warp per 16 channels, and walks the tokens in chunks of 16
-    with its slice of the state in f32 registers. Per chunk, in shared
-    memory: the cumulative decay, the factors of the chunk matrices against
-    the decay at row 8, L and Aqk as f32 dot products, the UT transform by
-    forward substitution in f32; then on `nvvm.mma.sync` m16n8k16 (bf16,
-    f32 accumulation) the deltas, the output (inter- and intra-chunk) and
-    the state update, chained through registers. One launch for any T;
-    the state is read and written once. With `split-operands` the state
-    and the deltas enter the tensor cores as two bf16 terms. At most 128
-    key channels; convert-k3-to-linalg keeps the column scan otherwise,
-    and this pass reports such shapes.
-  }];
-  let options = [
-    Option<"splitOperands", "split-operands", "bool", /*default=*/"true",
-           "Feed the state and the deltas to the tensor cores as bf16 hi + lo "
-           "(twice their MMAs) instead of one bf16 rounding">
-  ];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::scf::SCFDialect"
-  ];
-}
-
-def K3GpuLaunchesToOpenMPPass : Pass<"k3-gpu-launches-to-openmp", "::mlir::ModuleOp"> {
-  let summary = "Run gpu.launch bodies on the host: blocks in a loop, each an OpenMP team (tests)";
-  let description = [{
-    The CPU test path of the hand-built kernels (k3-gpu-attend-parts and
-    the mma.sync kernels of k3-gpu-mma-contractions), whose index
-    arithmetic, barriers and fragment layouts no GPU checks in most
-    sessions. Each `gpu.launch` (not async) becomes a loop over its grid;
-    each block is one `omp.parallel` team of as many threads as the block
-    has. `gpu.barrier` becomes `omp.barrier`; the dynamic shared memory and
-    workgroup attributions become host buffers shared by the team (one
-    for all blocks: they run in turn); `nvvm.mma.sync` m16n8k16 bf16
-    row.col becomes an exchange through the team: each lane deposits its A
-    and B fragments (`k3emu_mma_put`), a barrier, each lane computes its D
-    fragment from all 32 lanes' (`k3emu_mma_get`), a barrier. Those two
-    functions live in test/Emulation (a library given to mlir-runner with
-    libomp). A warp-wide op must be reached by the whole block at once,
-    true of block-uniform kernels; any other GPU op is an error, and a
-    team smaller than its block (an OpenMP thread limit) stops the run
-    with one line (`k3emu_team`).
-  }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::omp::OpenMPDialect",
-    "::mlir::scf::SCFDialect"
   ];
 }
 
@@ -510,6 +561,22 @@ def K3QuantizeMxfp4Pass : Pass<"k3-quantize-mxfp4", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::k3::K3Dialect"];
 }
 
+def K3ReturnArgumentsPass : Pass<"k3-return-arguments", "::mlir::ModuleOp"> {
+  let summary = "Return an entry point's updated arguments themselves, not clones";
+  let description = [{
+    Runs after `buffer-deallocation-pipeline`, before
+    `convert-bufferization-to-memref`. Deallocation makes every returned
+    memref owned by the caller, so an argument updated in place (a KDA
+    state) is returned as a `bufferization.clone`: a copy of the whole
+    buffer per call. In a public function that nothing in the module calls
+    (an entry point: the runtime is its only caller, owns its arguments and
+    never frees a result that is an input's buffer), a returned clone of an
+    entry-block argument of the same type, used only by the return, is
+    replaced by the argument.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def K3SegmentKdaPass : Pass<"k3-segment-kda"> {
   let summary = "Split multi-token KDA into independent segments and compose them";
   let description = [{
@@ -561,73 +628,6 @@ def K3ShareHostMemoryPass : Pass<"k3-share-host-memory", "::mlir::ModuleOp"> {
     op.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"];
-}
-
-def K3GpuFuseElementwisePass : Pass<"k3-gpu-fuse-elementwise"> {
-  let summary = "Fuse chains of elementwise linalg ops into one (one kernel on the GPU path)";
-  let description = [{
-    Upstream's elementwise fusion (linalg::populateElementwiseOpsFusionPatterns)
-    on tensors, limited to an all-parallel `linalg.generic` producer with one
-    use feeding an all-parallel consumer: norms' scales, gates and their
-    products become one generic each, so one kernel each, while
-    contractions keep the bodies k3-gpu-mma-contractions matches and no
-    value is computed twice.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
-def K3ReturnArgumentsPass : Pass<"k3-return-arguments", "::mlir::ModuleOp"> {
-  let summary = "Return an entry point's updated arguments themselves, not clones";
-  let description = [{
-    Runs after `buffer-deallocation-pipeline`, before
-    `convert-bufferization-to-memref`. Deallocation makes every returned
-    memref owned by the caller, so an argument updated in place (a KDA
-    state) is returned as a `bufferization.clone`: a copy of the whole
-    buffer per call. In a public function that nothing in the module calls
-    (an entry point: the runtime is its only caller, owns its arguments and
-    never frees a result that is an input's buffer), a returned clone of an
-    entry-block argument of the same type, used only by the return, is
-    replaced by the argument.
-  }];
-  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
-}
-
-def K3GpuDeviceCopiesPass : Pass<"k3-gpu-device-copies"> {
-  let summary = "Run a GPU program's buffer copies as kernels (memref.copy to linalg.copy)";
-  let description = [{
-    Bufferization leaves `memref.copy` between buffers in the host program
-    (KDA's chunk slices, cache windows). On the host each would be a CPU
-    copy through managed memory, with a synchronisation before it; as
-    `linalg.copy` the GPU stage maps it to a kernel chained with the others.
-    Copies inside kernels are left alone.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
-def K3GpuAsyncLaunchesPass : Pass<"k3-gpu-async-launches", "::mlir::ModuleOp"> {
-  let summary = "Chain a GPU program's launches on one stream; wait only before host memory use";
-  let description = [{
-    After outlining and k3-share-host-memory, every `gpu.launch_func` of the
-    host program is synchronous: gpu-to-llvm follows each with a stream
-    synchronisation. The runtime runs a program on one in-order stream, so
-    this pass makes launches async and chains them with tokens (`gpu.wait
-    async` starts a chain), joins k3-share-host-memory's frees to the chain
-    (dropping their own waits: a free is pool bookkeeping, ordered after the
-    launches before it), and inserts a `gpu.wait` only before host code
-    that could observe or disturb the kernels' memory: an op with memory
-    effects (loads, stores, copies, calls), an scf loop or branch whose body
-    has such ops (once, before it; a body that launches is chained on its
-    own, and starts with its previous iteration's work pending), a return or
-    branch out of the block. Allocations, pure ops and scf yields do not
-    wait. A wait with nothing of its own block to wait for syncs on a fresh
-    `gpu.wait async` token: on the runtime's one stream that is the whole
-    stream, while upstream canonicalisation treats it as empty and deletes
-    it, so this pass runs after the last canonicalize of the stage. A
-    mapped `scf.parallel` still in the host program (one the conversion to
-    kernels left, e.g. with an allocation inside) is an error: it would run
-    serially on the host.
-  }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def K3TileContractionsPass : Pass<"k3-tile-contractions"> {

@@ -736,6 +736,13 @@ LogicalResult KdaChunksOp::verify() {
       .require(elementOf(g).isF32() && elementOf(s).isF32() &&
                    (!states || elementOf(states).isF32()),
                [&](InFlightDiagnostic &d) { d << "g, state and boundaries must be f32"; })
+      .require(llvm::all_of(ValueRange{q, k, v, beta, out},
+                            [&](Value x) {
+                              return isa<BFloat16Type, Float16Type, Float32Type>(elementOf(x));
+                            }),
+               [&](InFlightDiagnostic &d) {
+                 d << "q, k, v, beta and out must be bf16, f16 or f32";
+               })
       .positive(getScale().convertToFloat(), "scale")
       .ok()
       ? success()

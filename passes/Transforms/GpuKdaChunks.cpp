@@ -33,8 +33,10 @@
 // terms (hi + lo, twice their MMAs), so that the recurrence carries f32
 // accuracy instead of bf16 rounding of the state at every chunk.
 //
-// Shared memory, f32 words; rows of the K-wide arrays are K + 4 words
-// (a fragment load's 8 rows × 4 pairs then spread over the banks):
+// Shared memory, f32 words (the tensor-core operands are packed to bf16
+// as their fragments are loaded; rows of the K-wide arrays are K + 4 words,
+// so that step 3's 16 rows at one column fall in distinct banks up to
+// 2-way, as do the fragment loads):
 //
 //   G Q2 K2 KB QG WK [16][K+4]   KD [K][20]   EGL [K]   U [16][VB+4]
 //   L Aqk [16][17]   B [16]
@@ -76,8 +78,21 @@ struct Shape {
         warps(std::clamp<int64_t>((dv + 15) / 16, 1, kMaxWarps)), vb(16 * warps),
         pu(vb + 4) {}
   int64_t threads() const { return 32 * warps; }
+  /// Words of a [rows][pitch] array, rounded up to 16 bytes (every view
+  /// starts 16-byte aligned).
+  static int64_t slot(int64_t rows, int64_t pitch) { return (rows * pitch + 3) / 4 * 4; }
+  /// The arrays in layout order (see the header): {rows, pitch}.
+  SmallVector<std::pair<int64_t, int64_t>> arrays() const {
+    SmallVector<std::pair<int64_t, int64_t>> a(6, {kChunk, pk});
+    a.append({{kp, kKdPitch}, {1, kp}, {kChunk, pu}, {kChunk, kLPitch}, {kChunk, kLPitch},
+              {1, kChunk}});
+    return a;
+  }
   int64_t words() const {
-    return 6 * kChunk * pk + kp * kKdPitch + kp + kChunk * pu + 2 * kChunk * kLPitch + kChunk;
+    int64_t n = 0;
+    for (auto [rows, pitch] : arrays())
+      n += slot(rows, pitch);
+    return n;
   }
   int64_t bytes() const { return words() * 4; }
 };
@@ -190,20 +205,21 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
     Value base = gpu::DynamicSharedMemoryOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
+    // The views in Shape::arrays()'s order, which also sizes the launch.
+    SmallVector<Array> views;
     int64_t offset = 0;
-    auto array = [&](int64_t rows, int64_t pitch) {
-      // 16-byte aligned offsets.
-      const int64_t count = (rows * pitch + 3) / 4 * 4;
+    for (auto [rows, pitch] : s.arrays()) {
+      const int64_t count = Shape::slot(rows, pitch);
       Value m = memref::ViewOp::create(
           b, loc, MemRefType::get({count}, b.getF32Type(), nullptr, wg), base, idx(offset * 4),
           ValueRange());
       offset += count;
-      return Array{m, pitch};
-    };
-    Array gs = array(kChunk, s.pk), q2 = array(kChunk, s.pk), k2 = array(kChunk, s.pk),
-          kbs = array(kChunk, s.pk), qg = array(kChunk, s.pk), wk = array(kChunk, s.pk),
-          kd = array(s.kp, kKdPitch), egl = array(1, s.kp), us = array(kChunk, s.pu),
-          lm = array(kChunk, kLPitch), aqk = array(kChunk, kLPitch), bs = array(1, kChunk);
+      views.push_back(Array{m, pitch});
+    }
+    assert(offset == s.words() && "the views fill the launch's shared memory");
+    Array gs = views[0], q2 = views[1], k2 = views[2], kbs = views[3], qg = views[4],
+          wk = views[5], kd = views[6], egl = views[7], us = views[8], lm = views[9],
+          aqk = views[10], bs = views[11];
     Value betas = bs.mem;
 
     // Lane's state element e of tile j: Sᵀ[value row][key column].

@@ -1,10 +1,12 @@
 // REQUIRES: openmp
-// RUN: k3-opt %s --k3-gpu-kda-chunks --k3-gpu-launches-to-openmp --arith-expand="include-bf16=true" \
+// RUN: k3-opt %s --convert-k3-to-linalg="kda-prefill=chunks" --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --scf-forall-to-for --convert-linalg-to-loops --k3-gpu-kda-chunks --k3-gpu-launches-to-openmp --arith-expand="include-bf16=true" \
 // RUN:   --convert-scf-to-cf --convert-openmp-to-llvm --expand-strided-metadata --lower-affine \
 // RUN:   --finalize-memref-to-llvm --convert-vector-to-llvm --convert-math-to-llvm \
 // RUN:   --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm --convert-cf-to-llvm \
 // RUN:   --reconcile-unrealized-casts | %run_emulated | FileCheck %s
-// RUN: k3-opt %s --k3-gpu-kda-chunks="split-operands=false" --k3-gpu-launches-to-openmp --arith-expand="include-bf16=true" \
+// RUN: k3-opt %s --convert-k3-to-linalg="kda-prefill=chunks" --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --scf-forall-to-for --convert-linalg-to-loops --k3-gpu-kda-chunks="split-operands=false" --k3-gpu-launches-to-openmp --arith-expand="include-bf16=true" \
 // RUN:   --convert-scf-to-cf --convert-openmp-to-llvm --expand-strided-metadata --lower-affine \
 // RUN:   --finalize-memref-to-llvm --convert-vector-to-llvm --convert-math-to-llvm \
 // RUN:   --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm --convert-cf-to-llvm \
@@ -40,6 +42,17 @@
 // CHECK-NEXT: boundaries
 // CHECK-NEXT: {{[0-9.e+-]+$}}
 // CHECK-NEXT: 1
+// Saturated at -10: the kernel's limit (any 8 tokens' decay within 80 nat:
+// factors against row 8 up to e^80).
+// CHECK: saturated10 out
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: state
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: boundaries
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
 // Odd widths and GVA: K = 40 (padded to 48), V = 24 (2 warps, the second
 // half masked), 2 q/k heads for 4 value heads, T = 17 and T = 1.
 // CHECK: odd17 out
@@ -52,6 +65,20 @@
 // CHECK-NEXT: {{[0-9.e+-]+$}}
 // CHECK-NEXT: 1
 // CHECK: odd1 out
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: state
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: boundaries
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// Through the conversion (convert-k3-to-linalg, kda-prefill=chunks) and
+// bufferization: a factored k3.kda_chunked (chunks of 32, boundary states
+// used) against the same op's column scan form (k3.kda, which the same
+// option lowers as the scan), both called on one initial-state tensor: the
+// kernel's in-place state update must not reach the second call.
+// CHECK: converted out
 // CHECK-NEXT: {{[0-9.e+-]+$}}
 // CHECK-NEXT: 1
 // CHECK-NEXT: state
@@ -155,13 +182,12 @@ func.func @normalize(%m: memref<?x?x?xf32>) {
 }
 
 // g = lb · sigmoid(x) (the lower-bounded gate) over a filled tensor;
-// x = 40 gives -5 to f32 precision.
-func.func @gate(%m: memref<?x?x?xf32>) {
+// x = 40 gives lb to f32 precision.
+func.func @gate(%m: memref<?x?x?xf32>, %lb: f32) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %one = arith.constant 1.0 : f32
-  %lb = arith.constant -5.0 : f32
   %n0 = memref.dim %m, %c0 : memref<?x?x?xf32>
   %n1 = memref.dim %m, %c1 : memref<?x?x?xf32>
   %n2 = memref.dim %m, %c2 : memref<?x?x?xf32>
@@ -298,8 +324,10 @@ func.func @compare(%x: memref<?xf32>, %y: memref<?xf32>) {
 }
 
 // Inputs for T tokens, H q/k heads, HV value heads, K and V channels:
-// q, k, v, g, beta (as [T, HV, 1]) and the initial state, filled.
-func.func @inputs(%t: index, %h: index, %hv: index, %dk: index, %dv: index, %saturated: i1)
+// q, k, v, g (the gate's bound lb), beta (as [T, HV, 1]) and the initial
+// state, filled.
+func.func @inputs(%t: index, %h: index, %hv: index, %dk: index, %dv: index, %saturated: i1,
+                  %lb: f32)
     -> (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
         memref<?x?x?xf32>, memref<?x?x?xf32>) {
   %c1 = arith.constant 1 : index
@@ -329,10 +357,11 @@ func.func @inputs(%t: index, %h: index, %hv: index, %dk: index, %dv: index, %sat
   %gamp = arith.select %saturated, %zero, %three : f32
   %goff = arith.select %saturated, %forty, %zero : f32
   func.call @fill(%g, %gamp, %goff, %pg) : (memref<?x?x?xf32>, f32, f32, f32) -> ()
-  func.call @gate(%g) : (memref<?x?x?xf32>) -> ()
+  func.call @gate(%g, %lb) : (memref<?x?x?xf32>, f32) -> ()
   // β = sigmoid(x): the gate's −5 sigmoid(x) times −1/5.
   func.call @fill(%beta, %three, %zero, %pb) : (memref<?x?x?xf32>, f32, f32, f32) -> ()
-  func.call @gate(%beta) : (memref<?x?x?xf32>) -> ()
+  %five = arith.constant -5.0 : f32
+  func.call @gate(%beta, %five) : (memref<?x?x?xf32>, f32) -> ()
   %fifth = arith.constant -0.2 : f32
   %bf = memref.collapse_shape %beta [[0], [1, 2]] : memref<?x?x?xf32> into memref<?x?xf32>
   %c0 = arith.constant 0 : index
@@ -364,13 +393,14 @@ func.func @flat4(%m: memref<?x?x?x?xf32>) -> memref<?xf32> {
 // One case: the reference, then the kernel on copies of the same inputs,
 // then the three reports. The kernel's shapes are static but for T.
 func.func @k3(%t: index, %sat: i1) {
+  %lb5 = arith.constant -5.0 : f32
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c16 = arith.constant 16 : index
   %c128 = arith.constant 128 : index
   %scale = arith.constant 0.0883883476 : f32
-  %q, %k, %v, %g, %beta, %s = func.call @inputs(%t, %c2, %c2, %c128, %c128, %sat)
-      : (index, index, index, index, index, i1)
+  %q, %k, %v, %g, %beta, %s = func.call @inputs(%t, %c2, %c2, %c128, %c128, %sat, %lb5)
+      : (index, index, index, index, index, i1, f32)
       -> (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
           memref<?x?x?xf32>, memref<?x?x?xf32>)
   %slots = arith.ceildivui %t, %c16 : index
@@ -418,14 +448,14 @@ func.func @results(%ko: memref<?x?x?xf32>, %o: memref<?x?x?xf32>, %ks: memref<?x
   return
 }
 
-func.func @saturated(%t: index) {
+func.func @saturated(%t: index, %lb: f32) {
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
   %c64 = arith.constant 64 : index
   %true = arith.constant true
   %scale = arith.constant 0.125 : f32
-  %q, %k, %v, %g, %beta, %s = func.call @inputs(%t, %c1, %c1, %c64, %c32, %true)
-      : (index, index, index, index, index, i1)
+  %q, %k, %v, %g, %beta, %s = func.call @inputs(%t, %c1, %c1, %c64, %c32, %true, %lb)
+      : (index, index, index, index, index, i1, f32)
       -> (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
           memref<?x?x?xf32>, memref<?x?x?xf32>)
   %slots = arith.ceildivui %t, %c32 : index
@@ -457,6 +487,7 @@ func.func @saturated(%t: index) {
 }
 
 func.func @odd(%t: index) {
+  %lb5 = arith.constant -5.0 : f32
   %c2 = arith.constant 2 : index
   %c4 = arith.constant 4 : index
   %c16 = arith.constant 16 : index
@@ -464,8 +495,8 @@ func.func @odd(%t: index) {
   %c40 = arith.constant 40 : index
   %false = arith.constant false
   %scale = arith.constant 0.158113883 : f32
-  %q, %k, %v, %g, %beta, %s = func.call @inputs(%t, %c2, %c4, %c40, %c24, %false)
-      : (index, index, index, index, index, i1)
+  %q, %k, %v, %g, %beta, %s = func.call @inputs(%t, %c2, %c4, %c40, %c24, %false, %lb5)
+      : (index, index, index, index, index, i1, f32)
       -> (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
           memref<?x?x?xf32>, memref<?x?x?xf32>)
   %slots = arith.ceildivui %t, %c16 : index
@@ -496,6 +527,86 @@ func.func @odd(%t: index) {
   return
 }
 
+func.func @chunked(%q: tensor<?x2x32xf32>, %k: tensor<?x2x32xf32>, %v: tensor<?x2x32xf32>,
+                    %g: tensor<?x2x32xf32>, %beta: tensor<?x2xf32>, %s0: tensor<2x32x32xf32>)
+    -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>) {
+  %o, %s1, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0) scale = 0.176776695 chunk = 32 sub_chunk = 16 factored
+      : (tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2xf32>, tensor<2x32x32xf32>)
+      -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>)
+  return %o, %s1, %b : tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>
+}
+
+func.func @scanned(%q: tensor<?x2x32xf32>, %k: tensor<?x2x32xf32>, %v: tensor<?x2x32xf32>,
+                   %g: tensor<?x2x32xf32>, %beta: tensor<?x2xf32>, %s0: tensor<2x32x32xf32>)
+    -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>) {
+  %o, %s1, %b = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.176776695 snapshots every 32
+      : (tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2xf32>, tensor<2x32x32xf32>)
+      -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>)
+  return %o, %s1, %b : tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>
+}
+
+// T = 70: boundary states after 32 and 64 tokens and at the end (the
+// scan's snapshots hold the first two; its final state is the third).
+func.func @converted() {
+  %lb5 = arith.constant -5.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %c70 = arith.constant 70 : index
+  %false = arith.constant false
+  %q, %k, %v, %g, %beta, %s = func.call @inputs(%c70, %c2, %c2, %c32, %c32, %false, %lb5)
+      : (index, index, index, index, index, i1, f32)
+      -> (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
+          memref<?x?x?xf32>, memref<?x?x?xf32>)
+  %bc = memref.collapse_shape %beta [[0], [1, 2]] : memref<?x?x?xf32> into memref<?x?xf32>
+  %tq = bufferization.to_tensor %q restrict : memref<?x?x?xf32> to tensor<?x?x?xf32>
+  %tk = bufferization.to_tensor %k restrict : memref<?x?x?xf32> to tensor<?x?x?xf32>
+  %tv = bufferization.to_tensor %v restrict : memref<?x?x?xf32> to tensor<?x?x?xf32>
+  %tg = bufferization.to_tensor %g restrict : memref<?x?x?xf32> to tensor<?x?x?xf32>
+  %tb = bufferization.to_tensor %bc restrict : memref<?x?xf32> to tensor<?x?xf32>
+  %ts = bufferization.to_tensor %s restrict : memref<?x?x?xf32> to tensor<?x?x?xf32>
+  %cq = tensor.cast %tq : tensor<?x?x?xf32> to tensor<?x2x32xf32>
+  %ck = tensor.cast %tk : tensor<?x?x?xf32> to tensor<?x2x32xf32>
+  %cv = tensor.cast %tv : tensor<?x?x?xf32> to tensor<?x2x32xf32>
+  %cg = tensor.cast %tg : tensor<?x?x?xf32> to tensor<?x2x32xf32>
+  %cb = tensor.cast %tb : tensor<?x?xf32> to tensor<?x2xf32>
+  %cs = tensor.cast %ts : tensor<?x?x?xf32> to tensor<2x32x32xf32>
+  %o1, %s1, %b1 = func.call @chunked(%cq, %ck, %cv, %cg, %cb, %cs)
+      : (tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2xf32>, tensor<2x32x32xf32>)
+      -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>)
+  %o2, %s2, %b2 = func.call @scanned(%cq, %ck, %cv, %cg, %cb, %cs)
+      : (tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2xf32>, tensor<2x32x32xf32>)
+      -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>)
+  %mo1 = bufferization.to_buffer %o1 : tensor<?x2x32xf32> to memref<?x2x32xf32>
+  %mo2 = bufferization.to_buffer %o2 : tensor<?x2x32xf32> to memref<?x2x32xf32>
+  %ms1 = bufferization.to_buffer %s1 : tensor<2x32x32xf32> to memref<2x32x32xf32>
+  %ms2 = bufferization.to_buffer %s2 : tensor<2x32x32xf32> to memref<2x32x32xf32>
+  %mb1 = bufferization.to_buffer %b1 : tensor<?x2x32x32xf32> to memref<?x2x32x32xf32>
+  %mb2 = bufferization.to_buffer %b2 : tensor<?x2x32x32xf32> to memref<?x2x32x32xf32>
+  // The scan's two snapshots and its final state as three boundaries.
+  %c3 = arith.constant 3 : index
+  %want = memref.alloc(%c3) : memref<?x2x32x32xf32>
+  %snaps = memref.subview %want[0, 0, 0, 0] [2, 2, 32, 32] [1, 1, 1, 1]
+      : memref<?x2x32x32xf32> to memref<2x2x32x32xf32, strided<[2048, 1024, 32, 1]>>
+  %got = memref.subview %mb2[0, 0, 0, 0] [2, 2, 32, 32] [1, 1, 1, 1]
+      : memref<?x2x32x32xf32> to memref<2x2x32x32xf32, strided<[2048, 1024, 32, 1]>>
+  memref.copy %got, %snaps : memref<2x2x32x32xf32, strided<[2048, 1024, 32, 1]>> to memref<2x2x32x32xf32, strided<[2048, 1024, 32, 1]>>
+  %fin = memref.subview %want[2, 0, 0, 0] [1, 2, 32, 32] [1, 1, 1, 1]
+      : memref<?x2x32x32xf32> to memref<2x32x32xf32, strided<[1024, 32, 1], offset: 4096>>
+  memref.copy %ms2, %fin : memref<2x32x32xf32> to memref<2x32x32xf32, strided<[1024, 32, 1], offset: 4096>>
+  %do1 = memref.cast %mo1 : memref<?x2x32xf32> to memref<?x?x?xf32>
+  %do2 = memref.cast %mo2 : memref<?x2x32xf32> to memref<?x?x?xf32>
+  %ds1 = memref.cast %ms1 : memref<2x32x32xf32> to memref<?x?x?xf32>
+  %ds2 = memref.cast %ms2 : memref<2x32x32xf32> to memref<?x?x?xf32>
+  %db1 = memref.cast %mb1 : memref<?x2x32x32xf32> to memref<?x?x?x?xf32>
+  %db2 = memref.cast %want : memref<?x2x32x32xf32> to memref<?x?x?x?xf32>
+  func.call @results(%do1, %do2, %ds1, %ds2, %db1, %db2)
+      : (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
+         memref<?x?x?x?xf32>, memref<?x?x?x?xf32>) -> ()
+  return
+}
+
 func.func @main() {
   %c1 = arith.constant 1 : index
   %c17 = arith.constant 17 : index
@@ -504,11 +615,17 @@ func.func @main() {
   %false = arith.constant false
   vector.print str "k3 "
   func.call @k3(%c40, %false) : (index, i1) -> ()
+  %m5 = arith.constant -5.0 : f32
+  %m10 = arith.constant -10.0 : f32
   vector.print str "saturated "
-  func.call @saturated(%c63) : (index) -> ()
+  func.call @saturated(%c63, %m5) : (index, f32) -> ()
+  vector.print str "saturated10 "
+  func.call @saturated(%c63, %m10) : (index, f32) -> ()
   vector.print str "odd17 "
   func.call @odd(%c17) : (index) -> ()
   vector.print str "odd1 "
   func.call @odd(%c1) : (index) -> ()
+  vector.print str "converted "
+  func.call @converted() : () -> ()
   return
 }

@@ -5,13 +5,17 @@
 // walking 16-token chunks on tensor cores with the state in registers. It
 // applies where that kernel is exact and fits:
 //
-//   - the factored form with sub-chunks of at least 8 tokens: k3-kda-
-//     chunkwise chose it because the gate's lower bound keeps a sub-chunk's
-//     cumulative decay within 80 nat, so any 8 tokens' decay is too, which
-//     is what the kernel's factors against the chunk's row 8 need;
-//   - static heads and head dims within kdaChunksKernelFits;
-//   - boundary states, when used, every `chunk` tokens with `chunk` a
-//     multiple of the kernel's 16.
+//   - the factored form with sub-chunks a multiple of 16 tokens: the form
+//     promises each aligned sub-chunk's cumulative decay within 80 nat
+//     (k3-kda-chunkwise chose it from the gate's lower bound), so each of
+//     the kernel's 16-token chunks, inside one sub-chunk, is within 80 nat
+//     too, which its factors against the chunk's row 8 need (they need
+//     only any 8 tokens within 80; a shorter sub-chunk's promise does not
+//     cover a chunk that straddles two);
+//   - static heads and head dims within kdaChunksKernelFits.
+//
+// Boundary states, when used, come every `chunk` tokens, a multiple of the
+// sub-chunk and so of the kernel's 16.
 //
 // Elsewhere the column scan (KdaScanPattern.cpp, lower benefit) takes the
 // op. The initial state is the state destination: the kernel reads it and
@@ -36,8 +40,8 @@ namespace {
 struct ChunksKdaChunked : OpRewritePattern<KdaChunkedOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(KdaChunkedOp op, PatternRewriter &b) const override {
-    if (op.getForm() != KdaTileForm::factored || op.getSubChunk() < 8)
-      return b.notifyMatchFailure(op, "the kernel needs the factored form over >= 8 tokens");
+    if (op.getForm() != KdaTileForm::factored || op.getSubChunk() % 16 != 0)
+      return b.notifyMatchFailure(op, "the kernel needs the factored form over 16-token multiples");
     auto qType = cast<RankedTensorType>(op.getQ().getType());
     auto sType = cast<RankedTensorType>(op.getInitialState().getType());
     if (!sType.hasStaticShape() || qType.isDynamicDim(1) || qType.isDynamicDim(2))
@@ -46,8 +50,6 @@ struct ChunksKdaChunked : OpRewritePattern<KdaChunkedOp> {
       return b.notifyMatchFailure(op, "the kernel does not fit these head dims");
     Value boundaries = op.getBoundaryStates();
     const bool wantBoundaries = !boundaries.use_empty();
-    if (wantBoundaries && op.getChunk() % 16 != 0)
-      return b.notifyMatchFailure(op, "boundary states off the kernel's 16-token chunks");
 
     Location loc = op.getLoc();
     Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);

@@ -1,7 +1,7 @@
 // RUN: k3-opt %s --split-input-file --convert-k3-to-linalg="kda-prefill=chunks" | FileCheck %s
 
 // kda-prefill=chunks (the GPU default): a factored k3.kda_chunked whose
-// sub-chunks span at least 8 tokens becomes one k3.kda_chunks writing a
+// sub-chunks are a multiple of 16 tokens becomes one k3.kda_chunks writing a
 // fresh output, the state over the initial state and, when used, the
 // boundary states every `chunk` tokens (⌈T/chunk⌉ of them). Unused
 // boundary states are an empty tensor, not a destination.
@@ -39,17 +39,14 @@ func.func @unused(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x2x4
 
 // -----
 
-// The safe form (no proven decay bound), sub-chunks of 4 tokens (a bound
-// over 4 tokens says nothing about 8), boundary states every 8 tokens (off
-// the kernel's chunks) and K = 256 (over the kernel's registers) keep the
-// column scan: one scf.forall over the state's columns.
+// The safe form (no proven decay bound), sub-chunks of 8 tokens (their
+// bound does not cover a 16-token chunk, and the boundary states would fall
+// off the kernel's chunks) and K = 256 (over the kernel's registers) keep
+// the column scan: one scf.forall over the state's columns.
 // CHECK-LABEL: func.func @safe
 //   CHECK-NOT:   k3.kda_chunks
 //       CHECK:   scf.forall
 // CHECK-LABEL: func.func @short_sub_chunks
-//   CHECK-NOT:   k3.kda_chunks
-//       CHECK:   scf.forall
-// CHECK-LABEL: func.func @boundaries_off_chunks
 //   CHECK-NOT:   k3.kda_chunks
 //       CHECK:   scf.forall
 // CHECK-LABEL: func.func @wide_keys
@@ -63,14 +60,7 @@ func.func @safe(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x2x4xf
   return %o, %s1 : tensor<?x2x4xf32>, tensor<2x4x4xf32>
 }
 func.func @short_sub_chunks(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x2x4xf32>, %g: tensor<?x2x4xf32>,
-                            %beta: tensor<?x2xf32>, %s0: tensor<2x4x4xf32>) -> (tensor<?x2x4xf32>, tensor<2x4x4xf32>) {
-  %o, %s1, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0) scale = 0.5 chunk = 16 sub_chunk = 4 factored
-      : (tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2xf32>, tensor<2x4x4xf32>)
-      -> (tensor<?x2x4xf32>, tensor<2x4x4xf32>, tensor<?x2x4x4xf32>)
-  return %o, %s1 : tensor<?x2x4xf32>, tensor<2x4x4xf32>
-}
-func.func @boundaries_off_chunks(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x2x4xf32>, %g: tensor<?x2x4xf32>,
-                                 %beta: tensor<?x2xf32>, %s0: tensor<2x4x4xf32>) -> tensor<?x2x4x4xf32> {
+                            %beta: tensor<?x2xf32>, %s0: tensor<2x4x4xf32>) -> tensor<?x2x4x4xf32> {
   %o, %s1, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0) scale = 0.5 chunk = 8 sub_chunk = 8 factored
       : (tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2xf32>, tensor<2x4x4xf32>)
       -> (tensor<?x2x4xf32>, tensor<2x4x4xf32>, tensor<?x2x4x4xf32>)

@@ -83,3 +83,15 @@ func.func @scale(%q: memref<?x1x64xf32>, %k: memref<?x1x64xf32>, %v: memref<?x1x
          memref<?x1xf32>, memref<?x1x32xf32>, memref<1x64x32xf32>) -> ()
   return
 }
+
+// -----
+
+func.func @integers(%q: memref<?x1x64xi32>, %k: memref<?x1x64xf32>, %v: memref<?x1x32xf32>,
+                    %g: memref<?x1x64xf32>, %beta: memref<?x1xf32>, %o: memref<?x1x32xf32>,
+                    %s: memref<1x64x32xf32>) {
+  // expected-error @+1 {{q, k, v, beta and out must be bf16, f16 or f32}}
+  k3.kda_chunks %q, %k, %v, %g, %beta outs(%o, %s) scale = 0.125 every = 0
+      : (memref<?x1x64xi32>, memref<?x1x64xf32>, memref<?x1x32xf32>, memref<?x1x64xf32>,
+         memref<?x1xf32>, memref<?x1x32xf32>, memref<1x64x32xf32>) -> ()
+  return
+}

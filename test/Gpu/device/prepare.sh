@@ -31,8 +31,17 @@ done
 for m in kda_prefill mla_decode moe_mxfp4; do
   compile "bench_$m" "$root/test/Gpu/device/$m.mlir"
 done
-# KDA's GPU default is the column scan (no contractions); the chunked form
-# (16-token tiles on mma.sync) stays selectable: checked and timed too.
+# KDA's GPU default is one chunk kernel (k3-gpu-kda-chunks) where the gate
+# bounds the decay; the column scan (no contractions; the default's
+# fallback for unbounded gates) and the chunked form as linalg (a host loop
+# over 16-token chunks on mma.sync) stay selectable: checked and timed too.
+gpu_only() { # NAME SOURCE [flags]: NAME.sm90a.k3b
+  local name=$1 src=$2
+  shift 2
+  "$build/bin/k3-compile" "$src" "$@" --target=sm_90a -o "$out/k3b/$name.sm90a.k3b"
+}
+gpu_only kda_scan "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=scan
+gpu_only bench_kda_scan "$root/test/Gpu/device/kda_prefill.mlir" --kda-prefill-form=scan
 compile kda_chunked "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=loops
 "$build/bin/k3-compile" "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=loops \
   --target=sm_80 -o "$out/k3b/kda_chunked.sm80.k3b"
@@ -47,11 +56,6 @@ compile bench_mla_one_pass "$root/test/Gpu/device/mla_decode.mlir" --mla-split-k
 # k3-gpu-attend-parts); the parts form it replaced (separate score, softmax
 # and P · V kernels) has GPU builds too, checked against the same CPU
 # builds and timed next to it.
-gpu_only() { # NAME SOURCE [flags]: NAME.sm90a.k3b
-  local name=$1 src=$2
-  shift 2
-  "$build/bin/k3-compile" "$src" "$@" --target=sm_90a -o "$out/k3b/$name.sm90a.k3b"
-}
 gpu_only mla_decode_parts "$root/test/Execution/Inputs/mla_decode.mlir" --mla-decode-kernel=parts
 gpu_only mla_decode_parts_k16 "$root/test/Execution/Inputs/mla_decode.mlir" --mla-decode-kernel=parts \
   --mla-split-keys=16
