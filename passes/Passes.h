@@ -94,6 +94,9 @@ bool attendPartsKernelFits(int64_t d, int64_t l, std::string *why = nullptr);
 /// channels per head (registers and shared memory); else `why` says what
 /// is too large.
 bool kdaChunksKernelFits(int64_t dk, int64_t dv, std::string *why = nullptr);
+/// 32-bit words per (chunk, value head) record of k3.kda_chunks' workspace
+/// (k3-gpu-kda-chunks' layout).
+int64_t kdaChunksWorkspaceWords(int64_t dk, int64_t dv);
 
 /// A GPU target: the NVPTX chip and PTX features, whether contractions use
 /// warpgroup MMA (sm_90a) or mma.sync, and the CUDA toolkit whose libdevice

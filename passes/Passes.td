@@ -247,19 +247,22 @@ def K3GpuKdaChunksPass : Pass<"k3-gpu-kda-chunks"> {
   let summary = "Run a bufferized k3.kda_chunks as one chunked KDA kernel on mma.sync";
   let description = [{
     Rewrites each `k3.kda_chunks` on memrefs (KDA prefill,
-    `--kda-prefill-form=chunks`) into one `gpu.launch`: block (h, j) takes
-    value head h and value channels [64 j, 64 j + 64) (fewer for narrow
-    heads), one warp per 16 channels, and walks the tokens in chunks of 16
-    with its slice of the state in f32 registers. Per chunk, in shared
-    memory: the cumulative decay, the factors of the chunk matrices against
-    the decay at row 8, L and Aqk as f32 dot products, the UT transform by
-    forward substitution in f32; then on `nvvm.mma.sync` m16n8k16 (bf16,
-    f32 accumulation) the deltas, the output (inter- and intra-chunk) and
-    the state update, chained through registers. One launch for any T;
-    the state is read and written once. With `split-operands` the state
-    and the deltas enter the tensor cores as two bf16 terms. At most 128
-    key channels; convert-k3-to-linalg keeps the column scan otherwise,
-    and this pass reports such shapes.
+    `--kda-prefill-form=chunks`) into two `gpu.launch`es (FlashKDA's split).
+    The first, a block of 128 threads per (16-token chunk, value head),
+    prepares each chunk at once in shared memory: the cumulative decay, the
+    factors of the chunk matrices against the decay at row 8, L and Aqk as
+    f32 dot products, the UT transform by forward substitution in f32; and
+    writes the chunk's record to the workspace (the tensor-core operands as
+    bf16 pairs in fragment order). The second, block (h, j) per value head
+    h and value channels [64 j, 64 j + 64) (fewer for narrow heads), one
+    warp per 16 channels, walks the chunks with its slice of the state in
+    f32 registers: on `nvvm.mma.sync` m16n8k16 (bf16, f32 accumulation)
+    the deltas, the output (inter- and intra-chunk) and the state update,
+    chained through registers, the operands read straight from the records.
+    Two launches for any T; the state is read and written once. With
+    `split-operands` the state and the deltas enter the tensor cores as two
+    bf16 terms. At most 128 key channels; convert-k3-to-linalg keeps the
+    column scan otherwise, and this pass reports such shapes.
   }];
   let options = [
     Option<"splitOperands", "split-operands", "bool", /*default=*/"true",

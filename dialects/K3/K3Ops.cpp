@@ -687,13 +687,13 @@ LogicalResult AttendPartsOp::bufferize(RewriterBase &rewriter,
 
 LogicalResult KdaChunksOp::verify() {
   Value q = getQ(), k = getK(), v = getV(), g = getG(), beta = getBeta(), out = getOutInit(),
-        s = getStateInit(), states = getBoundariesInit();
+        s = getStateInit(), ws = getWorkspaceInit(), states = getBoundariesInit();
   auto type = [](Value x) { return cast<ShapedType>(x.getType()); };
   bool tensors = isa<RankedTensorType>(q.getType());
   for (Value x : getOperands())
     if (!type(x).hasRank() || isa<RankedTensorType>(x.getType()) != tensors)
       return emitOpError() << "operands must be all ranked tensors or all memrefs";
-  const unsigned inits = states ? 3 : 2;
+  const unsigned inits = states ? 4 : 3;
   if (getNumResults() != (tensors ? inits : 0))
     return emitOpError() << "has " << getNumResults() << " results, expected "
                          << (tensors ? inits : 0) << " on " << (tensors ? "tensors" : "memrefs");
@@ -708,7 +708,8 @@ LogicalResult KdaChunksOp::verify() {
       .rank(g, "g", {"T", "HV", "K"})
       .rank(beta, "beta", {"T", "HV"})
       .rank(out, "out", {"T", "HV", "V"})
-      .rank(s, "state", {"HV", "K", "V"});
+      .rank(s, "state", {"HV", "K", "V"})
+      .rank(ws, "workspace", {"ceil(T/16)", "HV", "R"});
   if (states)
     c.rank(states, "boundaries", {"ceil(T/every)", "HV", "K", "V"});
   if (!c.ok())
@@ -718,7 +719,9 @@ LogicalResult KdaChunksOp::verify() {
   int64_t h = c.agree({{q, "q", 1}, {k, "k", 1}});
   c.agree({{q, "q", 2}, {k, "k", 2}, {g, "g", 2}, {s, "state", 1}, {states, "boundaries", 2}});
   int64_t hv = c.agree({{v, "v", 1}, {g, "g", 1}, {beta, "beta", 1}, {out, "out", 1},
-                        {s, "state", 0}, {states, "boundaries", 1}});
+                        {s, "state", 0}, {ws, "workspace", 1}, {states, "boundaries", 1}});
+  if (isStatic(t))
+    c.dim(ws, "workspace", 0, (t + 15) / 16, "T = " + Twine(t) + " in chunks of 16");
   c.agree({{v, "v", 2}, {out, "out", 2}, {s, "state", 2}, {states, "boundaries", 3}});
   const int64_t every = getEvery();
   if (states && isStatic(t) && every > 0)
@@ -733,9 +736,11 @@ LogicalResult KdaChunksOp::verify() {
                [&](InFlightDiagnostic &d) {
                  d << "boundaries every " << every << " tokens: expected a positive multiple of 16";
                })
-      .require(elementOf(g).isF32() && elementOf(s).isF32() &&
+      .require(elementOf(g).isF32() && elementOf(s).isF32() && elementOf(ws).isF32() &&
                    (!states || elementOf(states).isF32()),
-               [&](InFlightDiagnostic &d) { d << "g, state and boundaries must be f32"; })
+               [&](InFlightDiagnostic &d) {
+                 d << "g, state, workspace and boundaries must be f32";
+               })
       .require(llvm::all_of(ValueRange{q, k, v, beta, out},
                             [&](Value x) {
                               return isa<BFloat16Type, Float16Type, Float32Type>(elementOf(x));
@@ -765,7 +770,8 @@ void KdaChunksOp::getEffects(
 
 bool KdaChunksOp::bufferizesToMemoryRead(OpOperand &operand,
                                          const bufferization::AnalysisState &) {
-  // The state is updated in place; out and boundaries are only written.
+  // The state is updated in place; out, the workspace and the boundaries
+  // are only written (the workspace before it is read).
   return !isDpsInit(&operand) || operand.getOperandNumber() == getStateInitMutable().getOperandNumber();
 }
 
@@ -792,10 +798,10 @@ LogicalResult KdaChunksOp::bufferize(RewriterBase &rewriter,
     buffers.push_back(*buffer);
   }
   rewriter.setInsertionPoint(*this);
-  Value states = getBoundariesInit() ? buffers[7] : Value();
+  Value states = getBoundariesInit() ? buffers[8] : Value();
   KdaChunksOp::create(rewriter, getLoc(), TypeRange(), buffers[0], buffers[1], buffers[2],
-                      buffers[3], buffers[4], buffers[5], buffers[6], states, getScaleAttr(),
-                      getEveryAttr());
+                      buffers[3], buffers[4], buffers[5], buffers[6], buffers[7], states,
+                      getScaleAttr(), getEveryAttr());
   bufferization::replaceOpWithBufferizedValues(rewriter, *this,
                                                ArrayRef<Value>(buffers).drop_front(5));
   return success();

@@ -544,9 +544,11 @@ def K3_KdaChunksOp : K3_Op<"kda_chunks", [
     `k3.kda_chunked` in the factored form, as one GPU kernel
     (`k3-gpu-kda-chunks`): the operands of `k3.kda` (`q, k: [T, H, K]`,
     `v: [T, HV, V]`, `g: [T, HV, K]` f32 log-decays whose cumulative sum over
-    any 8 consecutive tokens stays within 80 nat, `beta: [T, HV]`) and three
-    destinations: `out: [T, HV, V]` (written), `state: [HV, K, V]` f32 (read
-    as the initial state, written with the final one) and, optionally,
+    any 8 consecutive tokens stays within 80 nat, `beta: [T, HV]`) and the
+    destinations `out: [T, HV, V]` (written), `state: [HV, K, V]` f32 (read
+    as the initial state, written with the final one), `workspace:
+    [⌈T/16⌉, HV, R]` f32 (scratch: one record of R words per chunk and
+    value head, R fixed by K and V, see k3-gpu-kda-chunks) and, optionally,
     `boundaries: [⌈T/every⌉, HV, K, V]` f32, the state after every `every`
     tokens and after the last one (written; `every` a multiple of 16).
 
@@ -559,19 +561,21 @@ def K3_KdaChunksOp : K3_Op<"kda_chunks", [
 
     Example:
     ```mlir
-    %o, %s = k3.kda_chunks %q, %k, %v, %g, %beta outs(%o0, %s0) scale = 0.25 every = 16
+    %o, %s, %w = k3.kda_chunks %q, %k, %v, %g, %beta outs(%o0, %s0, %w0) scale = 0.25
+        every = 0
         : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>,
-           tensor<?x4xf32>, tensor<?x4x16xf32>, tensor<4x16x16xf32>)
-        -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>)
+           tensor<?x4xf32>, tensor<?x4x16xf32>, tensor<4x16x16xf32>, tensor<?x4x784xf32>)
+        -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>, tensor<?x4x784xf32>)
     ```
   }];
   let arguments = (ins AnyShaped:$q, AnyShaped:$k, AnyShaped:$v, AnyShaped:$g,
                    AnyShaped:$beta, AnyShaped:$out_init, AnyShaped:$state_init,
-                   Optional<AnyShaped>:$boundaries_init, F32Attr:$scale, I64Attr:$every);
+                   AnyShaped:$workspace_init, Optional<AnyShaped>:$boundaries_init,
+                   F32Attr:$scale, I64Attr:$every);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
-    $q `,` $k `,` $v `,` $g `,` $beta `outs` `(` $out_init `,` $state_init
-    (`,` $boundaries_init^)? `)` `scale` `=` $scale `every` `=` $every attr-dict
+    $q `,` $k `,` $v `,` $g `,` $beta `outs` `(` $out_init `,` $state_init `,`
+    $workspace_init (`,` $boundaries_init^)? `)` `scale` `=` $scale `every` `=` $every attr-dict
     `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{

@@ -1,44 +1,53 @@
-//===- GpuKdaChunks.cpp - k3.kda_chunks as one chunked KDA kernel --------===//
+//===- GpuKdaChunks.cpp - k3.kda_chunks as two chunked KDA kernels -------===//
 //
 // Part of k3. Implements k3-gpu-kda-chunks: a bufferized k3.kda_chunks
-// becomes one gpu.launch with a block per (value head h, slice of VB value
-// channels) and a warp per 16 of those channels (VB = 16 W for W warps, at
-// most 4: 64 channels, two blocks per head at V = 128). The block walks the tokens in chunks of 16 (KDA.md §6.1,
-// C = 16) with the state slice kept transposed in registers: warp w holds
-// Sᵀ[16 w .. 16 w + 16, 0 .. K) as the f32 accumulators of K / 8 n8 tiles,
-// whose bf16 packing is the A operand of the next product (see
-// GpuKernelBuilder.h), so the state never leaves the registers. Per chunk,
-// with G the chunk's inclusive cumulative log-decay and Gm = G[row 8]:
+// becomes two gpu.launches, FlashKDA's split (KDA.md §6.7): a token-
+// parallel kernel prepares every chunk's matrices at once, and a
+// head-parallel kernel runs the recurrence over the prepared chunks, so
+// that the per-chunk preparation is spread over the whole GPU instead of
+// serialised in each head's block. With G a 16-token chunk's inclusive
+// cumulative log-decay (KDA.md §6.1, C = 16) and Gm = G[row 8]:
 //
+// Kernel 1, a block of 128 threads per (chunk, value head), in shared
+// memory (f32):
 //   1. G by a scan per key channel; β.
-//   2. Element-wise, in shared memory (f32): Q2 = scale q e^{G−Gm},
-//      K2 = k e^{G−Gm}, KB = k e^{Gm−G} (the factors of the chunk
-//      matrices: each within e^±40 when 8 tokens of decay stay within 80
-//      nat), QG = scale q e^G, WK = k e^G, KD = (k e^{G_last−G})ᵀ,
-//      e^{G_last}, and the block's value slice U = V.
+//   2. Q2 = scale q e^{G−Gm}, K2 = k e^{G−Gm}, KB = k e^{Gm−G} (the
+//      factors of the chunk matrices: each within e^80 when 8 tokens of
+//      decay stay within 80 nat), QG = scale q e^G, WK = k e^G,
+//      KD = (k e^{G_last−G})ᵀ, e^{G_last}, and the head's values U = V.
 //   3. L = β (K2 · KBᵀ) strictly below the diagonal and Aqk = Q2 · KBᵀ on
 //      and below it, one f32 dot product per entry (masked by select,
 //      KDA.md §6.5: the entries above are never used).
 //   4. (I + L) W = diag(β) WK and (I + L) U = diag(β) V by forward
 //      substitution, one thread per column, in place (the UT transform in
 //      f32, KDA.md §6.2).
-//   5. Per warp on mma.sync: Pᵀ = Sᵀ Wᵀ and Oᵀ = Sᵀ QGᵀ (K/16 steps each),
-//      Δᵀ = Uᵀ − Pᵀ, Oᵀ += Δᵀ Aqkᵀ, then Sᵀ ← Sᵀ diag(e^{G_last}) + Δᵀ KD:
-//      the state update reuses Δᵀ's registers as its A operand.
+// It writes the chunk's record to the workspace: W, QG, Aqk and KD as bf16
+// pairs in the order of the B fragments that read them (one 32-bit load
+// per register), U and e^{G_last} in f32.
+//
+// Kernel 2, a block per (value head h, slice of VB value channels) and a
+// warp per 16 of those channels (VB = 16 W for W warps, at most 4: 64
+// channels, two blocks per head at V = 128), walks the chunks with the
+// state slice transposed in registers: warp w holds Sᵀ[16 w .. 16 w + 16,
+// 0 .. K) as the f32 accumulators of K / 8 n8 tiles, whose bf16 packing is
+// the A operand of the next product (see GpuKernelBuilder.h), so the state
+// never leaves the registers. Per chunk, on mma.sync: Pᵀ = Sᵀ Wᵀ and
+// Oᵀ = Sᵀ QGᵀ (K/16 steps each), Δᵀ = Uᵀ − Pᵀ, Oᵀ += Δᵀ Aqkᵀ, then
+// Sᵀ ← Sᵀ diag(e^{G_last}) + Δᵀ KD: the state update reuses Δᵀ's registers
+// as its A operand. It needs no shared memory and no barrier.
 //
 // Tokens past T are loaded as zeros (q = k = v = g = β = 0), which leaves
 // the outputs and the state of real tokens unchanged (KDA.md §6.6); every
 // load is clamped inside its buffer and its value selected. With
 // `split-operands`, the state and Δ enter the tensor cores as two bf16
 // terms (hi + lo, twice their MMAs), so that the recurrence carries f32
-// accuracy instead of bf16 rounding of the state at every chunk.
+// accumulation of the state instead of its bf16 rounding at every chunk.
 //
-// Shared memory, f32 words (the tensor-core operands are packed to bf16
-// as their fragments are loaded; rows of the K-wide arrays are K + 4 words,
-// so that step 3's 16 rows at one column fall in distinct banks up to
-// 2-way, as do the fragment loads):
+// Kernel 1's shared memory, f32 words (rows of the K-wide arrays are K + 4
+// words, so that step 3's 16 rows at one column fall in distinct banks up
+// to 2-way):
 //
-//   G Q2 K2 KB QG WK [16][K+4]   KD [K][20]   EGL [K]   U [16][VB+4]
+//   G Q2 K2 KB QG WK [16][K+4]   KD [K][17]   U [16][V+4]
 //   L Aqk [16][17]   B [16]
 //
 //===----------------------------------------------------------------------===//
@@ -65,27 +74,43 @@ constexpr int64_t kMaxWarps = 4;
 // K/2 state accumulators per lane (split: the hi/lo packs as well).
 constexpr int64_t kMaxKeys = 128;
 constexpr int64_t kLPitch = 17;
-constexpr int64_t kKdPitch = 20;
+constexpr int64_t kKdPitch = 17;
+// The preparation kernel's block.
+constexpr int64_t kPrepThreads = 128;
 // sm_80's largest dynamic shared memory per block.
 constexpr int64_t kMaxSharedBytes = 163 * 1024;
 
-/// The kernel's shape: key channels padded to 16, the value slice, and the
-/// shared-memory layout.
+/// The kernels' shapes: key channels padded to 16, the recurrence's value
+/// slice, a (chunk, head) record of the workspace and the preparation
+/// kernel's shared memory.
 struct Shape {
   int64_t dk, kp, pk, dv, warps, vb, pu;
   explicit Shape(int64_t dk, int64_t dv)
       : dk(dk), kp((dk + 15) / 16 * 16), pk(kp + 4), dv(dv),
         warps(std::clamp<int64_t>((dv + 15) / 16, 1, kMaxWarps)), vb(16 * warps),
-        pu(vb + 4) {}
+        pu(dv + 4) {}
   int64_t threads() const { return 32 * warps; }
+
+  // The record, in 32-bit words: W and Q e^G as [16][K/2] bf16 pairs along
+  // the key channels, Aqk as [16][8] pairs along its columns, KD as [K][8]
+  // pairs along the tokens (each the B fragments' word order), U as
+  // [16][V] f32, e^{G_last} as [K] f32.
+  int64_t recW() const { return 0; }
+  int64_t recQg() const { return 8 * kp; }
+  int64_t recAqk() const { return 16 * kp; }
+  int64_t recKd() const { return 16 * kp + 8 * kChunk; }
+  int64_t recU() const { return recKd() + 8 * kp; }
+  int64_t recEgl() const { return recU() + kChunk * dv; }
+  int64_t recordWords() const { return recEgl() + kp; }
+
   /// Words of a [rows][pitch] array, rounded up to 16 bytes (every view
   /// starts 16-byte aligned).
   static int64_t slot(int64_t rows, int64_t pitch) { return (rows * pitch + 3) / 4 * 4; }
-  /// The arrays in layout order (see the header): {rows, pitch}.
+  /// The preparation kernel's shared arrays in layout order (see the
+  /// header): {rows, pitch}.
   SmallVector<std::pair<int64_t, int64_t>> arrays() const {
     SmallVector<std::pair<int64_t, int64_t>> a(6, {kChunk, pk});
-    a.append({{kp, kKdPitch}, {1, kp}, {kChunk, pu}, {kChunk, kLPitch}, {kChunk, kLPitch},
-              {1, kChunk}});
+    a.append({{kp, kKdPitch}, {kChunk, pu}, {kChunk, kLPitch}, {kChunk, kLPitch}, {1, kChunk}});
     return a;
   }
   int64_t words() const {
@@ -102,6 +127,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   Shape s;
   int64_t group;
   bool split;
+  /// Threads of the kernel being built.
+  int64_t threads = 0;
 
   /// A [rows][pitch] f32 array in shared memory.
   struct Array {
@@ -127,7 +154,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
 
   /// A loop `for (i = tid; i < n; i += threads)`; `body(i)`.
   void strided(Value tid, int64_t n, function_ref<void(Value)> body) {
-    auto loop = scf::ForOp::create(b, loc, tid, idx(n), idx(s.threads()));
+    auto loop = scf::ForOp::create(b, loc, tid, idx(n), idx(threads));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     body(loop.getInductionVar());
@@ -168,13 +195,6 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     return {x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]};
   }
 
-  /// B fragment from a row-major f32 array: rows `n` (the n index), the
-  /// pairs (k0 + 2t, +1) and (k0 + 2t + 8, +9) along the row.
-  SmallVector<Value> bFragment(const Array &a, Value n, Value k0) {
-    auto pairAt = [&](Value c) { return pack(get(a, n, c), get(a, n, add(c, 1))); };
-    return {pairAt(k0), pairAt(add(k0, 8))};
-  }
-
   /// Forward substitution down column `j` of `a`: x_r = β_r a[r][j] −
   /// Σ_{s<r} L[r][s] x_s, written back in place.
   void substitute(const Array &a, Value j, const Array &lm, Value beta) {
@@ -188,20 +208,29 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     }
   }
 
-  void build(gpu::LaunchOp launch) {
+  /// Word `at` of the workspace record (chunk, head), as stored.
+  Value word(Value ws, Value chunk, Value hh, Value at) {
+    return arith::BitcastOp::create(b, loc, b.getI32Type(), load(ws, {chunk, hh, at}));
+  }
+  void putWord(Value w, Value ws, Value chunk, Value hh, Value at) {
+    store(arith::BitcastOp::create(b, loc, b.getF32Type(), w), ws, {chunk, hh, at});
+  }
+
+  /// Kernel 1, one block per (chunk, value head): steps 1 to 4 of the
+  /// header, then the chunk's record.
+  void buildPrep(gpu::LaunchOp launch) {
+    threads = kPrepThreads;
     Value q = op.getQ(), k = op.getK(), v = op.getV(), g = op.getG(), beta = op.getBeta();
-    Value out = op.getOutInit(), state = op.getStateInit(), states = op.getBoundariesInit();
-    const int64_t every = op.getEvery();
+    Value ws = op.getWorkspaceInit();
     const double scale = op.getScale().convertToDouble();
     Value tid = launch.getThreadIds().x;
-    Value warp = div(tid, 32), lane = rem(tid, 32);
-    Value gl = div(lane, 4), tl = rem(lane, 4);
-    Value hh = launch.getBlockIds().x, hq = div(hh, group);
-    Value v0 = mul(launch.getBlockIds().y, s.vb);
+    Value chunk = launch.getBlockIds().x, hh = launch.getBlockIds().y, hq = div(hh, group);
     Value tokens = memref::DimOp::create(b, loc, q, 0);
-    Value dk = idx(s.dk), dv = idx(s.dv);
+    Value t0 = mul(chunk, kChunk);
+    Value n = arith::MinUIOp::create(b, loc, idx(kChunk),
+                                     arith::SubIOp::create(b, loc, tokens, t0));
+    Value dk = idx(s.dk);
 
-    // Views of the dynamic shared memory.
     auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
     Value base = gpu::DynamicSharedMemoryOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
@@ -218,9 +247,112 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     }
     assert(offset == s.words() && "the views fill the launch's shared memory");
     Array gs = views[0], q2 = views[1], k2 = views[2], kbs = views[3], qg = views[4],
-          wk = views[5], kd = views[6], egl = views[7], us = views[8], lm = views[9],
-          aqk = views[10], bs = views[11];
+          wk = views[5], kd = views[6], us = views[7], lm = views[8], aqk = views[9],
+          bs = views[10];
     Value betas = bs.mem;
+
+    // 1. G per key channel, and β.
+    strided(tid, s.kp, [&](Value c) {
+      Value acc = f32(0.0);
+      for (int64_t r = 0; r < kChunk; ++r) {
+        Value tr = add(t0, r);
+        acc = fadd(acc, masked(g, {tr, hh, c}, both(lt(idx(r), n), lt(c, dk))));
+        put(acc, gs, idx(r), c);
+      }
+    });
+    {
+      auto rows = scf::IfOp::create(b, loc, lt(tid, kChunk), false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&rows.getThenRegion().front());
+      store(masked(beta, {add(t0, tid), hh}, lt(tid, n)), betas, {tid});
+    }
+    gpu::BarrierOp::create(b, loc);
+
+    // 2. The factors and operands; e^{G_last} straight into the record.
+    strided(tid, kChunk * s.kp, [&](Value e) {
+      Value r = div(e, s.kp), c = rem(e, s.kp);
+      Value ok = both(lt(r, n), lt(c, dk));
+      Value tr = add(t0, r);
+      Value qv = masked(q, {tr, hq, c}, ok), kv = masked(k, {tr, hq, c}, ok);
+      Value gr = get(gs, r, c), gm = get(gs, 8, c), last = get(gs, kChunk - 1, c);
+      auto exp = [&](Value x) { return Value(math::ExpOp::create(b, loc, x)); };
+      Value up = exp(fsub(gr, gm)), down = exp(fsub(gm, gr)), eg = exp(gr);
+      Value sq = fmul(qv, f32(scale));
+      put(fmul(sq, up), q2, r, c);
+      put(fmul(kv, up), k2, r, c);
+      put(fmul(kv, down), kbs, r, c);
+      put(fmul(sq, eg), qg, r, c);
+      put(fmul(kv, eg), wk, r, c);
+      put(fmul(kv, exp(fsub(last, gr))), kd, c, r);
+      auto first = scf::IfOp::create(
+          b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, r, idx(0)), false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&first.getThenRegion().front());
+      store(exp(last), ws, {chunk, hh, add(c, s.recEgl())});
+    });
+    strided(tid, kChunk * s.dv, [&](Value e) {
+      Value r = div(e, s.dv), j = rem(e, s.dv);
+      put(masked(v, {add(t0, r), hh, j}, lt(r, n)), us, r, j);
+    });
+    gpu::BarrierOp::create(b, loc);
+
+    // 3. L and Aqk, one entry (r, s) per thread and step.
+    strided(tid, kChunk * kChunk, [&](Value p) {
+      Value r = div(p, kChunk), c0 = rem(p, kChunk);
+      auto dots = scf::ForOp::create(b, loc, idx(0), idx(s.kp), idx(1),
+                                     ValueRange{f32(0.0), f32(0.0)});
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(dots.getBody());
+        Value c = dots.getInductionVar();
+        Value kb = get(kbs, c0, c);
+        Value dl = fadd(dots.getRegionIterArgs()[0], fmul(get(k2, r, c), kb));
+        Value da = fadd(dots.getRegionIterArgs()[1], fmul(get(q2, r, c), kb));
+        scf::YieldOp::create(b, loc, ValueRange{dl, da});
+      }
+      Value below = lt(c0, r), onOrBelow = lt(c0, add(r, 1));
+      put(select(below, fmul(load(betas, {r}), dots.getResult(0)), f32(0.0)), lm, r, c0);
+      put(select(onOrBelow, dots.getResult(1), f32(0.0)), aqk, r, c0);
+    });
+    gpu::BarrierOp::create(b, loc);
+
+    // 4. W and U by forward substitution.
+    strided(tid, s.kp, [&](Value j) { substitute(wk, j, lm, betas); });
+    strided(tid, s.dv, [&](Value j) { substitute(us, j, lm, betas); });
+    gpu::BarrierOp::create(b, loc);
+
+    // The record: the B operands as bf16 pairs in fragment order, U.
+    auto pairs = [&](const Array &a, int64_t rows, int64_t halfWidth, int64_t at) {
+      strided(tid, rows * halfWidth, [&](Value e) {
+        Value r = div(e, halfWidth), c = mul(rem(e, halfWidth), 2);
+        putWord(pack(get(a, r, c), get(a, r, add(c, 1))), ws, chunk, hh, add(e, at));
+      });
+    };
+    pairs(wk, kChunk, s.kp / 2, s.recW());
+    pairs(qg, kChunk, s.kp / 2, s.recQg());
+    pairs(aqk, kChunk, kChunk / 2, s.recAqk());
+    pairs(kd, s.kp, kChunk / 2, s.recKd());
+    strided(tid, kChunk * s.dv, [&](Value e) {
+      Value r = div(e, s.dv), j = rem(e, s.dv);
+      store(get(us, r, j), ws, {chunk, hh, add(e, s.recU())});
+    });
+    gpu::TerminatorOp::create(b, loc);
+  }
+
+  /// Kernel 2, one block per (value head, value slice): step 5 over every
+  /// chunk in turn, the state in registers.
+  void buildRecurrence(gpu::LaunchOp launch) {
+    threads = s.threads();
+    Value q = op.getQ(), ws = op.getWorkspaceInit();
+    Value out = op.getOutInit(), state = op.getStateInit(), states = op.getBoundariesInit();
+    const int64_t every = op.getEvery();
+    Value tid = launch.getThreadIds().x;
+    Value warp = div(tid, 32), lane = rem(tid, 32);
+    Value gl = div(lane, 4), tl = rem(lane, 4);
+    Value hh = launch.getBlockIds().x;
+    Value v0 = mul(launch.getBlockIds().y, s.vb);
+    Value tokens = memref::DimOp::create(b, loc, q, 0);
+    Value dk = idx(s.dk), dv = idx(s.dv);
 
     // Lane's state element e of tile j: Sᵀ[value row][key column].
     auto stateRow = [&](int64_t e) { return add(add(mul(warp, 16), gl), 8 * (e / 2)); };
@@ -237,93 +369,29 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value t0 = loop.getInductionVar();
+      Value t0 = loop.getInductionVar(), chunk = div(t0, kChunk);
       SmallVector<Value> st(loop.getRegionIterArgs());
       Value n = arith::MinUIOp::create(b, loc, idx(kChunk),
                                        arith::SubIOp::create(b, loc, tokens, t0));
+      // B fragment words of a [rows][pitch] pair array of the record: row
+      // `row`, words w0 + t and w0 + t + 4.
+      auto bWords = [&](int64_t at, int64_t pitch, Value row, int64_t w0) {
+        Value first = add(add(mul(row, pitch), tl), at + w0);
+        return SmallVector<Value>{word(ws, chunk, hh, first),
+                                  word(ws, chunk, hh, add(first, 4))};
+      };
 
-      // 1. G per key channel, and β. The previous chunk's step 5 read
-      // neither; the barrier after step 4 ordered its reads of the rest.
-      strided(tid, s.kp, [&](Value c) {
-        Value acc = f32(0.0);
-        for (int64_t r = 0; r < kChunk; ++r) {
-          Value tr = add(t0, r);
-          acc = fadd(acc, masked(g, {tr, hh, c}, both(lt(idx(r), n), lt(c, dk))));
-          put(acc, gs, idx(r), c);
-        }
-      });
-      {
-        auto rows = scf::IfOp::create(b, loc, lt(tid, kChunk), false);
-        OpBuilder::InsertionGuard g2(b);
-        b.setInsertionPointToStart(&rows.getThenRegion().front());
-        store(masked(beta, {add(t0, tid), hh}, lt(tid, n)), betas, {tid});
-      }
-      gpu::BarrierOp::create(b, loc);
-
-      // 2. The factors and operands.
-      strided(tid, kChunk * s.kp, [&](Value e) {
-        Value r = div(e, s.kp), c = rem(e, s.kp);
-        Value ok = both(lt(r, n), lt(c, dk));
-        Value tr = add(t0, r);
-        Value qv = masked(q, {tr, hq, c}, ok), kv = masked(k, {tr, hq, c}, ok);
-        Value gr = get(gs, r, c), gm = get(gs, 8, c), last = get(gs, kChunk - 1, c);
-        auto exp = [&](Value x) { return Value(math::ExpOp::create(b, loc, x)); };
-        Value up = exp(fsub(gr, gm)), down = exp(fsub(gm, gr)), eg = exp(gr);
-        Value sq = fmul(qv, f32(scale));
-        put(fmul(sq, up), q2, r, c);
-        put(fmul(kv, up), k2, r, c);
-        put(fmul(kv, down), kbs, r, c);
-        put(fmul(sq, eg), qg, r, c);
-        put(fmul(kv, eg), wk, r, c);
-        put(fmul(kv, exp(fsub(last, gr))), kd, c, r);
-        auto first = scf::IfOp::create(b, loc, arith::CmpIOp::create(
-                                                   b, loc, arith::CmpIPredicate::eq, r, idx(0)),
-                                       false);
-        OpBuilder::InsertionGuard g2(b);
-        b.setInsertionPointToStart(&first.getThenRegion().front());
-        put(exp(last), egl, idx(0), c);
-      });
-      strided(tid, kChunk * s.vb, [&](Value e) {
-        Value r = div(e, s.vb), j = rem(e, s.vb), vv = add(v0, j);
-        put(masked(v, {add(t0, r), hh, vv}, both(lt(r, n), lt(vv, dv))), us, r, j);
-      });
-      gpu::BarrierOp::create(b, loc);
-
-      // 3. L and Aqk, one entry (r, s) per thread and step.
-      strided(tid, kChunk * kChunk, [&](Value p) {
-        Value r = div(p, kChunk), c0 = rem(p, kChunk);
-        auto dots = scf::ForOp::create(b, loc, idx(0), idx(s.kp), idx(1),
-                                       ValueRange{f32(0.0), f32(0.0)});
-        {
-          OpBuilder::InsertionGuard g2(b);
-          b.setInsertionPointToStart(dots.getBody());
-          Value c = dots.getInductionVar();
-          Value kb = get(kbs, c0, c);
-          Value dl = fadd(dots.getRegionIterArgs()[0], fmul(get(k2, r, c), kb));
-          Value da = fadd(dots.getRegionIterArgs()[1], fmul(get(q2, r, c), kb));
-          scf::YieldOp::create(b, loc, ValueRange{dl, da});
-        }
-        Value below = lt(c0, r), onOrBelow = lt(c0, add(r, 1));
-        put(select(below, fmul(load(betas, {r}), dots.getResult(0)), f32(0.0)), lm, r, c0);
-        put(select(onOrBelow, dots.getResult(1), f32(0.0)), aqk, r, c0);
-      });
-      gpu::BarrierOp::create(b, loc);
-
-      // 4. W and U by forward substitution.
-      strided(tid, s.kp, [&](Value j) { substitute(wk, j, lm, betas); });
-      strided(tid, s.vb, [&](Value j) { substitute(us, j, lm, betas); });
-      gpu::BarrierOp::create(b, loc);
-
-      // 5. The chunk on tensor cores. Pᵀ and the inter-chunk Oᵀ over the
-      // key channels, 16 at a time, from the state's registers.
+      // Pᵀ and the inter-chunk Oᵀ over the key channels, 16 at a time,
+      // from the state's registers.
       SmallVector<Value> pt(8, f32(0.0)), ot(8, f32(0.0));
       for (int64_t kk = 0; kk < s.kp / 16; ++kk) {
         SmallVector<SmallVector<Value>> a = terms(fragmentOf(st, 2 * kk));
-        Value k0 = add(mul(tl, 2), 16 * kk);
         for (int64_t nt = 0; nt < 2; ++nt) {
           Value row = add(gl, 8 * nt);
-          auto p = mmaTerms(a, bFragment(wk, row, k0), SmallVector<Value>(pt.begin() + 4 * nt, pt.begin() + 4 * nt + 4));
-          auto o = mmaTerms(a, bFragment(qg, row, k0), SmallVector<Value>(ot.begin() + 4 * nt, ot.begin() + 4 * nt + 4));
+          auto p = mmaTerms(a, bWords(s.recW(), s.kp / 2, row, 8 * kk),
+                            SmallVector<Value>(pt.begin() + 4 * nt, pt.begin() + 4 * nt + 4));
+          auto o = mmaTerms(a, bWords(s.recQg(), s.kp / 2, row, 8 * kk),
+                            SmallVector<Value>(ot.begin() + 4 * nt, ot.begin() + 4 * nt + 4));
           llvm::copy(p, pt.begin() + 4 * nt);
           llvm::copy(o, ot.begin() + 4 * nt);
         }
@@ -333,12 +401,14 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       for (int64_t nt = 0; nt < 2; ++nt)
         for (int64_t e = 0; e < 4; ++e) {
           Value tok = add(mul(tl, 2), 8 * nt + e % 2);
-          delta.push_back(fsub(get(us, tok, stateRow(e)), pt[4 * nt + e]));
+          Value vv = minIdx(add(v0, stateRow(e)), idx(s.dv - 1));
+          Value u = load(ws, {chunk, hh, add(add(mul(tok, s.dv), vv), s.recU())});
+          delta.push_back(fsub(u, pt[4 * nt + e]));
         }
       SmallVector<SmallVector<Value>> da = terms(delta);
       // Oᵀ += Δᵀ Aqkᵀ (B[s][r] = Aqk[r][s]), then the output slice.
       for (int64_t nt = 0; nt < 2; ++nt) {
-        auto o = mmaTerms(da, bFragment(aqk, add(gl, 8 * nt), mul(tl, 2)),
+        auto o = mmaTerms(da, bWords(s.recAqk(), kChunk / 2, add(gl, 8 * nt), 0),
                           SmallVector<Value>(ot.begin() + 4 * nt, ot.begin() + 4 * nt + 4));
         llvm::copy(o, ot.begin() + 4 * nt);
       }
@@ -359,8 +429,9 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       for (int64_t j = 0; j < tiles; ++j) {
         SmallVector<Value> acc;
         for (int64_t e = 0; e < 4; ++e)
-          acc.push_back(fmul(st[4 * j + e], get(egl, 0, stateCol(j, e))));
-        auto r = mmaTerms(da, bFragment(kd, add(gl, 8 * j), mul(tl, 2)), acc);
+          acc.push_back(
+              fmul(st[4 * j + e], load(ws, {chunk, hh, add(stateCol(j, e), s.recEgl())})));
+        auto r = mmaTerms(da, bWords(s.recKd(), kChunk / 2, add(gl, 8 * j), 0), acc);
         next.append(r.begin(), r.end());
       }
       // The state after every `every` tokens and after the last one.
@@ -426,23 +497,47 @@ struct K3GpuKdaChunksPass : k3::impl::K3GpuKdaChunksPassBase<K3GpuKdaChunksPass>
         op.emitOpError() << why;
         return signalPassFailure();
       }
+      const Shape shape(dk, dv);
+      auto wsType = cast<MemRefType>(op.getWorkspaceInit().getType());
+      if (wsType.getDimSize(2) != shape.recordWords()) {
+        op.emitOpError() << "workspace records have " << wsType.getDimSize(2)
+                         << " words, expected " << shape.recordWords() << " for K = " << dk
+                         << " and V = " << dv;
+        return signalPassFailure();
+      }
       OpBuilder b(op);
       Location loc = op.getLoc();
-      KernelBuilder kb{{b, loc}, op, Shape(dk, dv), hv / h, splitOperands};
+      KernelBuilder kb{{b, loc}, op, shape, hv / h, splitOperands};
       Value one = kb.idx(1);
-      Value gy = kb.idx((dv + kb.s.vb - 1) / kb.s.vb);
-      Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kb.s.bytes());
-      auto launch = gpu::LaunchOp::create(b, loc, kb.idx(hv), gy, one, kb.idx(kb.s.threads()),
-                                          one, one, smem, /*asyncTokenType=*/nullptr,
-                                          ValueRange(), TypeRange());
-      b.setInsertionPointToStart(&launch.getBody().front());
-      kb.build(launch);
+      Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), shape.bytes());
+      // Kernel 1 over (chunk, value head): the chunks' records.
+      Value tokens = memref::DimOp::create(b, loc, op.getQ(), 0);
+      Value chunks = arith::CeilDivUIOp::create(b, loc, tokens, kb.idx(kChunk));
+      auto prep = gpu::LaunchOp::create(b, loc, chunks, kb.idx(hv), one, kb.idx(kPrepThreads),
+                                        one, one, smem, /*asyncTokenType=*/nullptr,
+                                        ValueRange(), TypeRange());
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&prep.getBody().front());
+        kb.buildPrep(prep);
+      }
+      // Kernel 2 over (value head, value slice): the recurrence.
+      Value gy = kb.idx((dv + shape.vb - 1) / shape.vb);
+      auto rec = gpu::LaunchOp::create(b, loc, kb.idx(hv), gy, one, kb.idx(shape.threads()), one,
+                                       one, /*dynamicSharedMemorySize=*/nullptr,
+                                       /*asyncTokenType=*/nullptr, ValueRange(), TypeRange());
+      b.setInsertionPointToStart(&rec.getBody().front());
+      kb.buildRecurrence(rec);
       op.erase();
     }
   }
 };
 
 } // namespace
+
+int64_t mlir::k3::kdaChunksWorkspaceWords(int64_t dk, int64_t dv) {
+  return Shape(dk, dv).recordWords();
+}
 
 bool mlir::k3::kdaChunksKernelFits(int64_t dk, int64_t dv, std::string *why) {
   if (dk < 1 || dv < 1 || dk > kMaxKeys) {

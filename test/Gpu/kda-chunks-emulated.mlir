@@ -12,7 +12,7 @@
 // RUN:   --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm --convert-cf-to-llvm \
 // RUN:   --reconcile-unrealized-casts | %run_emulated | FileCheck %s --check-prefix=BF16
 
-// The chunked KDA kernel (k3-gpu-kda-chunks) run on the CPU, every block an
+// The chunked KDA kernels (k3-gpu-kda-chunks) run on the CPU, every block an
 // OpenMP team (k3-gpu-launches-to-openmp, the mma.sync fragments exchanged
 // through test/Emulation), against the token recurrence of KDA.md §2 in
 // f32 loops (decay, predict, update, read). Each case prints the relative
@@ -420,9 +420,12 @@ func.func @k3(%t: index, %sat: i1) {
   %bs = memref.cast %bc : memref<?x?xf32> to memref<?x2xf32>
   %ko = memref.alloc(%t) : memref<?x2x128xf32>
   %kb = memref.alloc(%slots) : memref<?x2x128x128xf32>
-  k3.kda_chunks %qs, %kk, %vs, %gs, %bs outs(%ko, %ks, %kb) scale = 0.0883883476 every = 16
+  %c16w = arith.constant 16 : index
+  %chunks = arith.ceildivui %t, %c16w : index
+  %ws = memref.alloc(%chunks) : memref<?x2x5376xf32>
+  k3.kda_chunks %qs, %kk, %vs, %gs, %bs outs(%ko, %ks, %ws, %kb) scale = 0.0883883476 every = 16
       : (memref<?x2x128xf32>, memref<?x2x128xf32>, memref<?x2x128xf32>, memref<?x2x128xf32>,
-         memref<?x2xf32>, memref<?x2x128xf32>, memref<2x128x128xf32>, memref<?x2x128x128xf32>) -> ()
+         memref<?x2xf32>, memref<?x2x128xf32>, memref<2x128x128xf32>, memref<?x2x5376xf32>, memref<?x2x128x128xf32>) -> ()
   %kod = memref.cast %ko : memref<?x2x128xf32> to memref<?x?x?xf32>
   %kbd = memref.cast %kb : memref<?x2x128x128xf32> to memref<?x?x?x?xf32>
   func.call @results(%kod, %o, %ksd, %s, %kbd, %b)
@@ -475,9 +478,12 @@ func.func @saturated(%t: index, %lb: f32) {
   %bs = memref.cast %bc : memref<?x?xf32> to memref<?x1xf32>
   %ko = memref.alloc(%t) : memref<?x1x32xf32>
   %kb = memref.alloc(%slots) : memref<?x1x64x32xf32>
-  k3.kda_chunks %qs, %kk, %vs, %gs, %bs outs(%ko, %ks, %kb) scale = 0.125 every = 32
+  %c16w = arith.constant 16 : index
+  %chunks = arith.ceildivui %t, %c16w : index
+  %ws = memref.alloc(%chunks) : memref<?x1x2240xf32>
+  k3.kda_chunks %qs, %kk, %vs, %gs, %bs outs(%ko, %ks, %ws, %kb) scale = 0.125 every = 32
       : (memref<?x1x64xf32>, memref<?x1x64xf32>, memref<?x1x32xf32>, memref<?x1x64xf32>,
-         memref<?x1xf32>, memref<?x1x32xf32>, memref<1x64x32xf32>, memref<?x1x64x32xf32>) -> ()
+         memref<?x1xf32>, memref<?x1x32xf32>, memref<1x64x32xf32>, memref<?x1x2240xf32>, memref<?x1x64x32xf32>) -> ()
   %kod = memref.cast %ko : memref<?x1x32xf32> to memref<?x?x?xf32>
   %kbd = memref.cast %kb : memref<?x1x64x32xf32> to memref<?x?x?x?xf32>
   func.call @results(%kod, %o, %ksd, %s, %kbd, %b)
@@ -516,9 +522,12 @@ func.func @odd(%t: index) {
   %bs = memref.cast %bc : memref<?x?xf32> to memref<?x4xf32>
   %ko = memref.alloc(%t) : memref<?x4x24xf32>
   %kb = memref.alloc(%slots) : memref<?x4x40x24xf32>
-  k3.kda_chunks %qs, %kk, %vs, %gs, %bs outs(%ko, %ks, %kb) scale = 0.158113883 every = 16
+  %c16w = arith.constant 16 : index
+  %chunks = arith.ceildivui %t, %c16w : index
+  %ws = memref.alloc(%chunks) : memref<?x4x1712xf32>
+  k3.kda_chunks %qs, %kk, %vs, %gs, %bs outs(%ko, %ks, %ws, %kb) scale = 0.158113883 every = 16
       : (memref<?x2x40xf32>, memref<?x2x40xf32>, memref<?x4x24xf32>, memref<?x4x40xf32>,
-         memref<?x4xf32>, memref<?x4x24xf32>, memref<4x40x24xf32>, memref<?x4x40x24xf32>) -> ()
+         memref<?x4xf32>, memref<?x4x24xf32>, memref<4x40x24xf32>, memref<?x4x1712xf32>, memref<?x4x40x24xf32>) -> ()
   %kod = memref.cast %ko : memref<?x4x24xf32> to memref<?x?x?xf32>
   %kbd = memref.cast %kb : memref<?x4x40x24xf32> to memref<?x?x?x?xf32>
   func.call @results(%kod, %o, %ksd, %s, %kbd, %b)

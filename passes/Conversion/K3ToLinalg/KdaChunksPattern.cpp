@@ -56,8 +56,15 @@ struct ChunksKdaChunked : OpRewritePattern<KdaChunkedOp> {
     auto outType = cast<RankedTensorType>(op.getOut().getType());
     Value out = empty(b, loc, sizesOf(b, loc, op.getV()), outType.getElementType());
     Value state = op.getInitialState();
+    // The kernels' scratch: a record per (chunk of 16, value head).
+    Value chunksOf16 = arith::CeilDivUIOp::create(b, loc, tokens, cstIndex(b, loc, 16));
+    Value workspace = empty(
+        b, loc,
+        {OpFoldResult(chunksOf16), b.getIndexAttr(sType.getDimSize(0)),
+         b.getIndexAttr(kdaChunksWorkspaceWords(sType.getDimSize(1), sType.getDimSize(2)))},
+        b.getF32Type());
     Value states;
-    SmallVector<Type> types{out.getType(), state.getType()};
+    SmallVector<Type> types{out.getType(), state.getType(), workspace.getType()};
     if (wantBoundaries) {
       const int64_t every = op.getChunk();
       Value slots = arith::CeilDivUIOp::create(b, loc, tokens, cstIndex(b, loc, every));
@@ -69,14 +76,15 @@ struct ChunksKdaChunked : OpRewritePattern<KdaChunkedOp> {
     }
     auto chunks = KdaChunksOp::create(
         b, loc, types, op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(), out, state,
-        states, op.getScaleAttr(), b.getI64IntegerAttr(wantBoundaries ? op.getChunk() : 0));
+        workspace, states, op.getScaleAttr(),
+        b.getI64IntegerAttr(wantBoundaries ? op.getChunk() : 0));
     auto as = [&](Value v, Type type) {
       return v.getType() == type ? v : Value(tensor::CastOp::create(b, loc, type, v));
     };
     SmallVector<Value> results{as(chunks.getResult(0), op.getOut().getType()),
                                as(chunks.getResult(1), op.getFinalState().getType())};
     if (wantBoundaries) {
-      results.push_back(as(chunks.getResult(2), boundaries.getType()));
+      results.push_back(as(chunks.getResult(3), boundaries.getType()));
     } else {
       // Nobody reads them: an uninitialised tensor of the result's type.
       auto t = cast<RankedTensorType>(boundaries.getType());

@@ -2,18 +2,21 @@
 
 // kda-prefill=chunks (the GPU default): a factored k3.kda_chunked whose
 // sub-chunks are a multiple of 16 tokens becomes one k3.kda_chunks writing a
-// fresh output, the state over the initial state and, when used, the
-// boundary states every `chunk` tokens (⌈T/chunk⌉ of them). Unused
+// fresh output, the state over the initial state, a workspace of one
+// record per 16 tokens and value head (5376 words at K = V = 128) and,
+// when used, the boundary states every `chunk` tokens (⌈T/chunk⌉ of them). Unused
 // boundary states are an empty tensor, not a destination.
 // CHECK-LABEL: func.func @factored
 //  CHECK-SAME:   %[[S0:[^:]+]]: tensor<2x128x128xf32>
 //       CHECK:   %[[T:.+]] = tensor.dim %arg0, %c0
 //       CHECK:   %[[TV:.+]] = tensor.dim %arg2, %c0
 //       CHECK:   %[[O:.+]] = tensor.empty(%[[TV]]) : tensor<?x2x128xf32>
+//       CHECK:   %[[W16:.+]] = arith.ceildivui %[[T]], %c16
+//       CHECK:   %[[W:.+]] = tensor.empty(%[[W16]]) : tensor<?x2x5376xf32>
 //       CHECK:   %[[SLOTS:.+]] = arith.ceildivui %[[T]], %c16
 //       CHECK:   %[[B:.+]] = tensor.empty(%[[SLOTS]]) : tensor<?x2x128x128xf32>
-//       CHECK:   %[[R:.+]]:3 = k3.kda_chunks %{{.+}} outs(%[[O]], %[[S0]], %[[B]]) scale = 0.0883789062 every = 16
-//       CHECK:   return %[[R]]#0, %[[R]]#1, %[[R]]#2
+//       CHECK:   %[[R:.+]]:4 = k3.kda_chunks %{{.+}} outs(%[[O]], %[[S0]], %[[W]], %[[B]]) scale = 0.0883789062 every = 16
+//       CHECK:   return %[[R]]#0, %[[R]]#1, %[[R]]#3
 func.func @factored(%q: tensor<?x2x128xf32>, %k: tensor<?x2x128xf32>, %v: tensor<?x2x128xf32>, %g: tensor<?x2x128xf32>,
                     %beta: tensor<?x2xf32>, %s0: tensor<2x128x128xf32>)
     -> (tensor<?x2x128xf32>, tensor<2x128x128xf32>, tensor<?x2x128x128xf32>) {
@@ -27,7 +30,7 @@ func.func @factored(%q: tensor<?x2x128xf32>, %k: tensor<?x2x128xf32>, %v: tensor
 
 // FLA's chunks of 64 in sub-chunks of 16, boundary states unused.
 // CHECK-LABEL: func.func @unused
-//       CHECK:   k3.kda_chunks %{{.+}} outs(%{{.+}}, %{{.+}}) scale = 5.000000e-01 every = 0
+//       CHECK:   k3.kda_chunks %{{.+}} outs(%{{.+}}, %{{.+}}, %{{.+}}) scale = 5.000000e-01 every = 0
 //   CHECK-NOT:   tensor.empty{{.+}}x4x4xf32>
 func.func @unused(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x2x4xf32>, %g: tensor<?x2x4xf32>,
                   %beta: tensor<?x2xf32>, %s0: tensor<2x4x4xf32>) -> (tensor<?x2x4xf32>, tensor<2x4x4xf32>) {
