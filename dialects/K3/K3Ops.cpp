@@ -584,6 +584,39 @@ LogicalResult MlaAbsorbedOp::verify() {
   return success();
 }
 
+namespace {
+
+/// Bufferizes a destination-style k3 op that writes its `outs`: the same op
+/// on the operands' buffers, with no results, its attributes kept; the
+/// results become the destinations' buffers (operands `firstInit` on).
+LogicalResult bufferizeOnBuffers(Operation *op, unsigned firstInit, RewriterBase &rewriter,
+                                 const bufferization::BufferizationOptions &options,
+                                 bufferization::BufferizationState &state) {
+  SmallVector<Value> buffers;
+  for (Value v : op->getOperands()) {
+    FailureOr<Value> buffer = bufferization::getBuffer(rewriter, v, options, state);
+    if (failed(buffer))
+      return failure();
+    buffers.push_back(*buffer);
+  }
+  rewriter.setInsertionPoint(op);
+  OperationState next(op->getLoc(), op->getName(), buffers, TypeRange(), op->getAttrs());
+  rewriter.create(next);
+  bufferization::replaceOpWithBufferizedValues(rewriter, op,
+                                               ArrayRef<Value>(buffers).drop_front(firstInit));
+  return success();
+}
+
+/// A destination is its tied result's buffer; an input aliases nothing.
+bufferization::AliasingValueList destinationAliases(DestinationStyleOpInterface op,
+                                                    OpOperand &operand) {
+  if (!op.isDpsInit(&operand))
+    return {};
+  return {{op.getTiedOpResult(&operand), bufferization::BufferRelation::Equivalent}};
+}
+
+} // namespace
+
 LogicalResult AttendPartsOp::verify() {
   Value q = getQ(), rows = getRows(), m = getMaxInit(), l = getSumInit(), u = getUInit();
   auto type = [](Value v) { return cast<ShapedType>(v.getType()); };
@@ -662,27 +695,13 @@ bool AttendPartsOp::bufferizesToMemoryWrite(OpOperand &operand,
 
 bufferization::AliasingValueList
 AttendPartsOp::getAliasingValues(OpOperand &operand, const bufferization::AnalysisState &) {
-  if (!isDpsInit(&operand))
-    return {};
-  return {{getTiedOpResult(&operand), bufferization::BufferRelation::Equivalent}};
+  return destinationAliases(*this, operand);
 }
 
 LogicalResult AttendPartsOp::bufferize(RewriterBase &rewriter,
                                        const bufferization::BufferizationOptions &options,
                                        bufferization::BufferizationState &state) {
-  SmallVector<Value> buffers;
-  for (Value v : getOperands()) {
-    FailureOr<Value> buffer = bufferization::getBuffer(rewriter, v, options, state);
-    if (failed(buffer))
-      return failure();
-    buffers.push_back(*buffer);
-  }
-  rewriter.setInsertionPoint(*this);
-  AttendPartsOp::create(rewriter, getLoc(), TypeRange(), buffers[0], buffers[1], buffers[2],
-                        buffers[3], buffers[4], getPartKeysAttr());
-  bufferization::replaceOpWithBufferizedValues(rewriter, *this,
-                                               ArrayRef<Value>(buffers).drop_front(2));
-  return success();
+  return bufferizeOnBuffers(*this, 2, rewriter, options, state);
 }
 
 LogicalResult KdaChunksOp::verify() {
@@ -772,7 +791,8 @@ bool KdaChunksOp::bufferizesToMemoryRead(OpOperand &operand,
                                          const bufferization::AnalysisState &) {
   // The state is updated in place; out, the workspace and the boundaries
   // are only written (the workspace before it is read).
-  return !isDpsInit(&operand) || operand.getOperandNumber() == getStateInitMutable().getOperandNumber();
+  return !isDpsInit(&operand) ||
+         operand.getOperandNumber() == getStateInitMutable().getOperandNumber();
 }
 
 bool KdaChunksOp::bufferizesToMemoryWrite(OpOperand &operand,
@@ -782,29 +802,13 @@ bool KdaChunksOp::bufferizesToMemoryWrite(OpOperand &operand,
 
 bufferization::AliasingValueList
 KdaChunksOp::getAliasingValues(OpOperand &operand, const bufferization::AnalysisState &) {
-  if (!isDpsInit(&operand))
-    return {};
-  return {{getTiedOpResult(&operand), bufferization::BufferRelation::Equivalent}};
+  return destinationAliases(*this, operand);
 }
 
 LogicalResult KdaChunksOp::bufferize(RewriterBase &rewriter,
                                      const bufferization::BufferizationOptions &options,
                                      bufferization::BufferizationState &state) {
-  SmallVector<Value> buffers;
-  for (Value v : getOperands()) {
-    FailureOr<Value> buffer = bufferization::getBuffer(rewriter, v, options, state);
-    if (failed(buffer))
-      return failure();
-    buffers.push_back(*buffer);
-  }
-  rewriter.setInsertionPoint(*this);
-  Value states = getBoundariesInit() ? buffers[8] : Value();
-  KdaChunksOp::create(rewriter, getLoc(), TypeRange(), buffers[0], buffers[1], buffers[2],
-                      buffers[3], buffers[4], buffers[5], buffers[6], buffers[7], states,
-                      getScaleAttr(), getEveryAttr());
-  bufferization::replaceOpWithBufferizedValues(rewriter, *this,
-                                               ArrayRef<Value>(buffers).drop_front(5));
-  return success();
+  return bufferizeOnBuffers(*this, 5, rewriter, options, state);
 }
 
 //===----------------------------------------------------------------------===//
