@@ -31,7 +31,7 @@ done
 for m in kda_prefill mla_decode moe_mxfp4; do
   compile "bench_$m" "$root/test/Gpu/device/$m.mlir"
 done
-# KDA's GPU default is one chunk kernel (k3-gpu-kda-chunks) where the gate
+# KDA's GPU default is the two chunk kernels (k3-gpu-kda-chunks) where the gate
 # bounds the decay; the column scan (no contractions; the default's
 # fallback for unbounded gates) and the chunked form as linalg (a host loop
 # over 16-token chunks on mma.sync) stay selectable: checked and timed too.

@@ -10,7 +10,7 @@
 #      against CPU;
 #   2. SASS: cuobjdump on every cubin, counting kernels with HMMA / HGMMA and
 #      local-memory traffic (LDL / STL);
-#   3. benchmarks: KDA prefill, the chunk kernel, the column scan and the
+#   3. benchmarks: KDA prefill, the chunk kernels, the column scan and the
 #      chunked form as linalg (T = 8192, H = 64, dk = dv = 128), MLA
 #      decode over a long cache, the MXFP4 MoE, k3-small and k3-tiny decode
 #      tokens/s (k3-small's weights synthesized at load: --omit-weights);
@@ -76,14 +76,14 @@ check() {
     say "| $module | $fn | $len | $note | $rmse | ok |"
   fi
 }
-# kda_lb runs the chunk kernel (the default), kda_softplus the column scan
+# kda_lb runs the chunk kernels (the default), kda_softplus the column scan
 # (its unbounded gate keeps the fallback).
 for len in 1 15 63 200; do
-  check kda_layer kda_lb "$len" "uniform, chunk kernel"
+  check kda_layer kda_lb "$len" "uniform, chunk kernels"
   check kda_layer kda_softplus "$len" "uniform, column scan"
 done
-check kda_layer kda_boundaries 200 "chunk kernel, boundary states every 16"
-check kda_layer kda_snapshots 63 "chunk kernel, k3.kda snapshots every 16"
+check kda_layer kda_boundaries 200 "chunk kernels, boundary states every 16"
+check kda_layer kda_snapshots 63 "chunk kernels, k3.kda snapshots every 16"
 for len in 15 63 200; do
   cpu=kda_layer check kda_scan kda_lb "$len" "column scan (--kda-prefill-form=scan)"
 done
@@ -119,12 +119,12 @@ for len in 1 15 63; do
 done
 # The sm_80 builds: mma.sync m16n8k16 instead of wgmma, PTX JIT-compiled by
 # the driver.
-target=sm80 check kda_layer kda_lb 63 "sm_80 build (chunk kernel, PTX JIT)"
+target=sm80 check kda_layer kda_lb 63 "sm_80 build (chunk kernels, PTX JIT)"
 target=sm80 check mla_decode mla 63 "sm_80 build (mma.sync, PTX JIT)"
 target=sm80 check mla_prefill mla 63 "sm_80 build (mma.sync, PTX JIT)"
 target=sm80 check moe_layer moe_f32 63 "sm_80 build (mma.sync, PTX JIT)"
-check bench_kda_prefill kda 63 "H=64, dk=dv=128, chunk kernel"
-check bench_kda_prefill kda 1000 "H=64, dk=dv=128, chunk kernel"
+check bench_kda_prefill kda 63 "H=64, dk=dv=128, chunk kernels"
+check bench_kda_prefill kda 1000 "H=64, dk=dv=128, chunk kernels"
 cpu=bench_kda_prefill check bench_kda_scan kda 63 "H=64, dk=dv=128, column scan"
 check bench_kda_chunked kda 63 "H=64, dk=dv=128, chunked form"
 check bench_mla_decode mla 1000 "K3 MLA, bf16 cache"
@@ -196,9 +196,9 @@ bench() { # LABEL ANCHOR MODULE FUNCTION LENGTH [flags]
 }
 # KDA: q, k, v, g read and o written once (f32 at this op level), the state twice.
 kda_bytes=$((8192 * 64 * 128 * 4 * 5 + 64 * 128 * 128 * 4 * 2))
-bench "KDA prefill as one chunk kernel (the GPU default, k3-gpu-kda-chunks), B=1 T=8192 H=64 dk=dv=128" "anchors on H200: FLA chunk_kda 1.78 ms, FlashKDA-style 1.28 ms, goal < 1.0 ms" \
+bench "KDA prefill as two chunk kernels (the GPU default, k3-gpu-kda-chunks: preparation, recurrence), B=1 T=8192 H=64 dk=dv=128" "anchors on H200: FLA chunk_kda 1.78 ms, FlashKDA-style 1.28 ms, goal < 1.0 ms" \
   bench_kda_prefill kda 8192 --bytes=$kda_bytes
-bench "KDA prefill as the column scan (--kda-prefill-form=scan), same sizes" "the form the chunk kernel replaced" \
+bench "KDA prefill as the column scan (--kda-prefill-form=scan), same sizes" "the form the chunk kernels replaced" \
   bench_kda_scan kda 8192 --bytes=$kda_bytes
 bench "KDA chunked prefill (--kda-prefill-form=loops: a host loop over 512 chunks), same sizes" "a host loop over chunks" \
   bench_kda_chunked kda 8192 --bytes=$kda_bytes
