@@ -90,7 +90,7 @@ void buildCpuLlvmStage(OpPassManager &pm, bool gpuReductions = false);
 /// what is too large.
 bool attendPartsKernelFits(int64_t d, int64_t l, std::string *why = nullptr);
 
-/// Whether k3-gpu-kda-chunks builds its kernel for `dk` key and `dv` value
+/// Whether k3-gpu-kda-chunks builds its kernels for `dk` key and `dv` value
 /// channels per head (registers and shared memory); else `why` says what
 /// is too large.
 bool kdaChunksKernelFits(int64_t dk, int64_t dv, std::string *why = nullptr);

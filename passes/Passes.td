@@ -33,7 +33,7 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     `kda-prefill=scan`, `k3.kda` and `k3.kda_chunked` become one
     `scf.forall` over the state's columns, each scanning all tokens
     (KdaScanPattern.cpp); with `kda-prefill=chunks`, a factored
-    `k3.kda_chunked` becomes one `k3.kda_chunks` (one kernel on a GPU:
+    `k3.kda_chunked` becomes one `k3.kda_chunks` (two kernels on a GPU:
     k3-gpu-kda-chunks; KdaChunksPattern.cpp) and the rest the scan.
     `k3.router` loops over tokens, or with
     `router=picks` is one loop nest over (token, pick). `k3.mla_absorbed`

@@ -7,7 +7,7 @@
 //          (the CPU's tiles stage without k3-tile-contractions: that pass is
 //          the CPU's register mapping of the `k3.tile` marks; by default
 //          LinalgForms::gpu(): the MoE as slot GEMMs, the KDA decode step
-//          batched over heads, KDA prefill as one chunk kernel and MLA
+//          batched over heads, KDA prefill as two chunk kernels and MLA
 //          decode's keys in parts side by side, the forms without
 //          data-dependent or per-head host loops), then
 //          k3-gpu-fuse-elementwise (one kernel per elementwise chain)
@@ -16,7 +16,7 @@
 //          the rest), contractions on tensor cores
 //          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
 //          a fused MLA decode's parts as one kernel (k3-gpu-attend-parts),
-//          KDA prefill's chunks as one kernel (k3-gpu-kda-chunks),
+//          KDA prefill's chunks as two kernels (k3-gpu-kda-chunks),
 //          buffer copies as linalg (k3-gpu-device-copies), reductions
 //          to loops accumulating in registers, a zero fill before one
 //          folded into it (k3-gpu-register-accumulators), the rest of

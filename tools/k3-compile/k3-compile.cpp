@@ -189,7 +189,7 @@ static cl::opt<std::string> kdaPrefillForm(
     "kda-prefill-form",
     cl::desc("KDA over many tokens (k3.kda, k3.kda_chunked): loops (the CPU default; a "
              "loop over chunks or tokens), scan (one loop nest over the state's columns, "
-             "each scanning every token) or chunks (the GPU default; one kernel over "
+             "each scanning every token) or chunks (the GPU default; two kernels over "
              "16-token chunks on tensor cores where the decay is bounded, else scan)"),
     cl::init(""), cl::cat(k3Category));
 static cl::opt<std::string> routerForm(

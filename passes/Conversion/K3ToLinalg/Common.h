@@ -183,7 +183,7 @@ void populateKdaChunkedPatterns(RewritePatternSet &patterns);
 /// (KdaScanPattern.cpp, the GPU form), over the host-loop lowerings.
 void populateKdaScanPatterns(RewritePatternSet &patterns);
 /// `k3.kda_chunked` in the factored form as `k3.kda_chunks` (the GPU's
-/// chunk kernel, `kda-prefill=chunks`) where k3-gpu-kda-chunks builds it;
+/// chunk kernels, `kda-prefill=chunks`) where k3-gpu-kda-chunks builds them;
 /// over the scan, which takes the other shapes.
 void populateKdaChunksPatterns(RewritePatternSet &patterns);
 /// `batched`: the decode step for all heads at once (the GPU form), else a

@@ -1,15 +1,15 @@
-//===- KdaChunksPattern.cpp - KDA prefill as the GPU's chunk kernel -------===//
+//===- KdaChunksPattern.cpp - KDA prefill as the GPU's chunk kernels ------===//
 //
 // Part of k3. `k3.kda_chunked` (`kda-prefill=chunks`, the GPU default) as
-// one `k3.kda_chunks`, which k3-gpu-kda-chunks builds into a single kernel
-// walking 16-token chunks on tensor cores with the state in registers. It
-// applies where that kernel is exact and fits:
+// one `k3.kda_chunks`, which k3-gpu-kda-chunks builds into two kernels: one
+// preparing every 16-token chunk at once, one walking them on tensor cores
+// with the state in registers. It applies where those are exact and fit:
 //
 //   - the factored form with sub-chunks a multiple of 16 tokens: the form
 //     promises each aligned sub-chunk's cumulative decay within 80 nat
 //     (k3-kda-chunkwise chose it from the gate's lower bound), so each of
 //     the kernel's 16-token chunks, inside one sub-chunk, is within 80 nat
-//     too, which its factors against the chunk's row 8 need (they need
+//     too, which the factors against the chunk's row 8 need (they need
 //     only any 8 tokens within 80; a shorter sub-chunk's promise does not
 //     cover a chunk that straddles two);
 //   - static heads and head dims within kdaChunksKernelFits.
@@ -18,8 +18,8 @@
 // sub-chunk and so of the kernel's 16.
 //
 // Elsewhere the column scan (KdaScanPattern.cpp, lower benefit) takes the
-// op. The initial state is the state destination: the kernel reads it and
-// writes the final state over it (bufferization copies it first if the
+// op. The initial state is the state destination: the kernels read it and
+// write the final state over it (bufferization copies it first if the
 // initial state is still read afterwards).
 //
 //===----------------------------------------------------------------------===//
