@@ -588,10 +588,11 @@ namespace {
 
 /// Bufferizes a destination-style k3 op that writes its `outs`: the same op
 /// on the operands' buffers, with no results, its attributes kept; the
-/// results become the destinations' buffers (operands `firstInit` on).
-LogicalResult bufferizeOnBuffers(Operation *op, unsigned firstInit, RewriterBase &rewriter,
+/// results become the destinations' buffers (the trailing operands).
+LogicalResult bufferizeOnBuffers(DestinationStyleOpInterface op, RewriterBase &rewriter,
                                  const bufferization::BufferizationOptions &options,
                                  bufferization::BufferizationState &state) {
+  const unsigned firstInit = op->getNumOperands() - op.getNumDpsInits();
   SmallVector<Value> buffers;
   for (Value v : op->getOperands()) {
     FailureOr<Value> buffer = bufferization::getBuffer(rewriter, v, options, state);
@@ -600,10 +601,44 @@ LogicalResult bufferizeOnBuffers(Operation *op, unsigned firstInit, RewriterBase
     buffers.push_back(*buffer);
   }
   rewriter.setInsertionPoint(op);
-  OperationState next(op->getLoc(), op->getName(), buffers, TypeRange(), op->getAttrs());
+  OperationState next(op.getLoc(), op->getName(), buffers, TypeRange(), op->getAttrs());
   rewriter.create(next);
   bufferization::replaceOpWithBufferizedValues(rewriter, op,
                                                ArrayRef<Value>(buffers).drop_front(firstInit));
+  return success();
+}
+
+/// On memrefs: reads of the inputs and of `readInit` (a destination also
+/// read, or null), writes of every destination. On tensors: none.
+void destinationEffects(DestinationStyleOpInterface op, OpOperand *readInit,
+                        SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  if (!op.hasPureBufferSemantics())
+    return;
+  for (OpOperand *in : op.getDpsInputOperands())
+    effects.emplace_back(MemoryEffects::Read::get(), in, SideEffects::DefaultResource::get());
+  if (readInit)
+    effects.emplace_back(MemoryEffects::Read::get(), readInit,
+                         SideEffects::DefaultResource::get());
+  for (OpOperand &out : op.getDpsInitsMutable())
+    effects.emplace_back(MemoryEffects::Write::get(), &out, SideEffects::DefaultResource::get());
+}
+
+/// All operands ranked tensors (one result per destination, of its type)
+/// or all memrefs (no results).
+LogicalResult verifyDestinationForms(DestinationStyleOpInterface op) {
+  bool tensors = isa<RankedTensorType>(op->getOperand(0).getType());
+  for (Value x : op->getOperands())
+    if (!cast<ShapedType>(x.getType()).hasRank() || isa<RankedTensorType>(x.getType()) != tensors)
+      return op->emitOpError() << "operands must be all ranked tensors or all memrefs";
+  const unsigned inits = op.getNumDpsInits();
+  if (op->getNumResults() != (tensors ? inits : 0))
+    return op->emitOpError() << "has " << op->getNumResults() << " results, expected "
+                             << (tensors ? inits : 0) << " on "
+                             << (tensors ? "tensors" : "memrefs");
+  for (auto [i, r] : llvm::enumerate(op->getResults()))
+    if (r.getType() != op.getDpsInits()[i].getType())
+      return op->emitOpError() << "result " << i << " has type " << r.getType()
+                               << ", expected its destination's " << op.getDpsInits()[i].getType();
   return success();
 }
 
@@ -619,19 +654,8 @@ bufferization::AliasingValueList destinationAliases(DestinationStyleOpInterface 
 
 LogicalResult AttendPartsOp::verify() {
   Value q = getQ(), rows = getRows(), m = getMaxInit(), l = getSumInit(), u = getUInit();
-  auto type = [](Value v) { return cast<ShapedType>(v.getType()); };
-  // All tensors (with one result per destination) or all memrefs.
-  bool tensors = isa<RankedTensorType>(q.getType());
-  for (Value v : {q, rows, m, l, u})
-    if (!type(v).hasRank() || isa<RankedTensorType>(v.getType()) != tensors)
-      return emitOpError() << "operands must be all ranked tensors or all memrefs";
-  if (tensors ? getNumResults() != 3 : getNumResults() != 0)
-    return emitOpError() << "has " << getNumResults() << " results, expected "
-                         << (tensors ? 3 : 0) << " on " << (tensors ? "tensors" : "memrefs");
-  for (auto [i, r] : llvm::enumerate(getResults()))
-    if (r.getType() != getDpsInits()[i].getType())
-      return emitOpError() << "result " << i << " has type " << r.getType()
-                           << ", expected its destination's " << getDpsInits()[i].getType();
+  if (failed(verifyDestinationForms(*this)))
+    return failure();
   Checker c(*this);
   c.rank(q, "q", {"M", "D"})
       .rank(rows, "rows", {"N", "D"})
@@ -672,14 +696,8 @@ LogicalResult AttendPartsOp::verify() {
 
 void AttendPartsOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
-  // On tensors the op is pure; on memrefs it reads its inputs and
-  // overwrites its destinations (never reading them).
-  if (!isa<MemRefType>(getQ().getType()))
-    return;
-  for (OpOperand *in : getDpsInputOperands())
-    effects.emplace_back(MemoryEffects::Read::get(), in, SideEffects::DefaultResource::get());
-  for (OpOperand &out : getDpsInitsMutable())
-    effects.emplace_back(MemoryEffects::Write::get(), &out, SideEffects::DefaultResource::get());
+  // Its destinations are overwritten, never read.
+  destinationEffects(*this, /*readInit=*/nullptr, effects);
 }
 
 bool AttendPartsOp::bufferizesToMemoryRead(OpOperand &operand,
@@ -701,25 +719,14 @@ AttendPartsOp::getAliasingValues(OpOperand &operand, const bufferization::Analys
 LogicalResult AttendPartsOp::bufferize(RewriterBase &rewriter,
                                        const bufferization::BufferizationOptions &options,
                                        bufferization::BufferizationState &state) {
-  return bufferizeOnBuffers(*this, 2, rewriter, options, state);
+  return bufferizeOnBuffers(*this, rewriter, options, state);
 }
 
 LogicalResult KdaChunksOp::verify() {
   Value q = getQ(), k = getK(), v = getV(), g = getG(), beta = getBeta(), out = getOutInit(),
         s = getStateInit(), ws = getWorkspaceInit(), states = getBoundariesInit();
-  auto type = [](Value x) { return cast<ShapedType>(x.getType()); };
-  bool tensors = isa<RankedTensorType>(q.getType());
-  for (Value x : getOperands())
-    if (!type(x).hasRank() || isa<RankedTensorType>(x.getType()) != tensors)
-      return emitOpError() << "operands must be all ranked tensors or all memrefs";
-  const unsigned inits = states ? 4 : 3;
-  if (getNumResults() != (tensors ? inits : 0))
-    return emitOpError() << "has " << getNumResults() << " results, expected "
-                         << (tensors ? inits : 0) << " on " << (tensors ? "tensors" : "memrefs");
-  for (auto [i, r] : llvm::enumerate(getResults()))
-    if (r.getType() != getDpsInits()[i].getType())
-      return emitOpError() << "result " << i << " has type " << r.getType()
-                           << ", expected its destination's " << getDpsInits()[i].getType();
+  if (failed(verifyDestinationForms(*this)))
+    return failure();
   Checker c(*this);
   c.rank(q, "q", {"T", "H", "K"})
       .rank(k, "k", {"T", "H", "K"})
@@ -775,16 +782,8 @@ LogicalResult KdaChunksOp::verify() {
 
 void KdaChunksOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
-  // On tensors the op is pure; on memrefs it reads its inputs and the
-  // state, and writes its destinations.
-  if (!isa<MemRefType>(getQ().getType()))
-    return;
-  for (OpOperand *in : getDpsInputOperands())
-    effects.emplace_back(MemoryEffects::Read::get(), in, SideEffects::DefaultResource::get());
-  effects.emplace_back(MemoryEffects::Read::get(), &getStateInitMutable(),
-                       SideEffects::DefaultResource::get());
-  for (OpOperand &out : getDpsInitsMutable())
-    effects.emplace_back(MemoryEffects::Write::get(), &out, SideEffects::DefaultResource::get());
+  // The state destination is read (the initial state) as well.
+  destinationEffects(*this, &getStateInitMutable(), effects);
 }
 
 bool KdaChunksOp::bufferizesToMemoryRead(OpOperand &operand,
@@ -808,7 +807,7 @@ KdaChunksOp::getAliasingValues(OpOperand &operand, const bufferization::Analysis
 LogicalResult KdaChunksOp::bufferize(RewriterBase &rewriter,
                                      const bufferization::BufferizationOptions &options,
                                      bufferization::BufferizationState &state) {
-  return bufferizeOnBuffers(*this, 5, rewriter, options, state);
+  return bufferizeOnBuffers(*this, rewriter, options, state);
 }
 
 //===----------------------------------------------------------------------===//

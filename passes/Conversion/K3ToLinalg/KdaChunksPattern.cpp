@@ -63,37 +63,27 @@ struct ChunksKdaChunked : OpRewritePattern<KdaChunkedOp> {
         {OpFoldResult(chunksOf16), b.getIndexAttr(sType.getDimSize(0)),
          b.getIndexAttr(kdaChunksWorkspaceWords(sType.getDimSize(1), sType.getDimSize(2)))},
         b.getF32Type());
-    Value states;
+    // The boundary states, one per chunk (an uninitialised tensor of the
+    // result's type when nobody reads them).
+    SmallVector<OpFoldResult> sizes{
+        OpFoldResult(arith::CeilDivUIOp::create(b, loc, tokens, cstIndex(b, loc, op.getChunk())))};
+    for (int64_t d : sType.getShape())
+      sizes.push_back(b.getIndexAttr(d));
+    Value states = empty(b, loc, sizes, b.getF32Type());
     SmallVector<Type> types{out.getType(), state.getType(), workspace.getType()};
-    if (wantBoundaries) {
-      const int64_t every = op.getChunk();
-      Value slots = arith::CeilDivUIOp::create(b, loc, tokens, cstIndex(b, loc, every));
-      SmallVector<OpFoldResult> sizes{OpFoldResult(slots)};
-      for (int64_t d : sType.getShape())
-        sizes.push_back(b.getIndexAttr(d));
-      states = empty(b, loc, sizes, b.getF32Type());
+    if (wantBoundaries)
       types.push_back(states.getType());
-    }
     auto chunks = KdaChunksOp::create(
         b, loc, types, op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(), out, state,
-        workspace, states, op.getScaleAttr(),
+        workspace, wantBoundaries ? states : Value(), op.getScaleAttr(),
         b.getI64IntegerAttr(wantBoundaries ? op.getChunk() : 0));
     auto as = [&](Value v, Type type) {
       return v.getType() == type ? v : Value(tensor::CastOp::create(b, loc, type, v));
     };
     SmallVector<Value> results{as(chunks.getResult(0), op.getOut().getType()),
                                as(chunks.getResult(1), op.getFinalState().getType())};
-    if (wantBoundaries) {
-      results.push_back(as(chunks.getResult(3), boundaries.getType()));
-    } else {
-      // Nobody reads them: an uninitialised tensor of the result's type.
-      auto t = cast<RankedTensorType>(boundaries.getType());
-      SmallVector<OpFoldResult> sizes{
-          OpFoldResult(arith::CeilDivUIOp::create(b, loc, tokens, cstIndex(b, loc, op.getChunk())))};
-      for (int64_t d = 1; d < t.getRank(); ++d)
-        sizes.push_back(b.getIndexAttr(t.getDimSize(d)));
-      results.push_back(as(empty(b, loc, sizes, t.getElementType()), t));
-    }
+    results.push_back(
+        as(wantBoundaries ? chunks.getResult(3) : states, boundaries.getType()));
     b.replaceOp(op, results);
     return success();
   }
