@@ -25,8 +25,11 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     register-tiled GEMM pair per expert with its MXFP4 weights decoded into
     [K, 16] panels); with `moe-dispatch=slots`, one loop nest per GEMM over
     every routing slot (token, pick) at once, the expert read and MXFP4
-    decoded inside the dot product (SlotMoePattern.cpp: the GPU form, no
-    data-dependent host loops); or, with `moe-dispatch=per-token`, one
+    decoded inside the dot product (SlotMoePattern.cpp: no data-dependent
+    host loops); with `moe-dispatch=mma` (the GPU form), packed MXFP4
+    experts as one `k3.moe_experts` (tensor-core kernels on a GPU:
+    k3-gpu-moe-experts; MmaMoePattern.cpp), a sum over each token's slots
+    and the rest as slots; or, with `moe-dispatch=per-token`, one
     matrix-vector product per token and selected expert (the benchmark's
     baseline). `k3.kda_decode` loops over value heads, or with
     `kda-decode=batched` runs each step for all heads at once. With
@@ -49,7 +52,9 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
   let options = [
     Option<"moeDispatch", "moe-dispatch", "std::string", [{"grouped"}],
            "How k3.moe runs its experts: grouped (one GEMM per expert over "
-           "its tokens), slots (one GEMM over all routing slots) or per-token">,
+           "its tokens), slots (one GEMM over all routing slots), mma (MXFP4 "
+           "experts as k3.moe_experts, for k3-gpu-moe-experts; the rest as "
+           "slots) or per-token">,
     Option<"kdaDecode", "kda-decode", "std::string", [{"per-head"}],
            "How k3.kda_decode runs: per-head (a loop over value heads) or "
            "batched (every step once for all heads: the GPU form)">,
@@ -380,6 +385,37 @@ def K3GpuMmaContractionsPass : Pass<"k3-gpu-mma-contractions"> {
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
+def K3GpuMoeExpertsPass : Pass<"k3-gpu-moe-experts"> {
+  let summary = "Run a bufferized k3.moe_experts as expert-sorted MXFP4 GEMMs on mma.sync";
+  let description = [{
+    Rewrites each `k3.moe_experts` on memrefs (the MXFP4 experts of
+    `k3.moe`, `--moe-dispatch=mma`) into four `gpu.launch`es of 128
+    threads: a count of the slots routed to each expert and a fill of the
+    slots in expert order (offsets by block reductions, no atomics, in slot
+    order within an expert), then the two expert GEMMs over 16-row tiles of
+    one expert each (a ragged tile map: the block finds its expert by a
+    binary search over the tile offsets; blocks past the routing's tiles
+    exit), each warp 16 rows × 32 columns on `nvvm.mma.sync` m16n8k16 (bf16,
+    f32 accumulation). The weights are read as one 32-bit word of codes per
+    lane, row and 32-channel block, and decoded to bf16 pairs in registers
+    with the block's E8M0 scale (exact); SiTU-GLU is GEMM1's epilogue, the
+    routing weight GEMM2's. Every grid is sized from the token count alone:
+    no host synchronisation. With `split-operands` the activations enter
+    the tensor cores as two bf16 terms.
+  }];
+  let options = [
+    Option<"splitOperands", "split-operands", "bool", /*default=*/"false",
+           "Feed the activations (z, the SiTU-GLU output) to the tensor cores "
+           "as bf16 hi + lo (twice the MMAs) instead of one bf16 rounding">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

@@ -810,6 +810,110 @@ LogicalResult KdaChunksOp::bufferize(RewriterBase &rewriter,
   return bufferizeOnBuffers(*this, rewriter, options, state);
 }
 
+LogicalResult MoeExpertsOp::verify() {
+  Value z = getZ(), ids = getIndices(), p = getWeights(), w1 = getW1(), w3 = getW3(),
+        w2 = getW2(), s1 = getS1(), s3 = getS3(), s2 = getS2(), y = getYInit(),
+        h = getHInit(), order = getOrderInit();
+  if (failed(verifyDestinationForms(*this)))
+    return failure();
+  Checker c(*this);
+  c.rank(z, "z", {"T", "Dl"})
+      .rank(ids, "indices", {"T", "k"})
+      .rank(p, "weights", {"T", "k"})
+      .rank(w1, "w1", {"E", "Ie", "Dl/2"})
+      .rank(w3, "w3", {"E", "Ie", "Dl/2"})
+      .rank(w2, "w2", {"E", "Dl", "Ie/2"})
+      .rank(s1, "s1", {"E", "Ie", "Dl/32"})
+      .rank(s3, "s3", {"E", "Ie", "Dl/32"})
+      .rank(s2, "s2", {"E", "Dl", "Ie/32"})
+      .rank(y, "y", {"T·k", "Dl"})
+      .rank(h, "h", {"T·k", "Ie"})
+      .rank(order, "order", {"3E + T·k"});
+  if (!c.ok())
+    return failure();
+  const int64_t t = c.agree({{z, "z", 0}, {ids, "indices", 0}, {p, "weights", 0}});
+  const int64_t k = c.agree({{ids, "indices", 1}, {p, "weights", 1}});
+  const int64_t e = c.agree({{w1, "w1", 0}, {w3, "w3", 0}, {w2, "w2", 0}, {s1, "s1", 0},
+                             {s3, "s3", 0}, {s2, "s2", 0}});
+  const int64_t ie = c.agree({{w1, "w1", 1}, {w3, "w3", 1}, {s1, "s1", 1}, {s3, "s3", 1},
+                              {h, "h", 1}});
+  const int64_t dl = c.agree({{z, "z", 1}, {w2, "w2", 1}, {s2, "s2", 1}, {y, "y", 1}});
+  const bool known = isStatic(t) && isStatic(k);
+  if (known) {
+    c.dim(y, "y", 0, t * k, "T = " + Twine(t) + " tokens of k = " + Twine(k) + " slots");
+    c.dim(h, "h", 0, t * k, "T = " + Twine(t) + " tokens of k = " + Twine(k) + " slots");
+    if (isStatic(e))
+      c.dim(order, "order", 0, 3 * e + t * k, "E = " + Twine(e) + " experts and T·k slots");
+  }
+  if (isStatic(dl) && dl % 32 == 0) {
+    for (auto [w, name] : {std::pair(w1, "w1"), std::pair(w3, "w3")})
+      c.dim(w, name, 2, dl / 2, "Dl = " + Twine(dl) + " two codes a byte");
+    for (auto [s, name] : {std::pair(s1, "s1"), std::pair(s3, "s3")})
+      c.dim(s, name, 2, dl / 32, "Dl = " + Twine(dl) + " in blocks of 32");
+  }
+  if (isStatic(ie) && ie % 32 == 0) {
+    c.dim(w2, "w2", 2, ie / 2, "Ie = " + Twine(ie) + " two codes a byte");
+    c.dim(s2, "s2", 2, ie / 32, "Ie = " + Twine(ie) + " in blocks of 32");
+  }
+  auto isInt = [](Value v, unsigned width) { return elementOf(v).isInteger(width); };
+  return c
+      .require(!isStatic(dl) || (dl > 0 && dl % 32 == 0),
+               [&](InFlightDiagnostic &d) {
+                 d << "Dl = " << dl << " must be a positive multiple of the MXFP4 block of 32";
+               })
+      .require(!isStatic(ie) || (ie > 0 && ie % 32 == 0),
+               [&](InFlightDiagnostic &d) {
+                 d << "Ie = " << ie << " must be a positive multiple of the MXFP4 block of 32";
+               })
+      .require(isInt(w1, 8) && isInt(w3, 8) && isInt(w2, 8),
+               [&](InFlightDiagnostic &d) {
+                 d << "w1, w3 and w2 must be i8 (two E2M1 codes a byte), got " << elementOf(w1)
+                   << ", " << elementOf(w3) << " and " << elementOf(w2);
+               })
+      .require(llvm::all_of(ValueRange{s1, s3, s2},
+                            [](Value s) { return isa<Float8E8M0FNUType>(elementOf(s)); }),
+               [&](InFlightDiagnostic &d) { d << "s1, s3 and s2 must be f8E8M0FNU"; })
+      .require(isa<BFloat16Type, Float16Type, Float32Type>(elementOf(z)),
+               [&](InFlightDiagnostic &d) { d << "z must be bf16, f16 or f32, got " << elementOf(z); })
+      .require(isInt(ids, 32) || isInt(ids, 64),
+               [&](InFlightDiagnostic &d) { d << "indices must be i32 or i64"; })
+      .require(elementOf(p).isF32() && elementOf(y).isF32() && elementOf(h).isF32() &&
+                   isInt(order, 32),
+               [&](InFlightDiagnostic &d) { d << "weights, y and h must be f32 and order i32"; })
+      .positive(getBeta1().convertToFloat(), "beta1")
+      .positive(getBeta2() ? getBeta2()->convertToFloat() : 1.0f, "beta2")
+      .ok()
+      ? success()
+      : failure();
+}
+
+void MoeExpertsOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  destinationEffects(*this, /*readInit=*/nullptr, effects);
+}
+
+bool MoeExpertsOp::bufferizesToMemoryRead(OpOperand &operand,
+                                          const bufferization::AnalysisState &) {
+  // y, h and order are written before they are read: no copy in.
+  return !isDpsInit(&operand);
+}
+
+bool MoeExpertsOp::bufferizesToMemoryWrite(OpOperand &operand,
+                                           const bufferization::AnalysisState &) {
+  return isDpsInit(&operand);
+}
+
+bufferization::AliasingValueList
+MoeExpertsOp::getAliasingValues(OpOperand &operand, const bufferization::AnalysisState &) {
+  return destinationAliases(*this, operand);
+}
+
+LogicalResult MoeExpertsOp::bufferize(RewriterBase &rewriter,
+                                      const bufferization::BufferizationOptions &options,
+                                      bufferization::BufferizationState &state) {
+  return bufferizeOnBuffers(*this, rewriter, options, state);
+}
+
 //===----------------------------------------------------------------------===//
 // Channel mixing
 //===----------------------------------------------------------------------===//

@@ -586,6 +586,64 @@ def K3_KdaChunksOp : K3_Op<"kda_chunks", [
   let hasVerifier = 1;
 }
 
+def K3_MoeExpertsOp : K3_Op<"moe_experts", [
+    DestinationStyleOpInterface, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite", "getAliasingValues",
+         "bufferize"]>]> {
+  let summary = "The routed experts of k3.moe on MXFP4 weights, per routing slot";
+  let description = [{
+    The expert GEMMs of `k3.moe` with MXFP4 experts, as kernels on tensor
+    cores (`k3-gpu-moe-experts`): for the latent input `z: [T, Dl]` (bf16,
+    f16 or f32), routed by `indices: [T, k]` (i32 or i64) with `weights:
+    [T, k]` f32, and the experts' packed E2M1 codes (i8, low nibble first)
+    and E8M0 block scales, `w1, w3: [E, Ie, Dl/2]` with `s1, s3: [E, Ie,
+    Dl/32]` and `w2: [E, Dl, Ie/2]` with `s2: [E, Dl, Ie/32]`, it writes
+    for every slot `p = t·k + j` with `e = indices[t, j]`
+
+    ```
+    y[p] = weights[t, j] · W2[e] · situ_glu(W1[e] · z[t], W3[e] · z[t])
+    ```
+
+    and zero where `e` lies outside `[0, E)` (the routing-weight epilogue;
+    `k3.moe`'s combine is then a sum over `j`). `Dl` and `Ie` are multiples
+    of 32. The destinations: `y: [T·k, Dl]` f32 (written), `h: [T·k, Ie]`
+    f32 and `order: [3E + T·k]` i32 (scratch: the SiTU-GLU output by
+    expert-sorted row, and the slots' expert counts, row and tile offsets
+    and expert-sorted order).
+
+    On tensors it has destination operands and results like linalg; after
+    bufferization it updates its `outs` buffers.
+
+    Example:
+    ```mlir
+    %y, %h, %o = k3.moe_experts %z routed(%i, %w) experts(%w1, %w3, %w2)
+        scales(%s1, %s3, %s2) outs(%y0, %h0, %o0) {beta1 = 4.0 : f32, beta2 = 25.0 : f32}
+        : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x32xi8>,
+           tensor<8x96x32xi8>, tensor<8x64x48xi8>, tensor<8x96x2xf8E8M0FNU>,
+           tensor<8x96x2xf8E8M0FNU>, tensor<8x64x3xf8E8M0FNU>, tensor<?x64xf32>,
+           tensor<?x96xf32>, tensor<?xi32>)
+        -> (tensor<?x64xf32>, tensor<?x96xf32>, tensor<?xi32>)
+    ```
+  }];
+  let arguments = (ins AnyShaped:$z, AnyShaped:$indices, AnyShaped:$weights, AnyShaped:$w1,
+                   AnyShaped:$w3, AnyShaped:$w2, AnyShaped:$s1, AnyShaped:$s3, AnyShaped:$s2,
+                   AnyShaped:$y_init, AnyShaped:$h_init, AnyShaped:$order_init,
+                   F32Attr:$beta1, OptionalAttr<F32Attr>:$beta2);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $z `routed` `(` $indices `,` $weights `)` `experts` `(` $w1 `,` $w3 `,` $w2 `)`
+    `scales` `(` $s1 `,` $s3 `,` $s2 `)` `outs` `(` $y_init `,` $h_init `,` $order_init `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(), 9, 3);
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 def K3_RouterOp : K3_Op<"router", [Pure]> {
   let summary = "Sigmoid top-k expert router with a selection-only bias";
   let description = [{

@@ -176,8 +176,9 @@ static cl::opt<std::string> expertInputs(
 static cl::opt<std::string> moeDispatch(
     "moe-dispatch",
     cl::desc("Routed experts: grouped (the CPU default; one GEMM per expert over "
-             "its tokens), slots (the GPU default; one GEMM over every routing "
-             "slot, no data-dependent host loops) or per-token (one "
+             "its tokens), slots (one GEMM over every routing slot, no "
+             "data-dependent host loops), mma (the GPU default; MXFP4 experts "
+             "sorted by expert on tensor cores, the rest as slots) or per-token (one "
              "matrix-vector product per token and expert, for comparisons)"),
     cl::init(""), cl::cat(k3Category));
 static cl::opt<std::string> kdaDecodeForm(
@@ -376,9 +377,12 @@ int main(int argc, char **argv) {
   // The grouped form's per-expert host loops would launch a kernel per
   // register tile on a GPU (SlotMoePattern.cpp).
   if (moeDispatch.getNumOccurrences() == 0)
-    moeDispatch = chip ? "slots" : "grouped";
-  if (moeDispatch != "grouped" && moeDispatch != "slots" && moeDispatch != "per-token")
-    return fail("--moe-dispatch=" + moeDispatch + ": expected grouped, slots or per-token");
+    moeDispatch = chip ? "mma" : "grouped";
+  if (moeDispatch != "grouped" && moeDispatch != "slots" && moeDispatch != "mma" &&
+      moeDispatch != "per-token")
+    return fail("--moe-dispatch=" + moeDispatch + ": expected grouped, slots, mma or per-token");
+  if (moeDispatch == "mma" && !chip)
+    return fail("--moe-dispatch=mma needs a GPU --target (the expert kernels are GPU code)");
   if (kdaDecodeForm.getNumOccurrences() == 0)
     kdaDecodeForm = chip ? "batched" : "per-head";
   if (kdaDecodeForm != "per-head" && kdaDecodeForm != "batched")

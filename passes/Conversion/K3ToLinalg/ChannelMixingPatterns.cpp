@@ -372,7 +372,9 @@ void mlir::k3::lowering::populateMoePatterns(RewritePatternSet &patterns, String
   // expert shapes).
   if (dispatch == "grouped")
     populateGroupedMoePattern(patterns);
-  if (dispatch == "slots")
+  if (dispatch == "mma")
+    populateMmaMoePattern(patterns);
+  if (dispatch == "slots" || dispatch == "mma")
     populateSlotMoePattern(patterns);
   patterns.add<LowerMoePerToken>(patterns.getContext(),
                                  /*benefit=*/dispatch == "per-token" ? 1 : 0);

@@ -194,11 +194,13 @@ void populateKdaDecodePatterns(RewritePatternSet &patterns, bool batched);
 /// `fused`: as one k3.attend_parts.
 void populateMlaAbsorbedPatterns(RewritePatternSet &patterns, int64_t splitKeys, bool fused);
 /// The MoE by `dispatch`: "grouped" (grouped GEMMs, GroupedMoePattern.cpp),
-/// "slots" (slot-parallel GEMMs, SlotMoePattern.cpp) or "per-token" (the
-/// per-token loop, ChannelMixingPatterns.cpp, which also catches what the
-/// others decline).
+/// "slots" (slot-parallel GEMMs, SlotMoePattern.cpp), "mma" (MXFP4 experts
+/// as k3.moe_experts, MmaMoePattern.cpp, the rest as slots) or "per-token"
+/// (the per-token loop, ChannelMixingPatterns.cpp, which also catches what
+/// the others decline).
 void populateMoePatterns(RewritePatternSet &patterns, StringRef dispatch);
 void populateGroupedMoePattern(RewritePatternSet &patterns);
+void populateMmaMoePattern(RewritePatternSet &patterns);
 void populateSlotMoePattern(RewritePatternSet &patterns);
 
 } // namespace mlir::k3::lowering

@@ -25,9 +25,10 @@ struct ConvertK3ToLinalgPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (moeDispatch != "grouped" && moeDispatch != "slots" && moeDispatch != "per-token") {
+    if (moeDispatch != "grouped" && moeDispatch != "slots" && moeDispatch != "mma" &&
+        moeDispatch != "per-token") {
       emitError(getOperation()->getLoc())
-          << "convert-k3-to-linalg: moe-dispatch must be grouped, slots or per-token, got '"
+          << "convert-k3-to-linalg: moe-dispatch must be grouped, slots, mma or per-token, got '"
           << moeDispatch << "'";
       return signalPassFailure();
     }

@@ -46,7 +46,7 @@
 //       TOKEN:       linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%{{.+}} : tensor<1x2x16x2xf32>, tensor<96x2x16xi8>, tensor<96x2xf8E8M0FNU>)
 //       TOKEN:         arith.shrui
 //       TOKEN:         arith.mulf %{{.+}} fastmath<reassoc,contract> : f32
-// BAD: convert-k3-to-linalg: moe-dispatch must be grouped, slots or per-token, got 'sorted'
+// BAD: convert-k3-to-linalg: moe-dispatch must be grouped, slots, mma or per-token, got 'sorted'
 func.func @moe_mx(%x: tensor<?x64xf32>, %wr: tensor<8x64xf32>, %bias: tensor<8xf32>,
     %wd: tensor<64x64xf32>, %wu: tensor<64x64xf32>, %n: tensor<64xf32>,
     %c1: tensor<8x96x32xi8>, %c3: tensor<8x96x32xi8>, %c2: tensor<8x64x48xi8>,
