@@ -60,6 +60,11 @@ gpu_only mla_decode_parts "$root/test/Execution/Inputs/mla_decode.mlir" --mla-de
 gpu_only mla_decode_parts_k16 "$root/test/Execution/Inputs/mla_decode.mlir" --mla-decode-kernel=parts \
   --mla-split-keys=16
 gpu_only bench_mla_parts "$root/test/Gpu/device/mla_decode.mlir" --mla-decode-kernel=parts
+# The MoE's GPU default runs MXFP4 experts as the expert-sorted mma.sync
+# kernels (--moe-dispatch=mma, k3-gpu-moe-experts); the slot GEMMs on CUDA
+# cores they replaced are checked and timed next to them.
+gpu_only moe_slots "$root/test/Execution/Inputs/moe_layer.mlir" --moe-dispatch=slots
+gpu_only bench_moe_slots "$root/test/Gpu/device/moe_mxfp4.mlir" --moe-dispatch=slots
 # End to end: k3-tiny (synthetic, seed 6), and k3-small without its weights
 # (336 MB do not fit the device tool's 64 MiB): run.sh fills them with the
 # synthetic checkpoint's values (k3-run --synthetic-weights=1), exactly those

@@ -123,6 +123,12 @@ target=sm80 check kda_layer kda_lb 63 "sm_80 build (chunk kernels, PTX JIT)"
 target=sm80 check mla_decode mla 63 "sm_80 build (mma.sync, PTX JIT)"
 target=sm80 check mla_prefill mla 63 "sm_80 build (mma.sync, PTX JIT)"
 target=sm80 check moe_layer moe_f32 63 "sm_80 build (mma.sync, PTX JIT)"
+target=sm80 check moe_layer moe_mx 63 "sm_80 build (expert kernels, fma.rn.bf16x2 decode, PTX JIT)" --range=9:123,130 --range=10:123,130 --range=11:123,130
+# The slot GEMMs (--moe-dispatch=slots), against the same CPU builds.
+for len in 1 63; do
+  cpu=moe_layer check moe_slots moe_mx "$len" "slot GEMMs (--moe-dispatch=slots)" --range=9:123,130 --range=10:123,130 --range=11:123,130
+done
+check moe_layer moe_mx_all 63 "every token to all 8 experts (tiles of 16 per expert)" --range=9:123,130 --range=10:123,130 --range=11:123,130
 check bench_kda_prefill kda 63 "H=64, dk=dv=128, chunk kernels"
 check bench_kda_prefill kda 1000 "H=64, dk=dv=128, chunk kernels"
 cpu=bench_kda_prefill check bench_kda_scan kda 63 "H=64, dk=dv=128, column scan"
@@ -131,7 +137,8 @@ check bench_mla_decode mla 1000 "K3 MLA, bf16 cache"
 check bench_mla_one_pass mla 1000 "K3 MLA, bf16 cache, one pass over the keys"
 check bench_mla_decode mla 32769 "K3 MLA, bf16 cache, 32768 cached"
 cpu=bench_mla_decode check bench_mla_parts mla 1000 "K3 MLA, bf16 cache, parts form"
-check bench_moe_mxfp4 moe 15 "64 experts, top-8" --range=9:123,130 --range=10:123,130 --range=11:123,130
+check bench_moe_mxfp4 moe 15 "64 experts, top-8, expert kernels" --range=9:123,130 --range=10:123,130 --range=11:123,130
+cpu=bench_moe_mxfp4 check bench_moe_slots moe 15 "64 experts, top-8, slot GEMMs" --range=9:123,130 --range=10:123,130 --range=11:123,130
 
 # End to end: the prompt's logits and 8 greedy steps, GPU vs CPU, for
 # k3-tiny and for k3-small, whose weights are synthesized at load (seed 1:
@@ -210,8 +217,12 @@ bench "MLA decode, 32768 cached tokens, the parts as separate kernels (--mla-dec
 bench "MLA decode, 32768 cached tokens, one pass over the keys (--mla-split-keys=0)" "the form the split replaced" bench_mla_one_pass mla 32769 --bytes=$mla_bytes
 # MoE: every expert's MXFP4 codes and scales once (64 x 3 x 1024 x 1024 x (1/2 + 1/32)).
 moe_bytes=$((64 * 3 * 1024 * 1024 / 2 + 64 * 3 * 1024 * 32))
-bench "MXFP4 MoE, 512 tokens, 64 experts, top-8" "anchor: triton_kernels 2.8 TB/s effective" \
+bench "MXFP4 MoE, 512 tokens, 64 experts, top-8, expert kernels on mma.sync (the GPU default, --moe-dispatch=mma)" "anchor: triton_kernels 2.8 TB/s effective" \
   bench_moe_mxfp4 moe 512 --bytes=$moe_bytes --range=9:123,130 --range=10:123,130 --range=11:123,130
+bench "MXFP4 MoE, 512 tokens, the slot GEMMs on CUDA cores (--moe-dispatch=slots)" "the form the expert kernels replaced" \
+  bench_moe_slots moe 512 --bytes=$moe_bytes --range=9:123,130 --range=10:123,130 --range=11:123,130
+bench "MXFP4 MoE decode, 1 token, expert kernels" "weight-read floor: 8 of 64 experts" \
+  bench_moe_mxfp4 moe 1 --range=9:123,130 --range=10:123,130 --range=11:123,130
 for model in small tiny; do
   flags=()
   [ $model = small ] && flags=(--synthetic-weights=1)
