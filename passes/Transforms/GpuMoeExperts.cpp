@@ -130,7 +130,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     then();
   }
 
-  /// `n` i32 words of dynamic shared memory, as consecutive views.
+  /// Consecutive i32 arrays of `sizes` words in dynamic shared memory.
   SmallVector<Value> sharedWords(ArrayRef<int64_t> sizes) {
     auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
     Value base = gpu::DynamicSharedMemoryOp::create(
