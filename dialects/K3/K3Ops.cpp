@@ -838,13 +838,15 @@ LogicalResult MoeExpertsOp::verify() {
   const int64_t ie = c.agree({{w1, "w1", 1}, {w3, "w3", 1}, {s1, "s1", 1}, {s3, "s3", 1},
                               {h, "h", 1}});
   const int64_t dl = c.agree({{z, "z", 1}, {w2, "w2", 1}, {s2, "s2", 1}, {y, "y", 1}});
-  const bool known = isStatic(t) && isStatic(k);
-  if (known) {
+  if (isStatic(t) && isStatic(k)) {
     c.dim(y, "y", 0, t * k, "T = " + Twine(t) + " tokens of k = " + Twine(k) + " slots");
     c.dim(h, "h", 0, t * k, "T = " + Twine(t) + " tokens of k = " + Twine(k) + " slots");
-    if (isStatic(e))
-      c.dim(order, "order", 0, 3 * e + t * k, "E = " + Twine(e) + " experts and T·k slots");
   }
+  // The slot count, from y and h when T or k is dynamic.
+  const int64_t slots = c.agree({{y, "y", 0}, {h, "h", 0}});
+  if (isStatic(e) && isStatic(slots))
+    c.dim(order, "order", 0, 3 * e + slots,
+          "E = " + Twine(e) + " experts and " + Twine(slots) + " slots");
   if (isStatic(dl) && dl % 32 == 0) {
     for (auto [w, name] : {std::pair(w1, "w1"), std::pair(w3, "w3")})
       c.dim(w, name, 2, dl / 2, "Dl = " + Twine(dl) + " two codes a byte");
@@ -855,8 +857,10 @@ LogicalResult MoeExpertsOp::verify() {
     c.dim(w2, "w2", 2, ie / 2, "Ie = " + Twine(ie) + " two codes a byte");
     c.dim(s2, "s2", 2, ie / 32, "Ie = " + Twine(ie) + " in blocks of 32");
   }
-  auto isInt = [](Value v, unsigned width) { return elementOf(v).isInteger(width); };
+  auto isInt = [](Value v, unsigned width) { return elementOf(v).isSignlessInteger(width); };
   return c
+      .require(!isStatic(e) || e >= 1,
+               [&](InFlightDiagnostic &d) { d << "needs at least one expert, got E = " << e; })
       .require(!isStatic(dl) || (dl > 0 && dl % 32 == 0),
                [&](InFlightDiagnostic &d) {
                  d << "Dl = " << dl << " must be a positive multiple of the MXFP4 block of 32";
@@ -876,7 +880,9 @@ LogicalResult MoeExpertsOp::verify() {
       .require(isa<BFloat16Type, Float16Type, Float32Type>(elementOf(z)),
                [&](InFlightDiagnostic &d) { d << "z must be bf16, f16 or f32, got " << elementOf(z); })
       .require(isInt(ids, 32) || isInt(ids, 64),
-               [&](InFlightDiagnostic &d) { d << "indices must be i32 or i64"; })
+               [&](InFlightDiagnostic &d) {
+                 d << "indices must be i32 or i64, got " << elementOf(ids);
+               })
       .require(elementOf(p).isF32() && elementOf(y).isF32() && elementOf(h).isF32() &&
                    isInt(order, 32),
                [&](InFlightDiagnostic &d) { d << "weights, y and h must be f32 and order i32"; })

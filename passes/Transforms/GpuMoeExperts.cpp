@@ -462,7 +462,8 @@ struct K3GpuMoeExpertsPass : k3::impl::K3GpuMoeExpertsPassBase<K3GpuMoeExpertsPa
       if (!w1Type.hasStaticShape() || !w2Type.hasStaticShape() ||
           !cast<MemRefType>(op.getW3().getType()).hasStaticShape() || idsType.isDynamicDim(1)) {
         op.emitOpError() << "k3-gpu-moe-experts needs static expert shapes and top-k, got w1 "
-                         << w1Type << ", w2 " << w2Type << " and indices " << idsType;
+                         << w1Type << ", w3 " << op.getW3().getType() << ", w2 " << w2Type
+                         << " and indices " << idsType;
         return signalPassFailure();
       }
       for (Value w : {op.getW1(), op.getW3(), op.getW2()})

@@ -45,7 +45,9 @@ struct MmaMoeExperts : OpRewritePattern<MoeOp> {
     auto w1Type = cast<RankedTensorType>(op.getW1().getType());
     auto w2Type = cast<RankedTensorType>(op.getW2().getType());
     const int64_t k = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(1);
-    if (!w1Type.hasStaticShape() || !w2Type.hasStaticShape() || ShapedType::isDynamic(k))
+    if (!w1Type.hasStaticShape() || !w2Type.hasStaticShape() ||
+        !cast<RankedTensorType>(op.getW3().getType()).hasStaticShape() ||
+        ShapedType::isDynamic(k) || k < 1)
       return b.notifyMatchFailure(op, "the tensor-core experts need static shapes and top-k");
     const int64_t experts = w1Type.getDimSize(0), ie = w1Type.getDimSize(1),
                   dl = w1Type.getDimSize(2);

@@ -2,7 +2,7 @@
 
 // The order scratch holds 3 words per expert and one per slot.
 func.func @order(%z: memref<4x32xf32>, %i: memref<4x2xi32>, %w: memref<4x2xf32>, %c1: memref<3x64x16xi8>, %c3: memref<3x64x16xi8>, %c2: memref<3x32x32xi8>, %s1: memref<3x64x1xf8E8M0FNU>, %s3: memref<3x64x1xf8E8M0FNU>, %s2: memref<3x32x2xf8E8M0FNU>, %y: memref<8x32xf32>, %h: memref<8x64xf32>, %o: memref<16xi32>) {
-  // expected-error @+1 {{order dim 0 (3E + T·k) is 16, expected 17 from E = 3 experts and T·k slots}}
+  // expected-error @+1 {{order dim 0 (3E + T·k) is 16, expected 17 from E = 3 experts and 8 slots}}
   k3.moe_experts %z routed(%i, %w) experts(%c1, %c3, %c2) scales(%s1, %s3, %s2)
       outs(%y, %h, %o) {beta1 = 4.0 : f32}
       : (memref<4x32xf32>, memref<4x2xi32>, memref<4x2xf32>, memref<3x64x16xi8>, memref<3x64x16xi8>, memref<3x32x32xi8>, memref<3x64x1xf8E8M0FNU>, memref<3x64x1xf8E8M0FNU>, memref<3x32x2xf8E8M0FNU>, memref<8x32xf32>, memref<8x64xf32>, memref<16xi32>) -> ()
@@ -115,5 +115,47 @@ func.func @mixed(%z: memref<4x32xf32>, %i: memref<4x2xi32>, %w: memref<4x2xf32>,
   %r = k3.moe_experts %z routed(%i, %w) experts(%c1, %c3, %c2) scales(%s1, %s3, %s2)
       outs(%y, %h, %o) {beta1 = 4.0 : f32}
       : (memref<4x32xf32>, memref<4x2xi32>, memref<4x2xf32>, memref<3x64x16xi8>, memref<3x64x16xi8>, memref<3x32x32xi8>, memref<3x64x1xf8E8M0FNU>, memref<3x64x1xf8E8M0FNU>, memref<3x32x2xf8E8M0FNU>, tensor<8x32xf32>, memref<8x64xf32>, memref<17xi32>) -> tensor<8x32xf32>
+  return
+}
+// -----
+
+// With T dynamic, y and h still agree on the slots...
+func.func @dynslots(%z: memref<?x32xf32>, %i: memref<?x2xi32>, %w: memref<?x2xf32>, %c1: memref<3x64x16xi8>, %c3: memref<3x64x16xi8>, %c2: memref<3x32x32xi8>, %s1: memref<3x64x1xf8E8M0FNU>, %s3: memref<3x64x1xf8E8M0FNU>, %s2: memref<3x32x2xf8E8M0FNU>, %y: memref<6x32xf32>, %h: memref<8x64xf32>, %o: memref<17xi32>) {
+  // expected-error @+1 {{h dim 0 (T·k) is 8, expected 6 from y}}
+  k3.moe_experts %z routed(%i, %w) experts(%c1, %c3, %c2) scales(%s1, %s3, %s2)
+      outs(%y, %h, %o) {beta1 = 4.0 : f32}
+      : (memref<?x32xf32>, memref<?x2xi32>, memref<?x2xf32>, memref<3x64x16xi8>, memref<3x64x16xi8>, memref<3x32x32xi8>, memref<3x64x1xf8E8M0FNU>, memref<3x64x1xf8E8M0FNU>, memref<3x32x2xf8E8M0FNU>, memref<6x32xf32>, memref<8x64xf32>, memref<17xi32>) -> ()
+  return
+}
+
+// -----
+
+// ... and order has 3E + T·k words.
+func.func @dynorder(%z: memref<?x32xf32>, %i: memref<?x2xi32>, %w: memref<?x2xf32>, %c1: memref<3x64x16xi8>, %c3: memref<3x64x16xi8>, %c2: memref<3x32x32xi8>, %s1: memref<3x64x1xf8E8M0FNU>, %s3: memref<3x64x1xf8E8M0FNU>, %s2: memref<3x32x2xf8E8M0FNU>, %y: memref<8x32xf32>, %h: memref<8x64xf32>, %o: memref<18xi32>) {
+  // expected-error @+1 {{order dim 0 (3E + T·k) is 18, expected 17 from E = 3 experts and 8 slots}}
+  k3.moe_experts %z routed(%i, %w) experts(%c1, %c3, %c2) scales(%s1, %s3, %s2)
+      outs(%y, %h, %o) {beta1 = 4.0 : f32}
+      : (memref<?x32xf32>, memref<?x2xi32>, memref<?x2xf32>, memref<3x64x16xi8>, memref<3x64x16xi8>, memref<3x32x32xi8>, memref<3x64x1xf8E8M0FNU>, memref<3x64x1xf8E8M0FNU>, memref<3x32x2xf8E8M0FNU>, memref<8x32xf32>, memref<8x64xf32>, memref<18xi32>) -> ()
+  return
+}
+
+// -----
+
+// Signless integers only.
+func.func @signed(%z: memref<4x32xf32>, %i: memref<4x2xui32>, %w: memref<4x2xf32>, %c1: memref<3x64x16xi8>, %c3: memref<3x64x16xi8>, %c2: memref<3x32x32xi8>, %s1: memref<3x64x1xf8E8M0FNU>, %s3: memref<3x64x1xf8E8M0FNU>, %s2: memref<3x32x2xf8E8M0FNU>, %y: memref<8x32xf32>, %h: memref<8x64xf32>, %o: memref<17xi32>) {
+  // expected-error @+1 {{indices must be i32 or i64, got 'ui32'}}
+  k3.moe_experts %z routed(%i, %w) experts(%c1, %c3, %c2) scales(%s1, %s3, %s2)
+      outs(%y, %h, %o) {beta1 = 4.0 : f32}
+      : (memref<4x32xf32>, memref<4x2xui32>, memref<4x2xf32>, memref<3x64x16xi8>, memref<3x64x16xi8>, memref<3x32x32xi8>, memref<3x64x1xf8E8M0FNU>, memref<3x64x1xf8E8M0FNU>, memref<3x32x2xf8E8M0FNU>, memref<8x32xf32>, memref<8x64xf32>, memref<17xi32>) -> ()
+  return
+}
+
+// -----
+
+func.func @none(%z: memref<4x32xf32>, %i: memref<4x2xi32>, %w: memref<4x2xf32>, %c1: memref<0x64x16xi8>, %c3: memref<0x64x16xi8>, %c2: memref<0x32x32xi8>, %s1: memref<0x64x1xf8E8M0FNU>, %s3: memref<0x64x1xf8E8M0FNU>, %s2: memref<0x32x2xf8E8M0FNU>, %y: memref<8x32xf32>, %h: memref<8x64xf32>, %o: memref<8xi32>) {
+  // expected-error @+1 {{needs at least one expert, got E = 0}}
+  k3.moe_experts %z routed(%i, %w) experts(%c1, %c3, %c2) scales(%s1, %s3, %s2)
+      outs(%y, %h, %o) {beta1 = 4.0 : f32}
+      : (memref<4x32xf32>, memref<4x2xi32>, memref<4x2xf32>, memref<0x64x16xi8>, memref<0x64x16xi8>, memref<0x32x32xi8>, memref<0x64x1xf8E8M0FNU>, memref<0x64x1xf8E8M0FNU>, memref<0x32x2xf8E8M0FNU>, memref<8x32xf32>, memref<8x64xf32>, memref<8xi32>) -> ()
   return
 }
