@@ -45,6 +45,12 @@
 // CHECK: converted y
 // CHECK-NEXT: {{[0-9.e+-]+$}}
 // CHECK-NEXT: 1
+// One expert (no binary search), k = 1, i64 indices, no beta2 (the up
+// branch linear), Dl = Ie = 32 (a column block mostly masked), T = 20 (a
+// tile of 16 and one of 4).
+// CHECK: single y
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
 // SPLIT: t1 y
 // SPLIT-NEXT: {{[0-9.]+e-(0[5-9]|[1-9][0-9])$}}
 // SPLIT: t15 y
@@ -54,6 +60,8 @@
 // SPLIT: wide y
 // SPLIT-NEXT: {{[0-9.]+e-(0[5-9]|[1-9][0-9])$}}
 // SPLIT: converted y
+// SPLIT-NEXT: {{[0-9.]+e-(0[5-9]|[1-9][0-9])$}}
+// SPLIT: single y
 // SPLIT-NEXT: {{[0-9.]+e-(0[5-9]|[1-9][0-9])$}}
 
 func.func private @printF32(f32)
@@ -247,8 +255,8 @@ func.func @dequant(%codes: memref<?x?x?xi8>, %scales: memref<?x?x?xf8E8M0FNU>, %
   return
 }
 
-// [4 tanh(g/4) sigmoid(g)] · [25 tanh(u/25)].
-func.func @situ(%g: f32, %u: f32) -> f32 {
+// [4 tanh(g/4) sigmoid(g)] · [25 tanh(u/25)], or · u when not `capped`.
+func.func @situ(%g: f32, %u: f32, %capped: i1) -> f32 {
   %one = arith.constant 1.0 : f32
   %b1 = arith.constant 4.0 : f32
   %b2 = arith.constant 25.0 : f32
@@ -263,7 +271,8 @@ func.func @situ(%g: f32, %u: f32) -> f32 {
   %u1 = arith.divf %u, %b2 : f32
   %u2 = math.tanh %u1 : f32
   %u3 = arith.mulf %u2, %b2 : f32
-  %r = arith.mulf %gate, %u3 : f32
+  %u4 = arith.select %capped, %u3, %u : f32
+  %r = arith.mulf %gate, %u4 : f32
   return %r : f32
 }
 
@@ -272,6 +281,27 @@ func.func @situ(%g: f32, %u: f32) -> f32 {
 func.func @reference(%z: memref<?x?xf32>, %ids: memref<?x?xi32>, %wts: memref<?x?xf32>,
                      %w1: memref<?x?x?xf32>, %w3: memref<?x?x?xf32>, %w2: memref<?x?x?xf32>,
                      %y: memref<?x?xf32>) {
+  %true = arith.constant true
+  func.call @reference_with(%z, %ids, %wts, %w1, %w3, %w2, %y, %true)
+      : (memref<?x?xf32>, memref<?x?xi32>, memref<?x?xf32>, memref<?x?x?xf32>,
+         memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?xf32>, i1) -> ()
+  return
+}
+
+// The same without beta2 (the up branch linear).
+func.func @reference_linear(%z: memref<?x?xf32>, %ids: memref<?x?xi32>, %wts: memref<?x?xf32>,
+                            %w1: memref<?x?x?xf32>, %w3: memref<?x?x?xf32>, %w2: memref<?x?x?xf32>,
+                            %y: memref<?x?xf32>) {
+  %false = arith.constant false
+  func.call @reference_with(%z, %ids, %wts, %w1, %w3, %w2, %y, %false)
+      : (memref<?x?xf32>, memref<?x?xi32>, memref<?x?xf32>, memref<?x?x?xf32>,
+         memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?xf32>, i1) -> ()
+  return
+}
+
+func.func @reference_with(%z: memref<?x?xf32>, %ids: memref<?x?xi32>, %wts: memref<?x?xf32>,
+                          %w1: memref<?x?x?xf32>, %w3: memref<?x?x?xf32>, %w2: memref<?x?x?xf32>,
+                          %y: memref<?x?xf32>, %capped: i1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -303,7 +333,7 @@ func.func @reference(%z: memref<?x?xf32>, %ids: memref<?x?xi32>, %wts: memref<?x
             %u1 = arith.addf %u, %p3 : f32
             scf.yield %g1, %u1 : f32, f32
           }
-          %hv = func.call @situ(%gu#0, %gu#1) : (f32, f32) -> f32
+          %hv = func.call @situ(%gu#0, %gu#1, %capped) : (f32, f32, i1) -> f32
           memref.store %hv, %h[%n] : memref<?xf32>
         }
         %wt = memref.load %wts[%a, %j] : memref<?x?xf32>
@@ -492,6 +522,73 @@ func.func @wide(%t: index) {
   return
 }
 
+// ids as i64.
+func.func @widen(%ids: memref<?x?xi32>) -> memref<?x?xi64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = memref.dim %ids, %c0 : memref<?x?xi32>
+  %k = memref.dim %ids, %c1 : memref<?x?xi32>
+  %w = memref.alloc(%t, %k) : memref<?x?xi64>
+  scf.for %a = %c0 to %t step %c1 {
+    scf.for %j = %c0 to %k step %c1 {
+      %v = memref.load %ids[%a, %j] : memref<?x?xi32>
+      %x = arith.extsi %v : i32 to i64
+      memref.store %x, %w[%a, %j] : memref<?x?xi64>
+    }
+  }
+  return %w : memref<?x?xi64>
+}
+
+// One expert (no search steps), k = 1, Dl = Ie = 32, i64 indices, no beta2.
+func.func @single(%t: index) {
+  %k = arith.constant 1 : index
+  %e = arith.constant 1 : index
+  %d = arith.constant 32 : index
+  %lo = arith.constant 120 : index
+  %span = arith.constant 8 : index
+  %amp = arith.constant 1.0 : f32
+  %false = arith.constant false
+  %z, %ids, %w, %c1, %c3, %c2, %s1, %s3, %s2, %f1, %f3, %f2 =
+      func.call @inputs(%t, %k, %e, %d, %d, %false, %lo, %span, %amp)
+      : (index, index, index, index, index, i1, index, index, f32)
+      -> (memref<?x?xf32>, memref<?x?xi32>, memref<?x?xf32>,
+          memref<?x?x?xi8>, memref<?x?x?xi8>, memref<?x?x?xi8>,
+          memref<?x?x?xf8E8M0FNU>, memref<?x?x?xf8E8M0FNU>, memref<?x?x?xf8E8M0FNU>,
+          memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>)
+  %want = memref.alloc(%t, %d) : memref<?x?xf32>
+  func.call @reference_linear(%z, %ids, %w, %f1, %f3, %f2, %want)
+      : (memref<?x?xf32>, memref<?x?xi32>, memref<?x?xf32>, memref<?x?x?xf32>,
+         memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?xf32>) -> ()
+  %i64 = func.call @widen(%ids) : (memref<?x?xi32>) -> memref<?x?xi64>
+  %zs = memref.cast %z : memref<?x?xf32> to memref<?x32xf32>
+  %is = memref.cast %i64 : memref<?x?xi64> to memref<?x1xi64>
+  %ws = memref.cast %w : memref<?x?xf32> to memref<?x1xf32>
+  %a1 = memref.cast %c1 : memref<?x?x?xi8> to memref<1x32x16xi8>
+  %a3 = memref.cast %c3 : memref<?x?x?xi8> to memref<1x32x16xi8>
+  %a2 = memref.cast %c2 : memref<?x?x?xi8> to memref<1x32x16xi8>
+  %b1 = memref.cast %s1 : memref<?x?x?xf8E8M0FNU> to memref<1x32x1xf8E8M0FNU>
+  %b3 = memref.cast %s3 : memref<?x?x?xf8E8M0FNU> to memref<1x32x1xf8E8M0FNU>
+  %b2 = memref.cast %s2 : memref<?x?x?xf8E8M0FNU> to memref<1x32x1xf8E8M0FNU>
+  %y = memref.alloc(%t) : memref<?x32xf32>
+  %yd = memref.cast %y : memref<?x32xf32> to memref<?x?xf32>
+  func.call @nan(%yd) : (memref<?x?xf32>) -> ()
+  %h = memref.alloc(%t) : memref<?x32xf32>
+  %c3i = arith.constant 3 : index
+  %on = arith.addi %t, %c3i : index
+  %o = memref.alloc(%on) : memref<?xi32>
+  k3.moe_experts %zs routed(%is, %ws) experts(%a1, %a3, %a2) scales(%b1, %b3, %b2)
+      outs(%y, %h, %o) {beta1 = 4.0 : f32}
+      : (memref<?x32xf32>, memref<?x1xi64>, memref<?x1xf32>, memref<1x32x16xi8>,
+         memref<1x32x16xi8>, memref<1x32x16xi8>, memref<1x32x1xf8E8M0FNU>,
+         memref<1x32x1xf8E8M0FNU>, memref<1x32x1xf8E8M0FNU>, memref<?x32xf32>,
+         memref<?x32xf32>, memref<?xi32>) -> ()
+  %fy = func.call @flat(%yd) : (memref<?x?xf32>) -> memref<?xf32>
+  %fw = func.call @flat(%want) : (memref<?x?xf32>) -> memref<?xf32>
+  vector.print str "y\n"
+  func.call @compare(%fy, %fw) : (memref<?xf32>, memref<?xf32>) -> ()
+  return
+}
+
 func.func @moe_mx(%x: tensor<?x64xf32>, %i: tensor<?x2xi32>, %w: tensor<?x2xf32>,
     %c1: tensor<8x96x32xi8>, %c3: tensor<8x96x32xi8>, %c2: tensor<8x64x48xi8>,
     %e1: tensor<8x96x2xf8E8M0FNU>, %e3: tensor<8x96x2xf8E8M0FNU>, %e2: tensor<8x64x3xf8E8M0FNU>)
@@ -591,5 +688,8 @@ func.func @main() {
   func.call @wide(%c40) : (index) -> ()
   vector.print str "converted "
   func.call @converted(%c37) : (index) -> ()
+  %c20 = arith.constant 20 : index
+  vector.print str "single "
+  func.call @single(%c20) : (index) -> ()
   return
 }
