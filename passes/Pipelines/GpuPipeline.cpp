@@ -6,7 +6,8 @@
 //   tiles: convert-k3-to-linalg, convert-elementwise-to-linalg, canonicalize
 //          (the CPU's tiles stage without k3-tile-contractions: that pass is
 //          the CPU's register mapping of the `k3.tile` marks; by default
-//          LinalgForms::gpu(): the MoE as slot GEMMs, the KDA decode step
+//          LinalgForms::gpu(): the MoE's MXFP4 experts as k3.moe_experts
+//          (float experts as slot GEMMs), the KDA decode step
 //          batched over heads, KDA prefill as two chunk kernels and MLA
 //          decode's keys in parts side by side, the forms without
 //          data-dependent or per-head host loops), then
@@ -16,7 +17,8 @@
 //          the rest), contractions on tensor cores
 //          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
 //          a fused MLA decode's parts as one kernel (k3-gpu-attend-parts),
-//          KDA prefill's chunks as two kernels (k3-gpu-kda-chunks),
+//          KDA prefill's chunks as two kernels (k3-gpu-kda-chunks), the
+//          MXFP4 experts as four (k3-gpu-moe-experts),
 //          buffer copies as linalg (k3-gpu-device-copies), reductions
 //          to loops accumulating in registers, a zero fill before one
 //          folded into it (k3-gpu-register-accumulators), the rest of
