@@ -394,10 +394,13 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       const int64_t n = first ? ie : dl, c = first ? dl : ie;
       Value n0 = add(mul(launch.getBlockIds().y, kBlockCols), mul(warp, kWarpTiles * 8));
       // Lane's two rows' sources: z's token rows, or h's sorted rows.
-      Value src[2];
+      // The slots of the lane's rows g and g + 8 (clamped reads), looked up
+      // once for the A rows and GEMM2's epilogue.
+      Value slot[2], src[2];
       for (int64_t h = 0; h < 2; ++h) {
         Value r = add(gl, 8 * h);
-        src[h] = first ? div(slotOf(r), topK) : sortedRow(r);
+        slot[h] = slotOf(r);
+        src[h] = first ? div(slot[h], topK) : sortedRow(r);
       }
       Value a = first ? op.getZ() : op.getHInit();
       auto row = [&](Value r, Value ch) {
@@ -421,6 +424,10 @@ struct KernelBuilder : k3::GpuKernelBuilder {
                          MutableArrayRef<Value>(out).drop_front(4 * kWarpTiles));
             return out;
           });
+      // GEMM2's routing weights of the lane's two rows.
+      Value weight[2];
+      for (int64_t h = 0; h < 2 && !first; ++h)
+        weight[h] = load(op.getWeights(), {div(slot[h], topK), rem(slot[h], topK)});
       // The epilogue: element q of tile j is (row g + 8 (q / 2), column
       // n0 + 8 j + 2 t + q % 2).
       for (int64_t j = 0; j < kWarpTiles; ++j)
@@ -434,9 +441,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
                     {sortedRow(r), col});
               return;
             }
-            Value s = slotOf(r);
-            Value w = load(op.getWeights(), {div(s, topK), rem(s, topK)});
-            store(fmul(w, v), op.getYInit(), {s, col});
+            store(fmul(weight[q / 2], v), op.getYInit(), {slot[q / 2], col});
           });
         }
     });
