@@ -78,7 +78,7 @@ struct LinalgForms {
   /// `parts` or `fused` (k3.attend_parts: one kernel, the GPU default).
   std::string mlaDecode = "parts";
   static LinalgForms cpu() { return {"grouped", "per-head", "loops", "loops", 0, "parts"}; }
-  static LinalgForms gpu() { return {"mma", "batched", "chunks", "picks", 256, "fused"}; }
+  static LinalgForms gpu() { return {"mma", "kernel", "chunks", "picks", 256, "fused"}; }
 };
 void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::cpu());
 /// `gpuReductions`: reductions lowered as on the GPU, to loops carrying

@@ -32,7 +32,9 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     and the rest as slots; or, with `moe-dispatch=per-token`, one
     matrix-vector product per token and selected expert (the benchmark's
     baseline). `k3.kda_decode` loops over value heads, or with
-    `kda-decode=batched` runs each step for all heads at once. With
+    `kda-decode=batched` runs each step for all heads at once, or with
+    `kda-decode=kernel` becomes one `k3.kda_step` (one kernel on a GPU:
+    k3-gpu-kda-step; KdaStepPattern.cpp). With
     `kda-prefill=scan`, `k3.kda` and `k3.kda_chunked` become one
     `scf.forall` over the state's columns, each scanning all tokens
     (KdaScanPattern.cpp); with `kda-prefill=chunks`, a factored
@@ -56,8 +58,9 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
            "experts as k3.moe_experts, for k3-gpu-moe-experts; the rest as "
            "slots) or per-token">,
     Option<"kdaDecode", "kda-decode", "std::string", [{"per-head"}],
-           "How k3.kda_decode runs: per-head (a loop over value heads) or "
-           "batched (every step once for all heads: the GPU form)">,
+           "How k3.kda_decode runs: per-head (a loop over value heads), "
+           "batched (every step once for all heads) or kernel (k3.kda_step, "
+           "for k3-gpu-kda-step: the GPU form)">,
     Option<"kdaPrefill", "kda-prefill", "std::string", [{"loops"}],
            "How k3.kda and k3.kda_chunked run: loops (a loop over tokens or "
            "chunks, each step a loop nest), scan (one loop nest over the "
@@ -278,6 +281,30 @@ def K3GpuKdaChunksPass : Pass<"k3-gpu-kda-chunks"> {
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def K3GpuKdaStepPass : Pass<"k3-gpu-kda-step"> {
+  let summary = "Run a bufferized k3.kda_step (the fused one-token KDA step) as one kernel";
+  let description = [{
+    Rewrites each `k3.kda_step` on memrefs (KDA decode,
+    `--kda-decode-form=kernel`) into one `gpu.launch`: a block per value
+    head, a team of 32 to 128 threads (a power of two). The team convolves
+    the head's q, k (its q/k head under GVA) and v channels with SiLU, forms
+    the decay e^g and keeps them in shared memory, writes the shifted
+    windows (q/k by the first block of each group), L2-normalises q and k
+    by block reductions; each thread then owns state columns: the
+    prediction from the decayed state, the update in place and the read in
+    one more pass, f32 throughout; a last reduction gives the gated RMS norm
+    of the output. One launch per step instead of the batched form's dozen;
+    the state is read twice and written once. The new windows must not be
+    the old windows' buffers when value heads share q/k heads, which this
+    pass reports.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect"
   ];
 }

@@ -468,12 +468,17 @@ LogicalResult KdaChunkedOp::verify() {
                });
 }
 
-LogicalResult KdaDecodeOp::verify() {
-  Checker c(*this);
-  Value xq = getXq(), xk = getXk(), xv = getXv(), wq = getWq(), wk = getWk(), wv = getWv(),
-        cq = getCq(), ck = getCk(), cv = getCv(), f = getF(), a = getALog(),
-        dt = getDtBias(), b = getBetaLogits(), s = getState(), w = getNormWeight(),
-        og = getOutGate(), out = getOut();
+/// The rules shared by k3.kda_decode and k3.kda_step: the step's shapes
+/// and attributes, `out`, `newState` and the new windows its results or
+/// destinations.
+template <typename OpTy>
+LogicalResult verifyKdaStep(OpTy op, Value out, Value newCq, Value newCk, Value newCv,
+                            Value s) {
+  Checker c(op);
+  Value xq = op.getXq(), xk = op.getXk(), xv = op.getXv(), wq = op.getWq(), wk = op.getWk(),
+        wv = op.getWv(), cq = op.getCq(), ck = op.getCk(), cv = op.getCv(), f = op.getF(),
+        a = op.getALog(), dt = op.getDtBias(), b = op.getBetaLogits(),
+        w = op.getNormWeight(), og = op.getOutGate();
   c.rank(xq, "xq", {"1", "H*K"}).rank(xk, "xk", {"1", "H*K"}).rank(xv, "xv", {"1", "HV*V"})
       .rank(wq, "wq", {"H*K", "W"}).rank(wk, "wk", {"H*K", "W"}).rank(wv, "wv", {"HV*V", "W"})
       .rank(cq, "cq", {"W-1", "H*K"}).rank(ck, "ck", {"W-1", "H*K"})
@@ -506,21 +511,26 @@ LogicalResult KdaDecodeOp::verify() {
                 d << "q/k width " << hk << " is not a whole number of " << dk
                   << "-channel heads dividing the " << hv << " value heads";
               });
-  bool lowerBound = getForm() == KdaGateForm::lower_bound;
+  bool lowerBound = op.getForm() == KdaGateForm::lower_bound;
   std::optional<float> lb;
-  if (getLbAttr())
-    lb = getLbAttr().getValue().convertToFloat();
+  if (op.getLbAttr())
+    lb = op.getLbAttr().getValue().convertToFloat();
   c.require(lowerBound == lb.has_value(), [&](InFlightDiagnostic &d) {
      d << (lowerBound ? "the lower_bound gate needs lb" : "the softplus gate takes no lb");
    }).require(!lb || (std::isfinite(*lb) && *lb < 0.0f), [&](InFlightDiagnostic &d) {
     d << "lb must be negative and finite, got " << formatFloat(*lb);
   });
-  c.sameShape({{cq, "cq"}, {getNewCq(), "new_cq"}})
-      .sameShape({{ck, "ck"}, {getNewCk(), "new_ck"}})
-      .sameShape({{cv, "cv"}, {getNewCv(), "new_cv"}})
-      .sameShape({{s, "state"}, {getNewState(), "new_state"}});
-  return c.positive(getScale().convertToFloat(), "scale")
-      .positive(getEps().convertToFloat(), "eps");
+  c.sameShape({{cq, "cq"}, {newCq, "new_cq"}})
+      .sameShape({{ck, "ck"}, {newCk, "new_ck"}})
+      .sameShape({{cv, "cv"}, {newCv, "new_cv"}});
+  return c.positive(op.getScale().convertToFloat(), "scale")
+      .positive(op.getEps().convertToFloat(), "eps");
+}
+
+LogicalResult KdaDecodeOp::verify() {
+  if (failed(verifyKdaStep(*this, getOut(), getNewCq(), getNewCk(), getNewCv(), getState())))
+    return failure();
+  return Checker(*this).sameShape({{getState(), "state"}, {getNewState(), "new_state"}});
 }
 
 /// The rules shared by k3.mla and k3.mla_absorbed.
@@ -917,6 +927,57 @@ MoeExpertsOp::getAliasingValues(OpOperand &operand, const bufferization::Analysi
 LogicalResult MoeExpertsOp::bufferize(RewriterBase &rewriter,
                                       const bufferization::BufferizationOptions &options,
                                       bufferization::BufferizationState &state) {
+  return bufferizeOnBuffers(*this, rewriter, options, state);
+}
+
+LogicalResult KdaStepOp::verify() {
+  if (failed(verifyDestinationForms(*this)) ||
+      failed(verifyKdaStep(*this, getOutInit(), getNewCqInit(), getNewCkInit(),
+                           getNewCvInit(), getStateInit())))
+    return failure();
+  // The tensor form's ops constrain these; the memref form needs it here.
+  auto isFloat = [](Value v) { return isa<BFloat16Type, Float16Type, Float32Type>(elementOf(v)); };
+  Checker c(*this);
+  // The kernel copies the old windows' rows into the new ones.
+  for (auto [old, next, name] : {std::tuple{getCq(), getNewCqInit(), "new_cq"},
+                                 {getCk(), getNewCkInit(), "new_ck"},
+                                 {getCv(), getNewCvInit(), "new_cv"}})
+    c.require(elementOf(old) == elementOf(next), [&](InFlightDiagnostic &d) {
+      d << name << " has elements " << elementOf(next) << ", expected its window's "
+        << elementOf(old);
+    });
+  return c
+      .require(llvm::all_of(getOperands(), isFloat),
+               [&](InFlightDiagnostic &d) { d << "operands must be bf16, f16 or f32"; })
+      .require(elementOf(getALog()).isF32() && elementOf(getDtBias()).isF32() &&
+                   elementOf(getStateInit()).isF32(),
+               [&](InFlightDiagnostic &d) { d << "a_log, dt_bias and state must be f32"; });
+}
+
+void KdaStepOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  // The state destination is read (the state before the step) as well.
+  destinationEffects(*this, &getStateInitMutable(), effects);
+}
+
+bool KdaStepOp::bufferizesToMemoryRead(OpOperand &operand, const bufferization::AnalysisState &) {
+  // The state is updated in place; out and the new windows are only written.
+  return !isDpsInit(&operand) ||
+         operand.getOperandNumber() == getStateInitMutable().getOperandNumber();
+}
+
+bool KdaStepOp::bufferizesToMemoryWrite(OpOperand &operand, const bufferization::AnalysisState &) {
+  return isDpsInit(&operand);
+}
+
+bufferization::AliasingValueList
+KdaStepOp::getAliasingValues(OpOperand &operand, const bufferization::AnalysisState &) {
+  return destinationAliases(*this, operand);
+}
+
+LogicalResult KdaStepOp::bufferize(RewriterBase &rewriter,
+                                   const bufferization::BufferizationOptions &options,
+                                   bufferization::BufferizationState &state) {
   return bufferizeOnBuffers(*this, rewriter, options, state);
 }
 

@@ -644,6 +644,61 @@ def K3_MoeExpertsOp : K3_Op<"moe_experts", [
   let hasVerifier = 1;
 }
 
+def K3_KdaStepOp : K3_Op<"kda_step", [
+    DestinationStyleOpInterface, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite", "getAliasingValues",
+         "bufferize"]>]> {
+  let summary = "The fused one-token KDA step, in destination-passing style";
+  let description = [{
+    `k3.kda_decode` with destinations, as one GPU kernel
+    (`k3-gpu-kda-step`, a block per value head): the same inputs (`xq, xk:
+    [1, H·K]`, `xv: [1, HV·V]`, the filters `wq, wk: [H·K, W]`, `wv: [HV·V,
+    W]`, the windows `cq, ck: [W−1, H·K]`, `cv: [W−1, HV·V]`, the gate
+    inputs `f: [1, HV, K]`, `a_log: [HV]` f32, `dt_bias: [HV, K]` f32,
+    `beta_logits: [1, HV]`, `norm_weight: [V]`, `out_gate: [1, HV, V]`), the
+    same attributes and the same step, written to the destinations `out:
+    [1, HV, V]`, the three new windows (their windows' shapes) and `state:
+    [HV, K, V]` f32, which is read as the state before the step and updated
+    in place.
+
+    On tensors it has destination operands and results like linalg; after
+    bufferization it updates its `outs` buffers. The new windows must not
+    be the old windows' buffers when value heads share q/k heads (another
+    block still reads the window its group's first block rewrites).
+
+    Example:
+    ```mlir
+    %o, %nq, %nk, %nv, %s1 = k3.kda_step x(%xq, %xk, %xv) filters(%wq, %wk, %wv)
+        windows(%cq, %ck, %cv) gate(%f, %a, %dt) beta(%b) norm(%w) out_gate(%og)
+        outs(%o0, %nq0, %nk0, %nv0, %s0) lower_bound lb = -5.0 scale = 0.25 eps = 1.0e-05
+        : (...) -> (...)
+    ```
+  }];
+  let arguments = (ins AnyShaped:$xq, AnyShaped:$xk, AnyShaped:$xv, AnyShaped:$wq,
+                   AnyShaped:$wk, AnyShaped:$wv, AnyShaped:$cq, AnyShaped:$ck, AnyShaped:$cv,
+                   AnyShaped:$f, AnyShaped:$a_log, AnyShaped:$dt_bias, AnyShaped:$beta_logits,
+                   AnyShaped:$norm_weight, AnyShaped:$out_gate, AnyShaped:$out_init,
+                   AnyShaped:$new_cq_init, AnyShaped:$new_ck_init, AnyShaped:$new_cv_init,
+                   AnyShaped:$state_init, K3_KdaGateFormAttr:$form, OptionalAttr<F32Attr>:$lb,
+                   F32Attr:$scale, F32Attr:$eps);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    `x` `(` $xq `,` $xk `,` $xv `)` `filters` `(` $wq `,` $wk `,` $wv `)`
+    `windows` `(` $cq `,` $ck `,` $cv `)` `gate` `(` $f `,` $a_log `,` $dt_bias `)`
+    `beta` `(` $beta_logits `)` `norm` `(` $norm_weight `)` `out_gate` `(` $out_gate `)`
+    `outs` `(` $out_init `,` $new_cq_init `,` $new_ck_init `,` $new_cv_init `,` $state_init `)`
+    $form (`lb` `=` $lb^)? `scale` `=` $scale `eps` `=` $eps attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(), 15, 5);
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 def K3_RouterOp : K3_Op<"router", [Pure]> {
   let summary = "Sigmoid top-k expert router with a selection-only bias";
   let description = [{

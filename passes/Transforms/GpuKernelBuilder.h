@@ -1,8 +1,9 @@
 //===- GpuKernelBuilder.h - Helpers for hand-built mma.sync kernels -------===//
 //
-// Part of k3. The index arithmetic, bf16 packing and m16n8k16 MMA that the
-// passes building whole kernels by hand (k3-gpu-attend-parts,
-// k3-gpu-kda-chunks) share. Fragment layouts of mma.sync m16n8k16 (PTX
+// Part of k3. The index arithmetic, loops and branches, dynamic shared
+// memory arrays, bf16 packing and m16n8k16 MMA that the passes building
+// whole kernels by hand (k3-gpu-attend-parts, k3-gpu-kda-chunks,
+// k3-gpu-moe-experts, k3-gpu-kda-step) share. Fragment layouts of mma.sync m16n8k16 (PTX
 // ISA, "Matrix Fragments for mma.m16n8k16"), g = lane / 4, t = lane % 4,
 // the lower index of a pair in a register's low 16 bits:
 //
@@ -21,9 +22,11 @@
 #define K3_PASSES_TRANSFORMS_GPUKERNELBUILDER_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::k3 {
@@ -47,12 +50,70 @@ struct GpuKernelBuilder {
   Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
   Value minIdx(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
   Value f32(double v) { return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v))); }
+  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v); }
+  Value eq(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  }
   Value load(Value m, ValueRange i) { return memref::LoadOp::create(b, loc, m, i); }
   void store(Value v, Value m, ValueRange i) { memref::StoreOp::create(b, loc, v, m, i); }
   Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value select(Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y); }
+
+  /// A loop `for (i = lo; i < hi; i += step)` carrying `init`; `body`
+  /// returns the next values.
+  SmallVector<Value> loop(Value lo, Value hi, Value step, ValueRange init,
+                          function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto f = scf::ForOp::create(b, loc, lo, hi, step, init);
+    OpBuilder::InsertionGuard guard(b);
+    // Without loop-carried values the builder already added the yield.
+    if (init.empty()) {
+      b.setInsertionPoint(f.getBody()->getTerminator());
+      body(f.getInductionVar(), f.getRegionIterArgs());
+    } else {
+      b.setInsertionPointToStart(f.getBody());
+      scf::YieldOp::create(b, loc, body(f.getInductionVar(), f.getRegionIterArgs()));
+    }
+    return SmallVector<Value>(f.getResults());
+  }
+  /// The same loop without carried values.
+  void forEach(Value lo, Value hi, Value step, function_ref<void(Value)> body) {
+    loop(lo, hi, step, {}, [&](Value i, ValueRange) {
+      body(i);
+      return SmallVector<Value>{};
+    });
+  }
+  /// `then()` where `cond`.
+  void when(Value cond, function_ref<void()> then) {
+    auto i = scf::IfOp::create(b, loc, cond, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&i.getThenRegion().front());
+    then();
+  }
+
+  /// Consecutive arrays of `sizes` 32-bit words of `type` (i32 or f32) in
+  /// dynamic shared memory.
+  SmallVector<Value> sharedWords(ArrayRef<int64_t> sizes, Type type) {
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+    Value base = gpu::DynamicSharedMemoryOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
+    SmallVector<Value> views;
+    int64_t offset = 0;
+    for (int64_t n : sizes) {
+      views.push_back(memref::ViewOp::create(b, loc, MemRefType::get({n}, type, nullptr, wg),
+                                             base, idx(offset * 4), ValueRange()));
+      offset += n;
+    }
+    return views;
+  }
+  /// The bytes of sharedWords(sizes).
+  static int64_t sharedBytes(ArrayRef<int64_t> sizes) {
+    int64_t n = 0;
+    for (int64_t s : sizes)
+      n += s;
+    return 4 * n;
+  }
 
   /// `v` as f32 (an extension of a narrower float).
   Value toF32(Value v) {

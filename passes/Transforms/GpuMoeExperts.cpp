@@ -76,12 +76,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   int64_t experts, ie, dl, topK;
   bool split;
 
-  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v); }
   Value toIndex(Value v) { return arith::IndexCastOp::create(b, loc, b.getIndexType(), v); }
   Value toI32(Value v) { return arith::IndexCastOp::create(b, loc, b.getI32Type(), v); }
-  Value eq(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
-  }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
   Value shl(Value x, int64_t n) { return arith::ShLIOp::create(b, loc, x, i32(n)); }
   Value shr(Value x, int64_t n) { return arith::ShRUIOp::create(b, loc, x, i32(n)); }
@@ -106,50 +102,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     return both(lo, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, e, idx(experts)));
   }
 
-  /// A loop `for (i = lo; i < hi; i += step)` carrying `init`; `body`
-  /// returns the next values.
-  SmallVector<Value> loop(Value lo, Value hi, Value step, ValueRange init,
-                          function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto f = scf::ForOp::create(b, loc, lo, hi, step, init);
-    OpBuilder::InsertionGuard guard(b);
-    // Without loop-carried values the builder already added the yield.
-    if (init.empty()) {
-      b.setInsertionPoint(f.getBody()->getTerminator());
-      body(f.getInductionVar(), f.getRegionIterArgs());
-    } else {
-      b.setInsertionPointToStart(f.getBody());
-      scf::YieldOp::create(b, loc, body(f.getInductionVar(), f.getRegionIterArgs()));
-    }
-    return SmallVector<Value>(f.getResults());
-  }
-  /// `then()` where `cond`.
-  void when(Value cond, function_ref<void()> then) {
-    auto i = scf::IfOp::create(b, loc, cond, false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&i.getThenRegion().front());
-    then();
-  }
-
-  /// Consecutive i32 arrays of `sizes` words in dynamic shared memory.
   SmallVector<Value> sharedWords(ArrayRef<int64_t> sizes) {
-    auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-    Value base = gpu::DynamicSharedMemoryOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
-    SmallVector<Value> views;
-    int64_t offset = 0;
-    for (int64_t n : sizes) {
-      views.push_back(memref::ViewOp::create(
-          b, loc, MemRefType::get({n}, b.getI32Type(), nullptr, wg), base, idx(offset * 4),
-          ValueRange()));
-      offset += n;
-    }
-    return views;
-  }
-  static int64_t sharedBytes(ArrayRef<int64_t> sizes) {
-    int64_t n = 0;
-    for (int64_t s : sizes)
-      n += s;
-    return 4 * n;
+    return GpuKernelBuilder::sharedWords(sizes, b.getI32Type());
   }
 
   /// Thread 0 replaces `v[0 .. n)` by its exclusive prefix sums (i32).

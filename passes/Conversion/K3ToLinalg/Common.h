@@ -189,6 +189,9 @@ void populateKdaChunksPatterns(RewritePatternSet &patterns);
 /// `batched`: the decode step for all heads at once (the GPU form), else a
 /// loop over heads.
 void populateKdaDecodePatterns(RewritePatternSet &patterns, bool batched);
+/// `k3.kda_decode` as one `k3.kda_step` (the GPU's decode kernel,
+/// `kda-decode=kernel`), over the loop forms.
+void populateKdaStepPatterns(RewritePatternSet &patterns);
 /// `splitKeys` > 0: a fixed-token-count op (decode) splits its keys into
 /// parts of that many keys side by side instead of its `splits` in turn;
 /// `fused`: as one k3.attend_parts.

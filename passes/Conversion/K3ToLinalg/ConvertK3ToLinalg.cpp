@@ -32,9 +32,10 @@ struct ConvertK3ToLinalgPass
           << moeDispatch << "'";
       return signalPassFailure();
     }
-    if (kdaDecode != "per-head" && kdaDecode != "batched") {
+    if (kdaDecode != "per-head" && kdaDecode != "batched" && kdaDecode != "kernel") {
       emitError(getOperation()->getLoc())
-          << "convert-k3-to-linalg: kda-decode must be per-head or batched, got '" << kdaDecode
+          << "convert-k3-to-linalg: kda-decode must be per-head, batched or kernel, got '"
+          << kdaDecode
           << "'";
       return signalPassFailure();
     }
@@ -68,13 +69,17 @@ struct ConvertK3ToLinalgPass
       k3::lowering::populateKdaChunksPatterns(patterns);
     if (kdaPrefill == "scan" || kdaPrefill == "chunks")
       k3::lowering::populateKdaScanPatterns(patterns);
+    // kernel: k3.kda_step where the step's shapes are static, the batched
+    // form for the rest.
+    if (kdaDecode == "kernel")
+      k3::lowering::populateKdaStepPatterns(patterns);
     k3::lowering::populateMoePatterns(patterns, moeDispatch);
     k3::lowering::populatePlumbingPatterns(patterns);
     k3::lowering::populateChannelMixingPatterns(patterns, router == "picks");
     k3::lowering::populateMixingPatterns(patterns);
     k3::lowering::populateTokenMixingPatterns(patterns);
     k3::lowering::populateKdaChunkedPatterns(patterns);
-    k3::lowering::populateKdaDecodePatterns(patterns, kdaDecode == "batched");
+    k3::lowering::populateKdaDecodePatterns(patterns, kdaDecode != "per-head");
     k3::lowering::populateMlaAbsorbedPatterns(patterns, mlaSplitKeys, mlaDecode == "fused");
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -28,7 +28,7 @@ for m in kda_layer mla_decode mla_prefill moe_layer; do
   "$build/bin/k3-compile" "$root/test/Execution/Inputs/$m.mlir" --target=sm_80 \
     -o "$out/k3b/$m.sm80.k3b"
 done
-for m in kda_prefill mla_decode moe_mxfp4; do
+for m in kda_prefill kda_decode mla_decode moe_mxfp4; do
   compile "bench_$m" "$root/test/Gpu/device/$m.mlir"
 done
 # KDA's GPU default is the two chunk kernels (k3-gpu-kda-chunks) where the gate
@@ -46,6 +46,14 @@ compile kda_chunked "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-f
 "$build/bin/k3-compile" "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=loops \
   --target=sm_80 -o "$out/k3b/kda_chunked.sm80.k3b"
 compile bench_kda_chunked "$root/test/Gpu/device/kda_prefill.mlir" --kda-prefill-form=loops
+# KDA decode's GPU default is one step kernel (--kda-decode-form=kernel,
+# k3-gpu-kda-step); the batched form it replaced (a dozen kernels a step)
+# is checked and timed next to it.
+compile kda_decode "$root/test/Execution/Inputs/kda_decode_gva.mlir"
+"$build/bin/k3-compile" "$root/test/Execution/Inputs/kda_decode_gva.mlir" --target=sm_80 \
+  -o "$out/k3b/kda_decode.sm80.k3b"
+gpu_only kda_decode_batched "$root/test/Execution/Inputs/kda_decode_gva.mlir" --kda-decode-form=batched
+gpu_only bench_kda_decode_batched "$root/test/Gpu/device/kda_decode.mlir" --kda-decode-form=batched
 # MLA decode's GPU default splits the keys into parts of 256 (one fused
 # kernel): checked with parts of 16 too (short caches have no full part of
 # 256, and tiles then cross no part's end);

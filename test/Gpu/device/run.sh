@@ -11,7 +11,8 @@
 #   2. SASS: cuobjdump on every cubin, counting kernels with HMMA / HGMMA and
 #      local-memory traffic (LDL / STL);
 #   3. benchmarks: KDA prefill, the chunk kernels, the column scan and the
-#      chunked form as linalg (T = 8192, H = 64, dk = dv = 128), MLA
+#      chunked form as linalg (T = 8192, H = 64, dk = dv = 128), the KDA
+#      decode step (the step kernel and the batched form), MLA
 #      decode over a long cache, the MXFP4 MoE, k3-small and k3-tiny decode
 #      tokens/s (k3-small's weights synthesized at load: --omit-weights);
 # and writes REPORT_DIR/report.md (and logs beside it). Each step has a time
@@ -90,6 +91,13 @@ done
 # Gates saturated at the −5 lower bound (raw gate inputs far negative and far positive).
 check kda_layer kda_lb 63 "gates saturated (raw -30..-20)" --range=3:-30,-20
 check kda_layer kda_lb 63 "gates saturated (raw 20..30)" --range=3:20,30
+# The decode step kernel (the GPU default, k3-gpu-kda-step) and the batched
+# form it replaced, with GVA (2 value heads per q/k head); input 9 is f.
+for fn in decode_lb decode_softplus; do
+  check kda_decode "$fn" 1 "step kernel, GVA"
+  cpu=kda_decode check kda_decode_batched "$fn" 1 "batched form (--kda-decode-form=batched), GVA"
+done
+check kda_decode decode_lb 1 "step kernel, gates saturated (raw 20..30)" --range=9:20,30
 # The chunked form (--kda-prefill-form=loops: 16-token tiles on mma.sync).
 for len in 15 63 200; do
   check kda_chunked kda_lb "$len" "chunked form, mma.sync"
@@ -120,6 +128,7 @@ done
 # The sm_80 builds: mma.sync m16n8k16 instead of wgmma, PTX JIT-compiled by
 # the driver.
 target=sm80 check kda_layer kda_lb 63 "sm_80 build (chunk kernels, PTX JIT)"
+target=sm80 check kda_decode decode_lb 1 "sm_80 build (step kernel, PTX JIT)"
 target=sm80 check mla_decode mla 63 "sm_80 build (mma.sync, PTX JIT)"
 target=sm80 check mla_prefill mla 63 "sm_80 build (mma.sync, PTX JIT)"
 target=sm80 check moe_layer moe_f32 63 "sm_80 build (mma.sync, PTX JIT)"
@@ -209,6 +218,12 @@ bench "KDA prefill as the column scan (--kda-prefill-form=scan), same sizes" "th
   bench_kda_scan kda 8192 --bytes=$kda_bytes
 bench "KDA chunked prefill (--kda-prefill-form=loops: a host loop over 512 chunks), same sizes" "a host loop over chunks" \
   bench_kda_chunked kda 8192 --bytes=$kda_bytes
+# KDA decode: the f32 state read twice and written once (the rest is under 1%).
+kda_step_bytes=$((64 * 128 * 128 * 4 * 3))
+bench "KDA decode step as one kernel (the GPU default, k3-gpu-kda-step), H=64 dk=dv=128" "the state's traffic at 4.8 TB/s: 2.6 us" \
+  bench_kda_decode decode 1 --bytes=$kda_step_bytes
+bench "KDA decode step batched over heads (--kda-decode-form=batched), same sizes" "the form the step kernel replaced" \
+  bench_kda_decode_batched decode 1 --bytes=$kda_step_bytes
 # MLA decode: the bf16 cache (576 per row) and the bf16 kv_b once.
 # --dim is the cache argument's rows: 32768 cached and the new one.
 mla_bytes=$((32769 * 576 * 2 + 16384 * 512 * 2))

@@ -1,0 +1,264 @@
+//===- GpuKdaStep.cpp - k3.kda_step as one decode kernel ------------------===//
+//
+// Part of k3. Implements k3-gpu-kda-step: a bufferized k3.kda_step (a KDA
+// layer's whole one-token step, KDA.md §4, §5, §7) becomes one gpu.launch,
+// block h per value head, a team of n threads (a power of two from 32 to
+// 128, at least min(max(K, V), 128) where that allows):
+//
+//   1. thread c takes channels c, c + n, ... of the head's q and k (q/k
+//      head h / group under GVA) and of its v: the causal conv over the
+//      window and x with SiLU, and for key channels α = e^g from the gate
+//      inputs; q, k, α and v go to shared memory. The thread then writes
+//      its channels of the shifted windows (q/k by the group's first block
+//      only), after it has read them: a channel's window is one thread's.
+//   2. Σq² and Σk², reduced over the team in shared memory (a tree of
+//      log2 n steps): q̂ = scale · q / sqrt(Σq² + 1e-6), k̂ = k / sqrt(Σk² +
+//      1e-6); β = sigmoid(beta_logits[h]).
+//   3. thread j takes state columns j, j + n, ...: pred = Σ_i α_i S_ij k̂_i
+//      (the decayed state), δ = β (v_j − pred), then one more pass writes
+//      S_ij ← α_i S_ij + k̂_i δ in place and sums o_j = Σ_i S_ij q̂_i with
+//      the new values. A warp's loads of a state row are consecutive
+//      columns (coalesced); the state is read twice and written once.
+//   4. Σo² over the team: out_j = o_j · rsqrt(Σo² / V + eps) · w_j ·
+//      sigmoid(gate_j).
+//
+// All arithmetic is f32 and follows the CPU lowering's order
+// (KdaDecodePattern.cpp) with the same scalar helpers (sigmoid, the decay),
+// so the kernel and the CPU differ by the reductions' order only. No
+// tensor cores: each state element takes two multiply-adds per step (a
+// matrix-vector product), a memory-bound step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/K3/K3Ops.h"
+#include "passes/Conversion/K3ToLinalg/Common.h"
+#include "passes/Passes.h"
+#include "passes/Transforms/GpuKernelBuilder.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace mlir::k3 {
+#define GEN_PASS_DEF_K3GPUKDASTEPPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::k3
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kMaxThreads = 128;
+
+/// The team size for K key and V value channels.
+int64_t teamSize(int64_t dk, int64_t dv) {
+  int64_t n = 32;
+  while (n < kMaxThreads && n < std::max(dk, dv))
+    n *= 2;
+  return n;
+}
+
+struct KernelBuilder : k3::GpuKernelBuilder {
+  k3::KdaStepOp op;
+  int64_t dk, dv, width, group, threads;
+
+  /// Shared memory: q, k, α [K]; v, o [V]; three reduction trees [n].
+  SmallVector<int64_t> shared() const {
+    return {dk, dk, dk, dv, dv, threads, threads, threads};
+  }
+
+  Value sigmoid(Value x) { return k3::lowering::sigmoid(b, loc, x); }
+
+  /// silu(Σ_i w[ch, i] · window[i, ch] + w[ch, W−1] · x[0, ch]) in f32:
+  /// the window's taps summed first, then x's (KdaDecodePattern's order).
+  Value conv(Value window, Value x, Value w, Value ch) {
+    Value sum = f32(0.0);
+    for (int64_t i = 0; i + 1 < width; ++i)
+      sum = fadd(sum, fmul(toF32(load(w, {ch, idx(i)})), toF32(load(window, {idx(i), ch}))));
+    Value t = fmul(toF32(load(w, {ch, idx(width - 1)})), toF32(load(x, {idx(0), ch})));
+    if (width > 1)
+      t = fadd(sum, t);
+    return fmul(t, sigmoid(t));
+  }
+
+  /// The new window's column `ch`: rows 1.. of the old one, then x's value
+  /// (through f32: f16 and bf16 do not convert into each other).
+  void shift(Value window, Value x, Value next, Value ch) {
+    Type elt = cast<MemRefType>(next.getType()).getElementType();
+    for (int64_t r = 0; r + 2 < width; ++r)
+      store(load(window, {idx(r + 1), ch}), next, {idx(r), ch});
+    if (width > 1)
+      store(k3::lowering::convertScalar(b, loc, toF32(load(x, {idx(0), ch})), elt), next,
+            {idx(width - 2), ch});
+  }
+
+  /// The team's sums of `values` (one per thread), each through its tree of
+  /// `threads` words, reduced together: log2 n barriered steps.
+  SmallVector<Value> teamSums(Value tid, ArrayRef<Value> values, ArrayRef<Value> trees) {
+    for (auto [v, tree] : llvm::zip(values, trees))
+      store(v, tree, {tid});
+    gpu::BarrierOp::create(b, loc);
+    for (int64_t s = threads / 2; s >= 1; s /= 2) {
+      when(lt(tid, s), [&] {
+        for (Value tree : trees)
+          store(fadd(load(tree, {tid}), load(tree, {add(tid, s)})), tree, {tid});
+      });
+      gpu::BarrierOp::create(b, loc);
+    }
+    SmallVector<Value> sums;
+    for (Value tree : trees)
+      sums.push_back(load(tree, {idx(0)}));
+    return sums;
+  }
+
+  void build(gpu::LaunchOp launch) {
+    Value tid = launch.getThreadIds().x, h = launch.getBlockIds().x;
+    SmallVector<Value> sh = sharedWords(shared(), b.getF32Type());
+    Value qS = sh[0], kS = sh[1], alphaS = sh[2], vS = sh[3], oS = sh[4];
+    Value step = idx(threads);
+    const bool bounded = op.getForm() == k3::KdaGateForm::lower_bound;
+    const double lb = bounded ? op.getLbAttr().getValueAsDouble() : 0.0;
+
+    // 1. The convs, the decay and the new windows.
+    Value qBase = mul(div(h, group), dk), vBase = mul(h, dv);
+    Value firstOfGroup = group > 1 ? eq(rem(h, group), idx(0)) : Value();
+    Value aLog = load(op.getALog(), {h});
+    forEach(tid, idx(dk), step, [&](Value c) {
+      Value ch = add(qBase, c);
+      store(conv(op.getCq(), op.getXq(), op.getWq(), ch), qS, {c});
+      store(conv(op.getCk(), op.getXk(), op.getWk(), ch), kS, {c});
+      Value g = k3::lowering::kdaDecay(b, loc, bounded, lb, toF32(load(op.getF(), {idx(0), h, c})),
+                                       aLog, load(op.getDtBias(), {h, c}));
+      store(math::ExpOp::create(b, loc, g), alphaS, {c});
+      auto shiftQk = [&] {
+        shift(op.getCq(), op.getXq(), op.getNewCqInit(), ch);
+        shift(op.getCk(), op.getXk(), op.getNewCkInit(), ch);
+      };
+      if (group > 1)
+        when(firstOfGroup, shiftQk);
+      else
+        shiftQk();
+    });
+    forEach(tid, idx(dv), step, [&](Value c) {
+      Value ch = add(vBase, c);
+      store(conv(op.getCv(), op.getXv(), op.getWv(), ch), vS, {c});
+      shift(op.getCv(), op.getXv(), op.getNewCvInit(), ch);
+    });
+    gpu::BarrierOp::create(b, loc);
+
+    // 2. The L2 norms and β.
+    auto squares = [&](Value from) {
+      return loop(tid, idx(dk), step, {f32(0.0)}, [&](Value c, ValueRange acc) {
+               Value x = load(from, {c});
+               return SmallVector<Value>{fadd(acc[0], fmul(x, x))};
+             }).front();
+    };
+    SmallVector<Value> ss = teamSums(tid, {squares(qS), squares(kS)}, {sh[5], sh[6]});
+    auto inverseNorm = [&](Value sumSq, double mult) {
+      return arith::DivFOp::create(b, loc, f32(mult),
+                                   math::SqrtOp::create(b, loc, fadd(sumSq, f32(1e-6))))
+          .getResult();
+    };
+    Value qInv = inverseNorm(ss[0], op.getScale().convertToDouble());
+    Value kInv = inverseNorm(ss[1], 1.0);
+    Value beta = sigmoid(toF32(load(op.getBetaLogits(), {idx(0), h})));
+
+    // 3. Predict, update in place and read, a column per thread.
+    Value state = op.getStateInit();
+    Value oSquares = loop(tid, idx(dv), step, {f32(0.0)}, [&](Value j, ValueRange acc) {
+      Value pred = loop(idx(0), idx(dk), idx(1), {f32(0.0)}, [&](Value i, ValueRange p) {
+                     Value decayed = fmul(load(state, {h, i, j}), load(alphaS, {i}));
+                     Value k = fmul(load(kS, {i}), kInv);
+                     return SmallVector<Value>{fadd(p[0], fmul(decayed, k))};
+                   }).front();
+      Value delta = fmul(beta, fsub(load(vS, {j}), pred));
+      Value o = loop(idx(0), idx(dk), idx(1), {f32(0.0)}, [&](Value i, ValueRange r) {
+                  Value decayed = fmul(load(state, {h, i, j}), load(alphaS, {i}));
+                  Value k = fmul(load(kS, {i}), kInv);
+                  Value s = fadd(decayed, fmul(k, delta));
+                  store(s, state, {h, i, j});
+                  Value q = fmul(load(qS, {i}), qInv);
+                  return SmallVector<Value>{fadd(r[0], fmul(s, q))};
+                }).front();
+      store(o, oS, {j});
+      return SmallVector<Value>{fadd(acc[0], fmul(o, o))};
+    }).front();
+
+    // 4. The gated RMS norm of o.
+    Value sumSq = teamSums(tid, {oSquares}, {sh[7]}).front();
+    Value mean = arith::DivFOp::create(b, loc, sumSq, f32(double(dv)));
+    Value inv = math::RsqrtOp::create(b, loc, fadd(mean, f32(op.getEps().convertToDouble())));
+    Value out = op.getOutInit();
+    Type outElt = cast<MemRefType>(out.getType()).getElementType();
+    forEach(tid, idx(dv), step, [&](Value j) {
+      Value y = fmul(fmul(load(oS, {j}), inv), toF32(load(op.getNormWeight(), {j})));
+      y = fmul(y, sigmoid(toF32(load(op.getOutGate(), {idx(0), h, j}))));
+      store(k3::lowering::convertScalar(b, loc, y, outElt), out, {idx(0), h, j});
+    });
+    gpu::TerminatorOp::create(b, loc);
+  }
+};
+
+/// Whether `a` and `b` are the same buffer, seen through views and casts.
+bool sameBuffer(Value a, Value b) {
+  auto root = [](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+        v = view.getViewSource();
+      else if (auto cast = dyn_cast<memref::CastOp>(def))
+        v = cast.getSource();
+      else
+        break;
+    }
+    return v;
+  };
+  return root(a) == root(b);
+}
+
+struct K3GpuKdaStepPass : k3::impl::K3GpuKdaStepPassBase<K3GpuKdaStepPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<k3::KdaStepOp> work;
+    getOperation()->walk([&](k3::KdaStepOp op) { work.push_back(op); });
+    for (k3::KdaStepOp op : work) {
+      auto sType = dyn_cast<MemRefType>(op.getStateInit().getType());
+      if (!sType) {
+        op.emitOpError() << "k3-gpu-kda-step runs after bufferization, got tensors";
+        return signalPassFailure();
+      }
+      auto cqType = cast<MemRefType>(op.getCq().getType());
+      if (!sType.hasStaticShape() || !cqType.hasStaticShape() ||
+          !cast<MemRefType>(op.getCv().getType()).hasStaticShape()) {
+        op.emitOpError() << "k3-gpu-kda-step needs static heads, head dims and windows, got state "
+                         << sType << " and windows " << cqType << ", " << op.getCv().getType();
+        return signalPassFailure();
+      }
+      const int64_t hv = sType.getDimSize(0), dk = sType.getDimSize(1), dv = sType.getDimSize(2);
+      const int64_t group = hv / (cqType.getDimSize(1) / dk);
+      // Under GVA the group's other blocks still read the old q/k windows
+      // while its first block writes the new ones.
+      if (group > 1)
+        for (auto [old, next] : {std::pair{op.getCq(), op.getNewCqInit()},
+                                 std::pair{op.getCk(), op.getNewCkInit()}})
+          if (sameBuffer(old, next)) {
+            op.emitOpError() << "k3-gpu-kda-step cannot shift a q/k window in place when " << group
+                             << " value heads share each q/k head";
+            return signalPassFailure();
+          }
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      KernelBuilder kb{{b, loc}, op, dk, dv, cqType.getDimSize(0) + 1, group, teamSize(dk, dv)};
+      Value one = kb.idx(1);
+      Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                                KernelBuilder::sharedBytes(kb.shared()));
+      auto launch = gpu::LaunchOp::create(b, loc, kb.idx(hv), one, one, kb.idx(kb.threads), one,
+                                          one, smem, /*asyncTokenType=*/nullptr, ValueRange(),
+                                          TypeRange());
+      b.setInsertionPointToStart(&launch.getBody().front());
+      kb.build(launch);
+      op.erase();
+    }
+  }
+};
+
+} // namespace
