@@ -497,13 +497,20 @@ LogicalResult verifyKdaStep(OpTy op, Value out, Value newCq, Value newCk, Value 
   int64_t width = c.agree({{wq, "wq", 1}, {wk, "wk", 1}, {wv, "wv", 1}});
   for (Value win : {cq, ck, cv})
     c.dim(win, win == cq ? "cq" : win == ck ? "ck" : "cv", 0, sub(width, 1), "the filters");
+  // With the filters' width dynamic the windows still share their rows.
+  c.agree({{cq, "cq", 0}, {ck, "ck", 0}, {cv, "cv", 0}});
   int64_t hv = c.agree({{f, "f", 1}, {a, "a_log", 0}, {dt, "dt_bias", 0}, {b, "beta_logits", 1},
                         {s, "state", 0}, {og, "out_gate", 1}, {out, "out", 1}});
   int64_t dk = c.agree({{f, "f", 2}, {dt, "dt_bias", 1}, {s, "state", 1}});
   int64_t dv = c.agree({{s, "state", 2}, {w, "norm_weight", 0}, {og, "out_gate", 2},
                         {out, "out", 2}});
-  if (isStatic(hv) && isStatic(dv))
+  // Each of the v stream's widths, whichever are static (a dynamic xv must
+  // not leave the filters and the window unchecked).
+  if (isStatic(hv) && isStatic(dv)) {
     c.dim(xv, "xv", 1, hv * dv, "HV·V of the state");
+    c.dim(wv, "wv", 0, hv * dv, "HV·V of the state");
+    c.dim(cv, "cv", 1, hv * dv, "HV·V of the state");
+  }
   c.require(!isStatic(dk) || dk > 0, [&](InFlightDiagnostic &d) { d << "the state has no key channels"; });
   if (isStatic(hk) && isStatic(dk) && dk > 0)
     c.require(hk % dk == 0 && hk / dk > 0 && (!isStatic(hv) || hv % (hk / dk) == 0),
@@ -523,6 +530,13 @@ LogicalResult verifyKdaStep(OpTy op, Value out, Value newCq, Value newCk, Value 
   c.sameShape({{cq, "cq"}, {newCq, "new_cq"}})
       .sameShape({{ck, "ck"}, {newCk, "new_ck"}})
       .sameShape({{cv, "cv"}, {newCv, "new_cv"}});
+  // A new window holds the old one's rows: the same element type.
+  for (auto [old, next, name] :
+       {std::tuple{cq, newCq, "new_cq"}, {ck, newCk, "new_ck"}, {cv, newCv, "new_cv"}})
+    c.require(elementOf(old) == elementOf(next), [&](InFlightDiagnostic &d) {
+      d << name << " has elements " << elementOf(next) << ", expected its window's "
+        << elementOf(old);
+    });
   return c.positive(op.getScale().convertToFloat(), "scale")
       .positive(op.getEps().convertToFloat(), "eps");
 }
@@ -937,16 +951,7 @@ LogicalResult KdaStepOp::verify() {
     return failure();
   // The tensor form's ops constrain these; the memref form needs it here.
   auto isFloat = [](Value v) { return isa<BFloat16Type, Float16Type, Float32Type>(elementOf(v)); };
-  Checker c(*this);
-  // The kernel copies the old windows' rows into the new ones.
-  for (auto [old, next, name] : {std::tuple{getCq(), getNewCqInit(), "new_cq"},
-                                 {getCk(), getNewCkInit(), "new_ck"},
-                                 {getCv(), getNewCvInit(), "new_cv"}})
-    c.require(elementOf(old) == elementOf(next), [&](InFlightDiagnostic &d) {
-      d << name << " has elements " << elementOf(next) << ", expected its window's "
-        << elementOf(old);
-    });
-  return c
+  return Checker(*this)
       .require(llvm::all_of(getOperands(), isFloat),
                [&](InFlightDiagnostic &d) { d << "operands must be bf16, f16 or f32"; })
       .require(elementOf(getALog()).isF32() && elementOf(getDtBias()).isF32() &&

@@ -48,6 +48,7 @@ using namespace mlir;
 namespace {
 
 constexpr int64_t kMaxThreads = 128;
+constexpr int64_t kMaxSharedBytes = 48 * 1024;
 
 /// The team size for K key and V value channels.
 int64_t teamSize(int64_t dk, int64_t dv) {
@@ -228,9 +229,11 @@ struct K3GpuKdaStepPass : k3::impl::K3GpuKdaStepPassBase<K3GpuKdaStepPass> {
       }
       auto cqType = cast<MemRefType>(op.getCq().getType());
       if (!sType.hasStaticShape() || !cqType.hasStaticShape() ||
+          !cast<MemRefType>(op.getCk().getType()).hasStaticShape() ||
           !cast<MemRefType>(op.getCv().getType()).hasStaticShape()) {
         op.emitOpError() << "k3-gpu-kda-step needs static heads, head dims and windows, got state "
-                         << sType << " and windows " << cqType << ", " << op.getCv().getType();
+                         << sType << " and windows " << cqType << ", " << op.getCk().getType()
+                         << ", " << op.getCv().getType();
         return signalPassFailure();
       }
       const int64_t hv = sType.getDimSize(0), dk = sType.getDimSize(1), dv = sType.getDimSize(2);
@@ -248,9 +251,15 @@ struct K3GpuKdaStepPass : k3::impl::K3GpuKdaStepPassBase<K3GpuKdaStepPass> {
       OpBuilder b(op);
       Location loc = op.getLoc();
       KernelBuilder kb{{b, loc}, op, dk, dv, cqType.getDimSize(0) + 1, group, teamSize(dk, dv)};
+      // A launch gets 48 KB of dynamic shared memory without opting in.
+      const int64_t bytes = KernelBuilder::sharedBytes(kb.shared());
+      if (bytes > kMaxSharedBytes) {
+        op.emitOpError() << "k3-gpu-kda-step needs " << bytes << " bytes of shared memory for K = "
+                         << dk << " and V = " << dv << ", over " << kMaxSharedBytes;
+        return signalPassFailure();
+      }
       Value one = kb.idx(1);
-      Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                                KernelBuilder::sharedBytes(kb.shared()));
+      Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes);
       auto launch = gpu::LaunchOp::create(b, loc, kb.idx(hv), one, one, kb.idx(kb.threads), one,
                                           one, smem, /*asyncTokenType=*/nullptr, ValueRange(),
                                           TypeRange());
