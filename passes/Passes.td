@@ -294,11 +294,12 @@ def K3GpuKdaStepPass : Pass<"k3-gpu-kda-step"> {
     the head's q, k (its q/k head under GVA) and v channels with SiLU, forms
     the decay e^g and keeps them in shared memory, writes the shifted
     windows (q/k by the first block of each group), L2-normalises q and k
-    by block reductions; each thread then owns state columns: the
-    prediction from the decayed state, the update in place and the read in
-    one more pass, f32 throughout; a last reduction gives the gated RMS norm
-    of the output. One launch per step instead of the batched form's dozen;
-    the state is read twice and written once. The new windows must not be
+    by block reductions; each thread then owns state columns, loads a
+    column's rows at once into registers (up to 128 rows), predicts from
+    the decayed rows and writes the update in place while summing the read,
+    f32 throughout; a last reduction gives the gated RMS norm of the
+    output. One launch per step instead of the batched form's dozen; the
+    state is read once and written once for K ≤ 128. The new windows must not be
     the old windows' buffers when value heads share q/k heads, which this
     pass reports.
   }];

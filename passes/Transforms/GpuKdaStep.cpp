@@ -15,10 +15,12 @@
 //      log2 n steps): q̂ = scale · q / sqrt(Σq² + 1e-6), k̂ = k / sqrt(Σk² +
 //      1e-6); β = sigmoid(beta_logits[h]).
 //   3. thread j takes state columns j, j + n, ...: pred = Σ_i α_i S_ij k̂_i
-//      (the decayed state), δ = β (v_j − pred), then one more pass writes
-//      S_ij ← α_i S_ij + k̂_i δ in place and sums o_j = Σ_i S_ij q̂_i with
-//      the new values. A warp's loads of a state row are consecutive
-//      columns (coalesced); the state is read twice and written once.
+//      (the decayed state), δ = β (v_j − pred), then S_ij ← α_i S_ij +
+//      k̂_i δ in place and o_j = Σ_i S_ij q̂_i with the new values. The
+//      column's K rows are loaded at once (unrolled: K loads in flight) and
+//      kept in registers, so the state is read once and written once (for
+//      K over 128, in runs of 128 rows, read twice). A warp's loads of a
+//      state row are consecutive columns (coalesced).
 //   4. Σo² over the team: out_j = o_j · rsqrt(Σo² / V + eps) · w_j ·
 //      sigmoid(gate_j).
 //
@@ -49,6 +51,8 @@ namespace {
 
 constexpr int64_t kMaxThreads = 128;
 constexpr int64_t kMaxSharedBytes = 48 * 1024;
+// State rows a thread loads at once (unrolled): all of K3's 128.
+constexpr int64_t kRowRun = 128;
 
 /// The team size for K key and V value channels.
 int64_t teamSize(int64_t dk, int64_t dv) {
@@ -62,9 +66,10 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   k3::KdaStepOp op;
   int64_t dk, dv, width, group, threads;
 
-  /// Shared memory: q, k, α [K]; v, o [V]; three reduction trees [n].
+  /// Shared memory: q, k, α [K]; v, o [V]; three reduction trees [n]; q̂
+  /// and k̂ [K].
   SmallVector<int64_t> shared() const {
-    return {dk, dk, dk, dv, dv, threads, threads, threads};
+    return {dk, dk, dk, dv, dv, threads, threads, threads, dk, dk};
   }
 
   Value sigmoid(Value x) { return k3::lowering::sigmoid(b, loc, x); }
@@ -162,24 +167,54 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     Value qInv = inverseNorm(ss[0], op.getScale().convertToDouble());
     Value kInv = inverseNorm(ss[1], 1.0);
     Value beta = sigmoid(toF32(load(op.getBetaLogits(), {idx(0), h})));
+    // q̂ and k̂ for the update and the read. The prediction forms k̂ from k
+    // (the same product, so the same value): a load of the same address in
+    // both passes would be merged by LLVM, keeping all K values of k̂ live
+    // beside the column's K rows (spills).
+    Value qHat = sh[8], kHat = sh[9];
+    forEach(tid, idx(dk), step, [&](Value c) {
+      store(fmul(load(qS, {c}), qInv), qHat, {c});
+      store(fmul(load(kS, {c}), kInv), kHat, {c});
+    });
+    gpu::BarrierOp::create(b, loc);
 
-    // 3. Predict, update in place and read, a column per thread.
+    // 3. Predict, update in place and read, a column per thread. The
+    // column's rows are loaded in runs of kRowRun, unrolled, so that a
+    // thread has a run of independent loads in flight (a loop of one load
+    // at a time waits a memory latency per row); with K ≤ kRowRun the
+    // column stays in registers and the state is read once.
     Value state = op.getStateInit();
+    const bool resident = dk <= kRowRun;
     Value oSquares = loop(tid, idx(dv), step, {f32(0.0)}, [&](Value j, ValueRange acc) {
-      Value pred = loop(idx(0), idx(dk), idx(1), {f32(0.0)}, [&](Value i, ValueRange p) {
-                     Value decayed = fmul(load(state, {h, i, j}), load(alphaS, {i}));
-                     Value k = fmul(load(kS, {i}), kInv);
-                     return SmallVector<Value>{fadd(p[0], fmul(decayed, k))};
-                   }).front();
+      auto rows = [&](int64_t first, int64_t n) {
+        SmallVector<Value> r;
+        for (int64_t i = first; i < first + n; ++i)
+          r.push_back(load(state, {h, idx(i), j}));
+        return r;
+      };
+      auto decayed = [&](Value s, int64_t i) { return fmul(s, load(alphaS, {idx(i)})); };
+      auto key = [&](int64_t i) { return fmul(load(kS, {idx(i)}), kInv); };
+      SmallVector<Value> column;
+      Value pred = f32(0.0);
+      for (int64_t first = 0; first < dk; first += kRowRun) {
+        const int64_t n = std::min(kRowRun, dk - first);
+        SmallVector<Value> run = rows(first, n);
+        for (int64_t i = 0; i < n; ++i)
+          pred = fadd(pred, fmul(decayed(run[i], first + i), key(first + i)));
+        if (resident)
+          column = run;
+      }
       Value delta = fmul(beta, fsub(load(vS, {j}), pred));
-      Value o = loop(idx(0), idx(dk), idx(1), {f32(0.0)}, [&](Value i, ValueRange r) {
-                  Value decayed = fmul(load(state, {h, i, j}), load(alphaS, {i}));
-                  Value k = fmul(load(kS, {i}), kInv);
-                  Value s = fadd(decayed, fmul(k, delta));
-                  store(s, state, {h, i, j});
-                  Value q = fmul(load(qS, {i}), qInv);
-                  return SmallVector<Value>{fadd(r[0], fmul(s, q))};
-                }).front();
+      Value o = f32(0.0);
+      for (int64_t first = 0; first < dk; first += kRowRun) {
+        const int64_t n = std::min(kRowRun, dk - first);
+        SmallVector<Value> run = resident ? column : rows(first, n);
+        for (int64_t i = 0; i < n; ++i) {
+          Value next = fadd(decayed(run[i], first + i), fmul(load(kHat, {idx(first + i)}), delta));
+          store(next, state, {h, idx(first + i), j});
+          o = fadd(o, fmul(next, load(qHat, {idx(first + i)})));
+        }
+      }
       store(o, oS, {j});
       return SmallVector<Value>{fadd(acc[0], fmul(o, o))};
     }).front();

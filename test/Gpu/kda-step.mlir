@@ -1,16 +1,17 @@
 // RUN: k3-opt %s --split-input-file --k3-gpu-kda-step | FileCheck %s
 
 // K3's KDA heads (K = V = 128, bf16 activations), 2 value heads: one launch,
-// a block per head of 128 threads, 4096 bytes of shared memory (q, k, α, v,
-// o and three reduction trees of 128 words). The convs and the new windows
-// (no group: every block writes its own q/k channels, no condition), then a
-// barrier; the two L2 norms reduced together in 7 steps (8 more barriers); the
-// column loop with its two passes over the key rows, the second storing
-// the state in place; the output norm's tree (8 barriers); the output
-// stored as bf16.
+// a block per head of 128 threads, 5120 bytes of shared memory (q, k, α, v,
+// o, three reduction trees of 128 words, q̂ and k̂). The convs and the new
+// windows (no group: every block writes its own q/k channels, no
+// condition), then a barrier; the two L2 norms reduced together in 7 steps
+// (8 more barriers); q̂ and k̂ and a barrier; the column loop loads the
+// column's 128 rows at once, predicts, then stores the 128 updated rows in
+// place (the state read once); the output norm's tree (8 barriers); the
+// output stored as bf16.
 // CHECK-LABEL: func.func @k3
-//       CHECK:   gpu.launch blocks({{.+}}) in ({{.+}} = %c2{{.*}}, {{.+}} = %c1{{.*}}, {{.+}} = %c1{{.*}}) threads(%[[T:[^,]+]], {{.+}}) in ({{.+}} = %c128{{.*}}, {{.+}}) dynamic_shared_memory_size %c4096_i32
-//   CHECK-COUNT-8:   memref.view {{.+}} to memref<128xf32, #gpu.address_space<workgroup>>
+//       CHECK:   gpu.launch blocks({{.+}}) in ({{.+}} = %c2{{.*}}, {{.+}} = %c1{{.*}}, {{.+}} = %c1{{.*}}) threads(%[[T:[^,]+]], {{.+}}) in ({{.+}} = %c128{{.*}}, {{.+}}) dynamic_shared_memory_size %c5120_i32
+//   CHECK-COUNT-10:   memref.view {{.+}} to memref<128xf32, #gpu.address_space<workgroup>>
 //   CHECK-NOT:   scf.if
 //       CHECK:   scf.for %{{.+}} = %[[T]] to %c128{{.*}} step %c128
 //       CHECK:     math.exp
@@ -21,11 +22,14 @@
 //   CHECK-NOT:   gpu.barrier
 //       CHECK:   math.sqrt
 //       CHECK:   math.sqrt
+//       CHECK:   gpu.barrier
+//   CHECK-NOT:   gpu.barrier
 //       CHECK:   scf.for %[[J:.+]] = %[[T]] to %c128{{.*}} step %c128{{.*}} iter_args
-//       CHECK:     scf.for
-//   CHECK-NOT:       memref.store
-//       CHECK:     scf.for
-//       CHECK:       memref.store {{.+}}[%{{.+}}, %{{.+}}, %[[J]]] : memref<2x128x128xf32>
+//   CHECK-NOT:     scf.for
+//   CHECK-COUNT-128:     memref.load %{{.+}}[%{{.+}}, %{{.+}}, %[[J]]] : memref<2x128x128xf32>
+//   CHECK-NOT:     memref.load %{{.+}} : memref<2x128x128xf32>
+//   CHECK-COUNT-128:     memref.store %{{.+}}[%{{.+}}, %{{.+}}, %[[J]]] : memref<2x128x128xf32>
+//   CHECK-NOT:     memref.load %{{.+}} : memref<2x128x128xf32>
 //   CHECK-COUNT-8:   gpu.barrier
 //   CHECK-NOT:   gpu.barrier
 //       CHECK:   math.rsqrt
@@ -43,11 +47,12 @@ func.func @k3(%xq: memref<1x256xbf16>, %xk: memref<1x256xbf16>, %xv: memref<1x25
 // -----
 
 // GVA (1 q/k head of 16 channels, 2 value heads of 8), the softplus gate: a
-// team of 32 (the narrowest), 5 steps a reduction; block h reads q/k head
+// team of 32 (the narrowest), 5 steps a reduction (6 + 2 barriers before the
+// column loop, 6 after); block h reads q/k head
 // h / 2, and only the group's first block (h % 2 = 0) writes the q/k
 // windows.
 // CHECK-LABEL: func.func @gva
-//       CHECK:   gpu.launch blocks(%[[H:[^,]+]], {{.+}}) in ({{.+}} = %c2{{.*}}, {{.+}}) threads({{.+}}) in ({{.+}} = %c32{{.*}}, {{.+}}) dynamic_shared_memory_size %c640_i32
+//       CHECK:   gpu.launch blocks(%[[H:[^,]+]], {{.+}}) in ({{.+}} = %c2{{.*}}, {{.+}}) threads({{.+}}) in ({{.+}} = %c32{{.*}}, {{.+}}) dynamic_shared_memory_size %c768_i32
 //       CHECK:   arith.divui %[[H]], %c2
 //       CHECK:   %[[R:.+]] = arith.remui %[[H]], %c2
 //       CHECK:   %[[FIRST:.+]] = arith.cmpi eq, %[[R]], %c0
@@ -56,7 +61,7 @@ func.func @k3(%xq: memref<1x256xbf16>, %xk: memref<1x256xbf16>, %xv: memref<1x25
 //   CHECK-COUNT-6:   memref.store {{.+}} : memref<3x16xf32>
 //       CHECK:   }
 //       CHECK:   memref.store {{.+}} : memref<3x16xf32>
-//   CHECK-COUNT-7:   gpu.barrier
+//   CHECK-COUNT-8:   gpu.barrier
 //   CHECK-NOT:   gpu.barrier
 //       CHECK:   scf.for
 //   CHECK-COUNT-6:   gpu.barrier
@@ -73,11 +78,22 @@ func.func @gva(%xq: memref<1x16xf32>, %xk: memref<1x16xf32>, %xv: memref<1x16xf3
 // -----
 
 // K = 136 and V = 160: a team of 128, the channel and column loops running
-// past it (the threads below 8 and 32 take two).
+// past it (the threads below 8 and 32 take two). Over 128 key rows the
+// column is read in runs of 128: all 136 rows for the prediction, then
+// each run again for its update.
 // CHECK-LABEL: func.func @wide
 //       CHECK:   threads({{.+}}) in ({{.+}} = %c128{{.*}}, {{.+}})
 //       CHECK:   scf.for %{{.+}} = %{{.+}} to %c136{{.*}} step %c128
 //       CHECK:   scf.for %{{.+}} = %{{.+}} to %c160{{.*}} step %c128
+//       CHECK:   scf.for %{{.+}} = %{{.+}} to %c160{{.*}} step %c128{{.*}} iter_args
+//   CHECK-COUNT-136:   memref.load %{{.+}} : memref<1x136x160xf32>
+//   CHECK-NOT:   memref.store %{{.+}} : memref<1x136x160xf32>
+//   CHECK-COUNT-128:   memref.load %{{.+}} : memref<1x136x160xf32>
+//   CHECK-NOT:   memref.load %{{.+}} : memref<1x136x160xf32>
+//   CHECK-COUNT-128:   memref.store %{{.+}} : memref<1x136x160xf32>
+//   CHECK-COUNT-8:   memref.load %{{.+}} : memref<1x136x160xf32>
+//   CHECK-COUNT-8:   memref.store %{{.+}} : memref<1x136x160xf32>
+//   CHECK-NOT:   memref.load %{{.+}} : memref<1x136x160xf32>
 func.func @wide(%xq: memref<1x136xf32>, %xk: memref<1x136xf32>, %xv: memref<1x160xf32>, %wq: memref<136x4xf32>, %wk: memref<136x4xf32>, %wv: memref<160x4xf32>, %cq: memref<3x136xf32>, %ck: memref<3x136xf32>, %cv: memref<3x160xf32>, %f: memref<1x1x136xf32>, %a: memref<1xf32>, %dt: memref<1x136xf32>, %b: memref<1x1xf32>, %nw: memref<160xf32>, %og: memref<1x1x160xf32>, %o: memref<1x1x160xf32>, %nq: memref<3x136xf32>, %nk: memref<3x136xf32>, %nv: memref<3x160xf32>, %s: memref<1x136x160xf32>) {
   k3.kda_step x(%xq, %xk, %xv) filters(%wq, %wk, %wv) windows(%cq, %ck, %cv)
       gate(%f, %a, %dt) beta(%b) norm(%nw) out_gate(%og) outs(%o, %nq, %nk, %nv, %s)
