@@ -37,10 +37,10 @@ func.func @in_place(%xq: memref<1x16xf32>, %xk: memref<1x16xf32>, %xv: memref<1x
 
 // -----
 
-// 3 K + 2 V + 3 · 128 words of shared memory: K = 4096 is over the 48 KB a
+// 5 K + 2 V + 3 · 128 words of shared memory: K = 4096 is over the 48 KB a
 // launch gets without opting in.
 func.func @shared(%xq: memref<1x4096xf32>, %xk: memref<1x4096xf32>, %xv: memref<1x8xf32>, %wq: memref<4096x4xf32>, %wk: memref<4096x4xf32>, %wv: memref<8x4xf32>, %cq: memref<3x4096xf32>, %ck: memref<3x4096xf32>, %cv: memref<3x8xf32>, %f: memref<1x1x4096xf32>, %a: memref<1xf32>, %dt: memref<1x4096xf32>, %b: memref<1x1xf32>, %nw: memref<8xf32>, %og: memref<1x1x8xf32>, %o: memref<1x1x8xf32>, %nq: memref<3x4096xf32>, %nk: memref<3x4096xf32>, %nv: memref<3x8xf32>, %s: memref<1x4096x8xf32>) {
-  // expected-error @+1 {{k3-gpu-kda-step needs 50752 bytes of shared memory for K = 4096 and V = 8, over 49152}}
+  // expected-error @+1 {{k3-gpu-kda-step needs 83520 bytes of shared memory for K = 4096 and V = 8, over 49152}}
   k3.kda_step x(%xq, %xk, %xv) filters(%wq, %wk, %wv) windows(%cq, %ck, %cv)
       gate(%f, %a, %dt) beta(%b) norm(%nw) out_gate(%og) outs(%o, %nq, %nk, %nv, %s)
       lower_bound lb = -5.0 scale = 0.0883883476 eps = 1.0e-05
