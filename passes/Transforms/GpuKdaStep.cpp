@@ -24,6 +24,13 @@
 //   4. Σo² over the team: out_j = o_j · rsqrt(Σo² / V + eps) · w_j ·
 //      sigmoid(gate_j).
 //
+// Under GVA a new q/k window must not be its old window's buffer (the
+// group's other blocks still read the old one): the pass refuses the same
+// buffer seen through views and casts; aliasing it cannot see (two function
+// arguments bound to one buffer) is the caller's to avoid. convert-k3-to-
+// linalg gives the new windows fresh tensors, which bufferize to fresh
+// buffers.
+//
 // All arithmetic is f32 and follows the CPU lowering's order
 // (KdaDecodePattern.cpp) with the same scalar helpers (sigmoid, the decay),
 // so the kernel and the CPU differ by the reductions' order only. No
