@@ -50,7 +50,7 @@ func.func @f(%xq: memref<1x4xf32>, %xk: memref<1x4xf32>, %xv: memref<1x4xi8>, %w
 
 // The shared rules of the step (k3.kda_decode's): the new windows keep the windows' shapes.
 func.func @f(%xq: memref<1x4xf32>, %xk: memref<1x4xf32>, %xv: memref<1x4xf32>, %wq: memref<4x4xf32>, %wk: memref<4x4xf32>, %wv: memref<4x4xf32>, %cq: memref<3x4xf32>, %ck: memref<3x4xf32>, %cv: memref<3x4xf32>, %f: memref<1x1x4xf32>, %a: memref<1xf32>, %dt: memref<1x4xf32>, %b: memref<1x1xf32>, %nw: memref<4xf32>, %og: memref<1x1x4xf32>, %o: memref<1x1x4xf32>, %nq: memref<2x4xf32>, %nk: memref<3x4xf32>, %nv: memref<3x4xf32>, %s: memref<1x4x4xf32>) {
-  // expected-error @+1 {{new_cq}}
+  // expected-error @+1 {{new_cq shape [2, 4] does not match cq shape [3, 4]}}
   k3.kda_step x(%xq, %xk, %xv) filters(%wq, %wk, %wv) windows(%cq, %ck, %cv)
       gate(%f, %a, %dt) beta(%b) norm(%nw) out_gate(%og) outs(%o, %nq, %nk, %nv, %s)
       lower_bound lb = -5.0 scale = 0.5 eps = 1.0e-05
