@@ -201,13 +201,21 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       };
       auto decayed = [&](Value s, int64_t i) { return fmul(s, load(alphaS, {idx(i)})); };
       auto key = [&](int64_t i) { return fmul(load(kS, {idx(i)}), kInv); };
+      // The decayed rows α_i S_ij of a run; a resident column keeps them
+      // for the update.
+      auto decayedRun = [&](int64_t first, int64_t n) {
+        SmallVector<Value> run = rows(first, n);
+        for (int64_t i = 0; i < n; ++i)
+          run[i] = decayed(run[i], first + i);
+        return run;
+      };
       SmallVector<Value> column;
       Value pred = f32(0.0);
       for (int64_t first = 0; first < dk; first += kRowRun) {
         const int64_t n = std::min(kRowRun, dk - first);
-        SmallVector<Value> run = rows(first, n);
+        SmallVector<Value> run = decayedRun(first, n);
         for (int64_t i = 0; i < n; ++i)
-          pred = fadd(pred, fmul(decayed(run[i], first + i), key(first + i)));
+          pred = fadd(pred, fmul(run[i], key(first + i)));
         if (resident)
           column = run;
       }
@@ -215,9 +223,9 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       Value o = f32(0.0);
       for (int64_t first = 0; first < dk; first += kRowRun) {
         const int64_t n = std::min(kRowRun, dk - first);
-        SmallVector<Value> run = resident ? column : rows(first, n);
+        SmallVector<Value> run = resident ? column : decayedRun(first, n);
         for (int64_t i = 0; i < n; ++i) {
-          Value next = fadd(decayed(run[i], first + i), fmul(load(kHat, {idx(first + i)}), delta));
+          Value next = fadd(run[i], fmul(load(kHat, {idx(first + i)}), delta));
           store(next, state, {h, idx(first + i), j});
           o = fadd(o, fmul(next, load(qHat, {idx(first + i)})));
         }
