@@ -69,8 +69,8 @@ struct ConvertK3ToLinalgPass
       k3::lowering::populateKdaChunksPatterns(patterns);
     if (kdaPrefill == "scan" || kdaPrefill == "chunks")
       k3::lowering::populateKdaScanPatterns(patterns);
-    // kernel: k3.kda_step where the step's shapes are static, the batched
-    // form for the rest.
+    // kernel: k3.kda_step, over the loop forms (all three need static head
+    // shapes; a dynamic step stays and a later stage reports it).
     if (kdaDecode == "kernel")
       k3::lowering::populateKdaStepPatterns(patterns);
     k3::lowering::populateMoePatterns(patterns, moeDispatch);
