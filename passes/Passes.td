@@ -103,9 +103,9 @@ def K3ApproximateExpPass : Pass<"k3-approximate-exp"> {
 }
 
 def K3DecomposeMlpPass : Pass<"k3-decompose-mlp"> {
-  let summary = "Split k3.mlp into linear, situ_glu and linear ops";
+  let summary = "Split k3.mlp into linear, GLU (situ_glu or swiglu) and linear ops";
   let description = [{
-    Rewrites the dense SiTU-GLU MLP
+    Rewrites the dense gated MLP
 
     ```mlir
     %y = k3.mlp %x, %wg, %wu, %wd {beta1 = 4.0 : f32, beta2 = 25.0 : f32} : ...
@@ -120,9 +120,9 @@ def K3DecomposeMlpPass : Pass<"k3-decompose-mlp"> {
     %y = k3.linear %h, %wd : ...
     ```
 
-    The intermediate activations keep the element type of `x`, so the
+    (`k3.swiglu %g, %u` for `activation silu`). The intermediate activations keep the element type of `x`, so the
     rewrite changes no rounding point of a bf16 model. Backends that fuse
-    SiTU-GLU into the first GEMM's epilogue start from this form.
+    the GLU into the first GEMM's epilogue start from this form.
   }];
   let dependentDialects = ["::mlir::k3::K3Dialect"];
 }
@@ -429,14 +429,14 @@ def K3GpuMoeExpertsPass : Pass<"k3-gpu-moe-experts"> {
     exit), each warp 16 rows × 32 columns on `nvvm.mma.sync` m16n8k16 (bf16,
     f32 accumulation). The weights are read as one 32-bit word of codes per
     lane, row and 32-channel block, and decoded to bf16 pairs in registers
-    with the block's E8M0 scale (exact); SiTU-GLU is GEMM1's epilogue, the
+    with the block's E8M0 scale (exact); the GLU (SiTU or SwiGLU) is GEMM1's epilogue, the
     routing weight GEMM2's. Every grid is sized from the token count alone:
     no host synchronisation. With `split-operands` the activations enter
     the tensor cores as two bf16 terms.
   }];
   let options = [
     Option<"splitOperands", "split-operands", "bool", /*default=*/"false",
-           "Feed the activations (z, the SiTU-GLU output) to the tensor cores "
+           "Feed the activations (z, the GLU output) to the tensor cores "
            "as bf16 hi + lo (twice the MMAs) instead of one bf16 rounding">
   ];
   let dependentDialects = [

@@ -39,4 +39,18 @@ def K3_KdaTileFormAttr : I32EnumAttr<"KdaTileForm",
   }];
 }
 
+def K3_GluActivation_Situ : I32EnumAttrCase<"situ", 0>;
+def K3_GluActivation_Silu : I32EnumAttrCase<"silu", 1>;
+
+def K3_GluActivationAttr : I32EnumAttr<"GluActivation",
+    "activation of a gated linear unit (the dense MLP and the experts)",
+    [K3_GluActivation_Situ, K3_GluActivation_Silu]> {
+  let cppNamespace = "::mlir::k3";
+  let description = [{
+    `situ`: SiTU-GLU, `[β1·tanh(g/β1)·sigmoid(g)] · [β2·tanh(u/β2)]` (Kimi
+    K3, `hidden_act: situ`, with the betas). `silu`: SwiGLU, `silu(g) · u`
+    (Kimi Linear, `hidden_act: silu`; no parameters).
+  }];
+}
+
 #endif // K3_ENUMS_TD

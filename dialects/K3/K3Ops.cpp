@@ -21,6 +21,13 @@ using namespace mlir::k3;
 
 #include "dialects/K3/K3Enums.cpp.inc"
 
+Value mlir::k3::createGlu(OpBuilder &b, Location loc, Type type, Value gate, Value up,
+                          GluActivation act, FloatAttr beta1, FloatAttr beta2) {
+  if (act == GluActivation::silu)
+    return SwiGluOp::create(b, loc, type, gate, up);
+  return SituGluOp::create(b, loc, type, gate, up, beta1, beta2);
+}
+
 #define GET_OP_CLASSES
 #include "dialects/K3/K3Ops.cpp.inc"
 
@@ -233,6 +240,30 @@ private:
   bool failed = false;
   llvm::DenseMap<void *, SmallVector<StringRef>> layouts;
 };
+
+/// SiTU-GLU parameters shared by situ_glu, mlp and moe.
+static Checker &checkSitu(Checker &c, FloatAttr beta1, FloatAttr beta2) {
+  c.positive(beta1.getValue().convertToFloat(), "beta1");
+  if (beta2)
+    c.positive(beta2.getValue().convertToFloat(), "beta2");
+  return c;
+}
+
+/// The GLU of mlp, moe and moe_experts: SiTU-GLU needs its beta1 (beta2
+/// optional); SwiGLU has no parameters, so betas on it are a mistake (they
+/// would be silently ignored).
+static Checker &checkGlu(Checker &c, GluActivation act, FloatAttr beta1, FloatAttr beta2) {
+  if (act == GluActivation::silu)
+    return c.require(!beta1 && !beta2, [](InFlightDiagnostic &d) {
+      d << "activation silu (SwiGLU) takes no beta1/beta2";
+    });
+  c.require(static_cast<bool>(beta1), [](InFlightDiagnostic &d) {
+    d << "activation situ (SiTU-GLU) needs beta1";
+  });
+  return beta1 ? checkSitu(c, beta1, beta2) : c;
+}
+
+
 
 /// Sum / product of extents, dynamic if either is.
 int64_t add(int64_t a, int64_t b) {
@@ -910,10 +941,8 @@ LogicalResult MoeExpertsOp::verify() {
       .require(elementOf(p).isF32() && elementOf(y).isF32() && elementOf(h).isF32() &&
                    isInt(order, 32),
                [&](InFlightDiagnostic &d) { d << "weights, y and h must be f32 and order i32"; })
-      .positive(getBeta1().convertToFloat(), "beta1")
-      .positive(getBeta2() ? getBeta2()->convertToFloat() : 1.0f, "beta2")
       .ok()
-      ? success()
+      ? checkGlu(c, getGlu(), getBeta1Attr(), getBeta2Attr()).ok() ? success() : failure()
       : failure();
 }
 
@@ -1020,14 +1049,6 @@ LogicalResult RouterOp::verify() {
       .positive(getScaling().convertToFloat(), "scaling");
 }
 
-/// SiTU-GLU parameters shared by situ_glu, mlp and moe.
-static Checker &checkSitu(Checker &c, FloatAttr beta1, FloatAttr beta2) {
-  c.positive(beta1.getValue().convertToFloat(), "beta1");
-  if (beta2)
-    c.positive(beta2.getValue().convertToFloat(), "beta2");
-  return c;
-}
-
 LogicalResult SituGluOp::verify() {
   Checker c(*this);
   return checkSitu(c, getBeta1Attr(), getBeta2Attr());
@@ -1045,7 +1066,7 @@ LogicalResult MlpOp::verify() {
   c.agree({{x, "x", 1}, {g, "gate_proj", 1}, {u, "up_proj", 1}, {d, "down_proj", 0}});
   c.agree({{g, "gate_proj", 0}, {u, "up_proj", 0}, {d, "down_proj", 1}});
   c.sameShape({{x, "x"}, {getY(), "y"}});
-  return checkSitu(c, getBeta1Attr(), getBeta2Attr());
+  return checkGlu(c, getGlu(), getBeta1Attr(), getBeta2Attr());
 }
 
 LogicalResult MoeOp::verify() {
@@ -1120,7 +1141,7 @@ LogicalResult MoeOp::verify() {
                })
       .sameShape({{x, "x"}, {getY(), "y"}})
       .positive(getEps().convertToFloat(), "eps");
-  return checkSitu(c, getBeta1Attr(), getBeta2Attr());
+  return checkGlu(c, getGlu(), getBeta1Attr(), getBeta2Attr());
 }
 
 //===----------------------------------------------------------------------===//

@@ -23,4 +23,11 @@
 #define GET_OP_CLASSES
 #include "dialects/K3/K3Ops.h.inc"
 
+namespace mlir::k3 {
+/// `k3.swiglu` or `k3.situ_glu` (with its betas) for the GLU-carrying ops'
+/// `activation`: the one place the lowerings choose between them.
+Value createGlu(OpBuilder &b, Location loc, Type type, Value gate, Value up,
+                GluActivation act, FloatAttr beta1, FloatAttr beta2);
+} // namespace mlir::k3
+
 #endif // DIALECTS_K3_K3OPS_H

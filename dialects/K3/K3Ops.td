@@ -602,15 +602,16 @@ def K3_MoeExpertsOp : K3_Op<"moe_experts", [
     for every slot `p = t·k + j` with `e = indices[t, j]`
 
     ```
-    y[p] = weights[t, j] · W2[e] · situ_glu(W1[e] · z[t], W3[e] · z[t])
+    y[p] = weights[t, j] · W2[e] · glu(W1[e] · z[t], W3[e] · z[t])
     ```
 
     and zero where `e` lies outside `[0, E)` (the routing-weight epilogue;
     `k3.moe`'s combine is then a sum over `j`). `Dl` and `Ie` are multiples
     of 32. The destinations: `y: [T·k, Dl]` f32 (written), `h: [T·k, Ie]`
-    f32 and `order: [3E + T·k]` i32 (scratch: the SiTU-GLU output by
+    f32 and `order: [3E + T·k]` i32 (scratch: the GLU output by
     expert-sorted row, and the slots' expert counts, row and tile offsets
-    and expert-sorted order).
+    and expert-sorted order). `glu` as in `k3.moe`: SiTU-GLU with
+    `beta1`/`beta2`, or SwiGLU with `activation silu`.
 
     On tensors it has destination operands and results like linalg; after
     bufferization it updates its `outs` buffers.
@@ -629,14 +630,19 @@ def K3_MoeExpertsOp : K3_Op<"moe_experts", [
   let arguments = (ins AnyShaped:$z, AnyShaped:$indices, AnyShaped:$weights, AnyShaped:$w1,
                    AnyShaped:$w3, AnyShaped:$w2, AnyShaped:$s1, AnyShaped:$s3, AnyShaped:$s2,
                    AnyShaped:$y_init, AnyShaped:$h_init, AnyShaped:$order_init,
-                   F32Attr:$beta1, OptionalAttr<F32Attr>:$beta2);
+                   OptionalAttr<K3_GluActivationAttr>:$activation,
+                   OptionalAttr<F32Attr>:$beta1, OptionalAttr<F32Attr>:$beta2);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $z `routed` `(` $indices `,` $weights `)` `experts` `(` $w1 `,` $w3 `,` $w2 `)`
     `scales` `(` $s1 `,` $s3 `,` $s2 `)` `outs` `(` $y_init `,` $h_init `,` $order_init `)`
-    attr-dict `:` functional-type(operands, results)
+    (`activation` $activation^)? attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
+    /// The activation; absent means SiTU-GLU (Kimi K3).
+    ::mlir::k3::GluActivation getGlu() {
+      return getActivation().value_or(::mlir::k3::GluActivation::situ);
+    }
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return ::mlir::MutableOperandRange(getOperation(), 9, 3);
     }
@@ -745,26 +751,53 @@ def K3_SituGluOp : K3_Op<"situ_glu", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def K3_MlpOp : K3_Op<"mlp", [Pure]> {
-  let summary = "Dense SiTU-GLU MLP";
+def K3_SwiGluOp : K3_Op<"swiglu", [Pure, SameOperandsAndResultType]> {
+  let summary = "SwiGLU activation";
   let description = [{
-    `y = (situ_glu(x·gateᵀ, x·upᵀ)) · downᵀ` with `x: [T, D]`,
+    `y = silu(gate) · up = gate · sigmoid(gate) · up` in f32 (Kimi Linear's
+    `hidden_act: silu`, KIMI_LINEAR.md). Unbounded, unlike `k3.situ_glu`.
+
+    Example:
+    ```mlir
+    %h = k3.swiglu %g, %u : tensor<?x96xf32>
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$gate, K3_FloatTensor:$up);
+  let results = (outs K3_FloatTensor:$y);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($gate)";
+}
+
+def K3_MlpOp : K3_Op<"mlp", [Pure]> {
+  let summary = "Dense gated MLP (SiTU-GLU or SwiGLU)";
+  let description = [{
+    `y = (glu(x·gateᵀ, x·upᵀ)) · downᵀ` with `x: [T, D]`,
     `gate, up: [I, D]`, `down: [D, I]` (the layer-0 MLP and the shared
-    experts). `beta1`/`beta2` as in `k3.situ_glu`.
+    experts). `glu` is SiTU-GLU with `beta1`/`beta2` as in `k3.situ_glu`
+    (no `activation`, or `activation situ`), or SwiGLU (`activation silu`,
+    no betas) as in `k3.swiglu`.
 
     Example:
     ```mlir
     %y = k3.mlp %x, %wg, %wu, %wd {beta1 = 4.0 : f32, beta2 = 25.0 : f32}
         : (tensor<?x64xbf16>, tensor<96x64xbf16>, tensor<96x64xbf16>, tensor<64x96xbf16>) -> tensor<?x64xbf16>
+    %z = k3.mlp %x, %wg, %wu, %wd activation silu
+        : (tensor<?x64xbf16>, tensor<96x64xbf16>, tensor<96x64xbf16>, tensor<64x96xbf16>) -> tensor<?x64xbf16>
     ```
   }];
   let arguments = (ins K3_FloatTensor:$x, K3_FloatTensor:$gate_proj,
                    K3_FloatTensor:$up_proj, K3_FloatTensor:$down_proj,
-                   F32Attr:$beta1, OptionalAttr<F32Attr>:$beta2);
+                   OptionalAttr<K3_GluActivationAttr>:$activation,
+                   OptionalAttr<F32Attr>:$beta1, OptionalAttr<F32Attr>:$beta2);
   let results = (outs K3_FloatTensor:$y);
   let assemblyFormat = [{
-    $x `,` $gate_proj `,` $up_proj `,` $down_proj attr-dict
+    $x `,` $gate_proj `,` $up_proj `,` $down_proj (`activation` $activation^)? attr-dict
     `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The activation; absent means SiTU-GLU (Kimi K3).
+    ::mlir::k3::GluActivation getGlu() {
+      return getActivation().value_or(::mlir::k3::GluActivation::situ);
+    }
   }];
   let hasVerifier = 1;
 }
@@ -778,7 +811,7 @@ def K3_MoeOp : K3_Op<"moe", [Pure, AttrSizedOperandSegments]> {
     ```
     z = latent ? x · latent_downᵀ : x                        [T, Dl]
     u[t] = Σ_j weights[t,j] · E_{indices[t,j]}(z[t])          f32 combine
-    E(z) = w2 · situ_glu(w1 · z, w3 · z)                      Dl → Ie → Dl
+    E(z) = w2 · glu(w1 · z, w3 · z)                           Dl → Ie → Dl
     u = norm ? rms_norm(u; norm, eps) : u                     f32 stats
     y = latent ? u · latent_upᵀ : u                           [T, D]
     y += shared ? mlp(x; shared_gate, shared_up, shared_down) : 0
@@ -789,7 +822,9 @@ def K3_MoeOp : K3_Op<"moe", [Pure, AttrSizedOperandSegments]> {
     `f8E8M0FNU`, `[E, Ie, Dl/32]` and `[E, Dl, Ie/32]`. Latent:
     `latent_down: [Dl, D]`, `latent_up: [D, Dl]`, optional `norm: [Dl]`
     (eps `eps`). Shared: `shared_gate, shared_up: [Is, D]`,
-    `shared_down: [D, Is]`, applied to the original `x`.
+    `shared_down: [D, Is]`, applied to the original `x`. `glu` is the
+    activation of `k3.mlp` (SiTU-GLU with `beta1`/`beta2`, or
+    `activation silu`), for the routed and the shared experts alike.
 
     A pair whose index lies outside `[0, E)` is dropped (the router never
     produces one). With
@@ -823,7 +858,8 @@ def K3_MoeOp : K3_Op<"moe", [Pure, AttrSizedOperandSegments]> {
                    Optional<K3_FloatTensor>:$shared_gate,
                    Optional<K3_FloatTensor>:$shared_up,
                    Optional<K3_FloatTensor>:$shared_down,
-                   F32Attr:$beta1, OptionalAttr<F32Attr>:$beta2,
+                   OptionalAttr<K3_GluActivationAttr>:$activation,
+                   OptionalAttr<F32Attr>:$beta1, OptionalAttr<F32Attr>:$beta2,
                    DefaultValuedAttr<F32Attr, "1.0e-5">:$eps,
                    UnitAttr:$mxfp8_inputs);
   let results = (outs K3_FloatTensor:$y);
@@ -834,7 +870,13 @@ def K3_MoeOp : K3_Op<"moe", [Pure, AttrSizedOperandSegments]> {
     `experts` `(` $w1 `,` $w3 `,` $w2 `)`
     (`scales` `(` $w1_scale^ `,` $w3_scale `,` $w2_scale `)`)?
     (`shared` `(` $shared_gate^ `,` $shared_up `,` $shared_down `)`)?
-    attr-dict `:` functional-type(operands, results)
+    (`activation` $activation^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The activation; absent means SiTU-GLU (Kimi K3).
+    ::mlir::k3::GluActivation getGlu() {
+      return getActivation().value_or(::mlir::k3::GluActivation::situ);
+    }
   }];
   let hasVerifier = 1;
 }

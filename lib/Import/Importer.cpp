@@ -344,13 +344,18 @@ Value EntryBuilder::mla(Value x, int64_t layer) {
 
 Value EntryBuilder::ffn(Value x, int64_t layer) {
   const std::string lp = "layers." + std::to_string(layer) + ".";
-  FloatAttr beta2 = c.situBeta2 ? fattr(*c.situBeta2) : FloatAttr();
+  // SiTU-GLU (K3) is the ops' default and keeps its betas; SwiGLU (Kimi
+  // Linear's `silu`) is spelled out and has none.
+  const bool swiglu = c.hiddenAct == ::k3::model::Activation::SiLU;
+  GluActivationAttr glu =
+      swiglu ? GluActivationAttr::get(b.getContext(), GluActivation::silu) : GluActivationAttr();
+  FloatAttr beta1 = swiglu ? FloatAttr() : fattr(c.situBeta1);
+  FloatAttr beta2 = !swiglu && c.situBeta2 ? fattr(*c.situBeta2) : FloatAttr();
   if (c.ffn(layer) == FFN::Dense) {
     const std::string mp = lp + "mlp.";
     return MlpOp::create(b, loc, x.getType(), x, weight(mp + "gate_proj.weight"),
                          weight(mp + "up_proj.weight"),
-                         weight(mp + "down_proj.weight"), fattr(c.situBeta1),
-                         beta2);
+                         weight(mp + "down_proj.weight"), glu, beta1, beta2);
   }
   const std::string mp = lp + "block_sparse_moe.";
   auto idxType = RankedTensorType::get({tokens(), c.topK}, b.getI32Type());
@@ -386,8 +391,8 @@ Value EntryBuilder::ffn(Value x, int64_t layer) {
   }
   return MoeOp::create(b, loc, x.getType(), x, router.getIndices(),
                        router.getWeights(), down, up, norm, w1, w3, w2, s1, s3,
-                       s2, sg, su, sd, fattr(c.situBeta1), beta2,
-                       fattr(c.rmsNormEps));
+                       s2, sg, su, sd, glu, beta1, beta2,
+                       fattr(c.rmsNormEps), UnitAttr());
 }
 
 Value EntryBuilder::attnRes(ArrayRef<Value> sources, const std::string &norm,

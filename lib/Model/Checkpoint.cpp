@@ -128,6 +128,14 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
       error = "tensor '" + name +
               "' has dtype U8, expected a float dtype (F32, BF16 or F16)";
       return nullptr;
+    } else if (ck->cfg.layout == Layout::KimiLinear && spec.dtype == DType::F32 &&
+               v->dtype != DType::F32) {
+      // The release keeps the decay gate's parameters (A_log, dt_bias) in
+      // F32: a narrower copy has lost bits the gate's exp(A_log) magnifies.
+      // Wider than released (F32 for BF16) loads: widening is exact.
+      error = "tensor '" + name + "' has dtype " + dtypeName(v->dtype) +
+              ", but Kimi Linear stores it as F32 (a narrowed copy changes the decay gate)";
+      return nullptr;
     }
     if (endsWith(spec.name, ".A_log")) {
       // Any stored length >= H loads, unit dims flattened (K3 stores [128],
@@ -137,6 +145,13 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
       for (int64_t d : v->shape)
         nonUnit += d != 1;
       int64_t n = numElements(v->shape);
+      if (ck->cfg.layout == Layout::KimiLinear && n != ck->cfg.kdaHeads) {
+        // The release stores exactly one value per head, unpadded.
+        error = "tensor '" + name + "' has shape " + formatShape(v->shape) + " (" +
+                std::to_string(n) + " values), expected " + formatShape(spec.shape) +
+                ": one value per KDA head (" + std::to_string(ck->cfg.kdaHeads) + ")";
+        return nullptr;
+      }
       if (nonUnit > 1 || v->shape.empty() || n < ck->cfg.kdaHeads ||
           n > (int64_t(1) << 20)) {
         error = "tensor '" + name + "' has shape " + formatShape(v->shape) +

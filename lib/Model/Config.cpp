@@ -288,12 +288,29 @@ std::optional<Config> parseConfig(const std::string &jsonText,
   c.tieWordEmbeddings = r.boolean(
       "tie_word_embeddings", Reader(root, "", error).boolean(
                                  "tie_word_embeddings", false));
+  if (tc == root.end()) {
+    auto arch = root.find("architectures");
+    if (arch != root.end() && arch->is_array())
+      for (const json &a : *arch)
+        if (a.is_string() && a.get<std::string>() == "KimiLinearForCausalLM")
+          c.layout = Layout::KimiLinear;
+  }
   c.situBeta1 = r.number("activation_situ_beta", 1.0);
   c.situBeta2 = r.optNumber("activation_situ_linear_beta");
   std::string act = r.string("hidden_act", "situ");
-  if (r.ok() && act != "situ")
-    r.fail("hidden_act",
-           "'" + act + "' is not supported (k3 implements the K3 'situ')");
+  if (r.ok() && act == "silu") {
+    c.hiddenAct = Activation::SiLU;
+    // SwiGLU has no parameters: SiTU's betas beside it mean a config that
+    // mixes the two models.
+    for (const char *key : {"activation_situ_beta", "activation_situ_linear_beta"})
+      if (r.get(key))
+        r.fail(key, "is set but hidden_act is 'silu' (SwiGLU takes no beta; "
+                    "the betas belong to 'situ')");
+  } else if (r.ok() && act != "situ") {
+    r.fail("hidden_act", "'" + act +
+                             "' is not supported (k3 implements 'situ', K3's "
+                             "SiTU-GLU, and 'silu', Kimi Linear's SwiGLU)");
+  }
   if (!r.ok())
     return std::nullopt;
   if (c.vocabSize <= 0 || c.hiddenSize <= 0 || c.numLayers <= 0) {
@@ -419,7 +436,10 @@ std::optional<Config> parseConfig(const std::string &jsonText,
   }
   if (anyMoe) {
     c.topK = r.integer("num_experts_per_token");
-    c.numSharedExperts = r.integer("num_shared_experts", 0);
+    // The Kimi Linear release omits the key; its configuration's default
+    // is one shared expert (the released tensors and parameter count).
+    c.numSharedExperts = r.integer(
+        "num_shared_experts", c.layout == Layout::KimiLinear ? 1 : 0);
     c.moeIntermediateSize = r.integer("moe_intermediate_size");
     c.routedExpertHiddenSize = r.optInteger("routed_expert_hidden_size");
     c.latentMoeUseNorm = r.boolean("latent_moe_use_norm", false);

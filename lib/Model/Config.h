@@ -20,6 +20,18 @@ namespace k3::model {
 enum class Mixer { KDA, MLA };
 enum class FFN { Dense, MoE };
 
+/// The gated MLP's activation (`hidden_act`).
+enum class Activation {
+  SiTU, ///< `situ`: SiTU-GLU with `activation_situ_beta` (Kimi K3).
+  SiLU, ///< `silu`: SwiGLU, `silu(x W1ᵀ) ⊙ (x W3ᵀ)` (Kimi Linear).
+};
+
+/// Which release's tensor layout a checkpoint follows (KIMI_LINEAR.md).
+enum class Layout {
+  K3,         ///< K3_CHECKPOINT.md: `A_log` padded to 128, F32 conv/o_norm/bias.
+  KimiLinear, ///< The Kimi Linear release: `A_log` [1, 1, H, 1], BF16 small tensors.
+};
+
 /// How routed expert weights are stored in a checkpoint.
 enum class ExpertFormat {
   F32,   ///< `experts.{e}.w*.weight` in f32.
@@ -35,6 +47,12 @@ struct Config {
   double rmsNormEps = 1e-5;
   bool tieWordEmbeddings = false;
 
+  /// A flat config whose `architectures` names `KimiLinearForCausalLM` is
+  /// the Kimi Linear release's layout; anything else K3's (K3 nests its
+  /// text model under `text_config`, and k3's own flat models follow it).
+  Layout layout = Layout::K3;
+
+  Activation hiddenAct = Activation::SiTU;
   // SiTU-GLU: beta2 absent means a linear up branch.
   double situBeta1 = 1.0;
   std::optional<double> situBeta2;

@@ -102,9 +102,12 @@ bool writeSyntheticCheckpoint(const Config &c, const std::string &configText,
   }
   std::vector<TensorSpec> specs = expectedTensors(c, opt.experts);
   const SyntheticSizes sizes{c.hiddenSize, c.kdaHeads};
-  const std::string modelPrefix =
-      opt.flatPrefix ? "model." : "language_model.model.";
-  const std::string headPrefix = opt.flatPrefix ? "" : "language_model.";
+  // The Kimi Linear release is flat (`model.` and a bare `lm_head.weight`)
+  // and sharded behind `model.safetensors.index.json`, as HF tools expect.
+  const bool release = c.layout == Layout::KimiLinear;
+  const bool flat = opt.flatPrefix || release;
+  const std::string modelPrefix = flat ? "model." : "language_model.model.";
+  const std::string headPrefix = flat ? "" : "language_model.";
 
   std::vector<OwnedTensor> tensors;
   tensors.reserve(specs.size());
@@ -141,7 +144,7 @@ bool writeSyntheticCheckpoint(const Config &c, const std::string &configText,
   }
   cfg.close();
 
-  if (opt.shards == 1) {
+  if (opt.shards == 1 && !release) {
     std::vector<const OwnedTensor *> all;
     for (const OwnedTensor &t : tensors)
       all.push_back(&t);

@@ -137,6 +137,10 @@ struct Builder {
 std::vector<TensorSpec> expectedTensors(const Config &c, ExpertFormat experts) {
   Builder b;
   const int64_t d = c.hiddenSize;
+  // The two releases store the small KDA and router tensors differently
+  // (KIMI_LINEAR.md, K3_CHECKPOINT.md §3).
+  const bool kimiLinear = c.layout == Layout::KimiLinear;
+  const DType small = kimiLinear ? DType::BF16 : DType::F32;
   b.add("embed_tokens.weight", {c.vocabSize, d});
   b.add("norm.weight", {d});
   if (c.attnResBlockSize) {
@@ -165,11 +169,14 @@ std::vector<TensorSpec> expectedTensors(const Config &c, ExpertFormat experts) {
       for (const char *x : {"q", "k", "v"})
         b.add(at + x + "_proj.weight", {p, d});
       for (const char *x : {"q", "k", "v"})
-        b.add(at + x + "_conv1d.weight", {p, 1, c.convKernelSize}, DType::F32);
+        b.add(at + x + "_conv1d.weight", {p, 1, c.convKernelSize}, small);
       b.add(at + "f_a_proj.weight", {dk, d});
       b.add(at + "f_b_proj.weight", {p, dk});
       b.add(at + "dt_bias", {p}, DType::F32);
-      b.add(at + "A_log", {storedALogLength(c)}, DType::F32);
+      if (kimiLinear)
+        b.add(at + "A_log", {1, 1, c.kdaHeads, 1}, DType::F32);
+      else
+        b.add(at + "A_log", {storedALogLength(c)}, DType::F32);
       b.add(at + "b_proj.weight", {c.kdaHeads, d});
       if (c.fullRankOutputGate) {
         b.add(at + "g_proj.weight", {p, d});
@@ -177,7 +184,7 @@ std::vector<TensorSpec> expectedTensors(const Config &c, ExpertFormat experts) {
         b.add(at + "g_a_proj.weight", {dk, d});
         b.add(at + "g_b_proj.weight", {p, dk});
       }
-      b.add(at + "o_norm.weight", {dk}, DType::F32);
+      b.add(at + "o_norm.weight", {dk}, small);
       b.add(at + "o_proj.weight", {d, p});
     } else {
       const int64_t h = c.mlaHeads;
@@ -208,7 +215,7 @@ std::vector<TensorSpec> expectedTensors(const Config &c, ExpertFormat experts) {
     const std::string mp = lp + "block_sparse_moe.";
     const int64_t dl = c.expertWidth(), ie = c.moeIntermediateSize;
     b.add(mp + "gate.weight", {c.numExperts, d});
-    b.add(mp + "gate.e_score_correction_bias", {c.numExperts}, DType::F32);
+    b.add(mp + "gate.e_score_correction_bias", {c.numExperts}, small);
     for (int64_t e = 0; e < c.numExperts; ++e) {
       const std::string ep = mp + "experts." + std::to_string(e) + ".";
       b.linear(ep + "w1", ie, dl, experts);

@@ -22,7 +22,8 @@ using namespace mlir::k3;
 
 namespace {
 
-/// k3.mlp(x) → linear(situ_glu(linear(x, gate), linear(x, up)), down).
+/// k3.mlp(x) → linear(glu(linear(x, gate), linear(x, up)), down), the GLU
+/// k3.situ_glu or k3.swiglu by the op's activation.
 struct DecomposeMlp : OpRewritePattern<MlpOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -39,7 +40,7 @@ struct DecomposeMlp : OpRewritePattern<MlpOp> {
                                   op.getGateProj(), Value());
     Value up = LinearOp::create(rewriter, loc, hiddenType, op.getX(),
                                 op.getUpProj(), Value());
-    Value hidden = SituGluOp::create(rewriter, loc, hiddenType, gate, up,
+    Value hidden = createGlu(rewriter, loc, hiddenType, gate, up, op.getGlu(),
                                      op.getBeta1Attr(), op.getBeta2Attr());
     rewriter.replaceOpWithNewOp<LinearOp>(op, op.getY().getType(), hidden,
                                           op.getDownProj(), Value());

@@ -17,7 +17,7 @@
 //   3. GEMM1 (grid tiles × Ie/128): block i finds its expert e (the last
 //      with tileOff[e] ≤ i, a binary search) and its 16 sorted rows; warp w
 //      computes 16 rows × 32 columns of both halves,
-//      h = situ_glu(z[slot / k] · W1[e]ᵀ, z[slot / k] · W3[e]ᵀ), stored by
+//      h = glu(z[slot / k] · W1[e]ᵀ, z[slot / k] · W3[e]ᵀ) (SiTU or SwiGLU), stored by
 //      sorted row.
 //   4. GEMM2 (grid tiles × Dl/128): y[slot] = weight[slot] · h[row] · W2[e]ᵀ,
 //      stored by slot (the routing-weight epilogue in f32).
@@ -320,10 +320,13 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     Value t = math::TanhOp::create(b, loc, arith::DivFOp::create(b, loc, x, f32(beta)));
     return fmul(t, f32(beta));
   }
-  Value situGlu(Value g, Value u) {
+  /// The GLU epilogue: SiTU-GLU, or SwiGLU (silu(g) · u) for `activation silu`.
+  Value glu(Value g, Value u) {
     Value sig = arith::DivFOp::create(
         b, loc, f32(1.0), fadd(f32(1.0), math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, g))));
-    Value gate = fmul(softCap(g, op.getBeta1().convertToDouble()), sig);
+    if (op.getGlu() == k3::GluActivation::silu)
+      return fmul(fmul(g, sig), u);
+    Value gate = fmul(softCap(g, op.getBeta1()->convertToDouble()), sig);
     if (auto beta2 = op.getBeta2())
       u = softCap(u, beta2->convertToDouble());
     return fmul(gate, u);
@@ -391,7 +394,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
           when(both(lt(r, rows), lt(col, n)), [&] {
             Value v = acc[4 * j + q];
             if (first) {
-              store(situGlu(v, acc[4 * (kWarpTiles + j) + q]), op.getHInit(),
+              store(glu(v, acc[4 * (kWarpTiles + j) + q]), op.getHInit(),
                     {sortedRow(r), col});
               return;
             }

@@ -48,6 +48,11 @@
 // CHECK: converted y
 // CHECK-NEXT: {{[0-9.e+-]+$}}
 // CHECK-NEXT: 1
+// The same with SwiGLU (activation silu, Kimi Linear): the kernels'
+// epilogue against the slot GEMMs' k3.swiglu.
+// CHECK: swiglu y
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
 // One expert (no binary search), k = 1, i64 indices, no beta2 (the up
 // branch linear), Dl = Ie = 32 (a column block mostly masked), T = 20 (a
 // tile of 16 and one of 4).
@@ -63,6 +68,8 @@
 // SPLIT: wide y
 // SPLIT-NEXT: {{[0-9.]+e-(0[5-9]|[1-9][0-9])$}}
 // SPLIT: converted y
+// SPLIT-NEXT: {{[0-9.]+e-(0[5-9]|[1-9][0-9])$}}
+// SPLIT: swiglu y
 // SPLIT-NEXT: {{[0-9.]+e-(0[5-9]|[1-9][0-9])$}}
 // SPLIT: single y
 // SPLIT-NEXT: {{[0-9.]+e-(0[5-9]|[1-9][0-9])$}}
@@ -617,7 +624,32 @@ func.func @moe_f32(%x: tensor<?x64xf32>, %i: tensor<?x2xi32>, %w: tensor<?x2xf32
   return %y : tensor<?x64xf32>
 }
 
-func.func @converted(%t: index) {
+func.func @moe_mx_silu(%x: tensor<?x64xf32>, %i: tensor<?x2xi32>, %w: tensor<?x2xf32>,
+    %c1: tensor<8x96x32xi8>, %c3: tensor<8x96x32xi8>, %c2: tensor<8x64x48xi8>,
+    %e1: tensor<8x96x2xf8E8M0FNU>, %e3: tensor<8x96x2xf8E8M0FNU>, %e2: tensor<8x64x3xf8E8M0FNU>)
+    -> tensor<?x64xf32> {
+  %w1 = k3.unpack_e2m1 %c1 : tensor<8x96x32xi8> -> tensor<8x96x64xf4E2M1FN>
+  %w3 = k3.unpack_e2m1 %c3 : tensor<8x96x32xi8> -> tensor<8x96x64xf4E2M1FN>
+  %w2 = k3.unpack_e2m1 %c2 : tensor<8x64x48xi8> -> tensor<8x64x96xf4E2M1FN>
+  %y = k3.moe %x routed(%i, %w) experts(%w1, %w3, %w2) scales(%e1, %e3, %e2)
+      activation silu {eps = 1.0e-05 : f32}
+      : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x64xf4E2M1FN>,
+         tensor<8x96x64xf4E2M1FN>, tensor<8x64x96xf4E2M1FN>, tensor<8x96x2xf8E8M0FNU>,
+         tensor<8x96x2xf8E8M0FNU>, tensor<8x64x3xf8E8M0FNU>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+func.func @moe_f32_silu(%x: tensor<?x64xf32>, %i: tensor<?x2xi32>, %w: tensor<?x2xf32>,
+    %w1: tensor<8x96x64xf32>, %w3: tensor<8x96x64xf32>, %w2: tensor<8x64x96xf32>)
+    -> tensor<?x64xf32> {
+  %y = k3.moe %x routed(%i, %w) experts(%w1, %w3, %w2)
+      activation silu {eps = 1.0e-05 : f32}
+      : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x64xf32>,
+         tensor<8x96x64xf32>, tensor<8x64x96xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+func.func @converted(%t: index, %silu: i1) {
   %k = arith.constant 2 : index
   %e = arith.constant 8 : index
   %dl = arith.constant 64 : index
@@ -657,13 +689,25 @@ func.func @converted(%t: index) {
   %g1 = tensor.cast %v1 : tensor<?x?x?xf32> to tensor<8x96x64xf32>
   %g3 = tensor.cast %v3 : tensor<?x?x?xf32> to tensor<8x96x64xf32>
   %g2 = tensor.cast %v2 : tensor<?x?x?xf32> to tensor<8x64x96xf32>
-  %ymx = func.call @moe_mx(%cz, %ci, %cw, %k1, %k3, %k2, %e1, %e3, %e2)
-      : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x32xi8>,
-         tensor<8x96x32xi8>, tensor<8x64x48xi8>, tensor<8x96x2xf8E8M0FNU>,
-         tensor<8x96x2xf8E8M0FNU>, tensor<8x64x3xf8E8M0FNU>) -> tensor<?x64xf32>
-  %yf = func.call @moe_f32(%cz, %ci, %cw, %g1, %g3, %g2)
-      : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x64xf32>,
-         tensor<8x96x64xf32>, tensor<8x64x96xf32>) -> tensor<?x64xf32>
+  %ymx, %yf = scf.if %silu -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+    %a = func.call @moe_mx_silu(%cz, %ci, %cw, %k1, %k3, %k2, %e1, %e3, %e2)
+        : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x32xi8>,
+           tensor<8x96x32xi8>, tensor<8x64x48xi8>, tensor<8x96x2xf8E8M0FNU>,
+           tensor<8x96x2xf8E8M0FNU>, tensor<8x64x3xf8E8M0FNU>) -> tensor<?x64xf32>
+    %b = func.call @moe_f32_silu(%cz, %ci, %cw, %g1, %g3, %g2)
+        : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x64xf32>,
+           tensor<8x96x64xf32>, tensor<8x64x96xf32>) -> tensor<?x64xf32>
+    scf.yield %a, %b : tensor<?x64xf32>, tensor<?x64xf32>
+  } else {
+    %a = func.call @moe_mx(%cz, %ci, %cw, %k1, %k3, %k2, %e1, %e3, %e2)
+        : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x32xi8>,
+           tensor<8x96x32xi8>, tensor<8x64x48xi8>, tensor<8x96x2xf8E8M0FNU>,
+           tensor<8x96x2xf8E8M0FNU>, tensor<8x64x3xf8E8M0FNU>) -> tensor<?x64xf32>
+    %b = func.call @moe_f32(%cz, %ci, %cw, %g1, %g3, %g2)
+        : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x64xf32>,
+           tensor<8x96x64xf32>, tensor<8x64x96xf32>) -> tensor<?x64xf32>
+    scf.yield %a, %b : tensor<?x64xf32>, tensor<?x64xf32>
+  }
   %m1 = bufferization.to_buffer %ymx : tensor<?x64xf32> to memref<?x64xf32>
   %m2 = bufferization.to_buffer %yf : tensor<?x64xf32> to memref<?x64xf32>
   %d1 = memref.cast %m1 : memref<?x64xf32> to memref<?x?xf32>
@@ -689,8 +733,12 @@ func.func @main() {
   func.call @k3(%c63) : (index) -> ()
   vector.print str "wide "
   func.call @wide(%c40) : (index) -> ()
+  %false = arith.constant false
+  %true = arith.constant true
   vector.print str "converted "
-  func.call @converted(%c37) : (index) -> ()
+  func.call @converted(%c37, %false) : (index, i1) -> ()
+  vector.print str "swiglu "
+  func.call @converted(%c37, %true) : (index, i1) -> ()
   %c20 = arith.constant 20 : index
   vector.print str "single "
   func.call @single(%c20) : (index) -> ()

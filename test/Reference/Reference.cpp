@@ -35,6 +35,13 @@ T situGlu(T g, T u, double beta1, std::optional<double> beta2) {
   return gate * up;
 }
 
+/// The model's GLU: SwiGLU `silu(g)·u` for `hidden_act: silu`, else SiTU-GLU.
+template <typename T> static T glu(const model::Config &cfg, T g, T u) {
+  if (cfg.hiddenAct == model::Activation::SiLU)
+    return silu(g) * u;
+  return situGlu(g, u, cfg.situBeta1, cfg.situBeta2);
+}
+
 template <typename T>
 void attnResRead(const std::vector<const T *> &sources, int64_t d,
                  const T *normWeight, const T *projWeight, double eps, T *out) {
@@ -372,7 +379,7 @@ typename Model<T>::Rows Model<T>::mlp(const Rows &x,
   Rows g = linear(x, d, prefix + "gate_proj.weight");
   Rows u = linear(x, d, prefix + "up_proj.weight");
   for (size_t i = 0; i < g.size(); ++i)
-    g[i] = situGlu(g[i], u[i], cfg.situBeta1, cfg.situBeta2);
+    g[i] = glu(cfg, g[i], u[i]);
   return linear(g, g.size() / (x.size() / d), prefix + "down_proj.weight");
 }
 
@@ -383,7 +390,7 @@ std::vector<T> Model<T>::expert(const std::vector<T> &z,
   Rows g = linear(z, dl, prefix + "w1.weight");
   Rows u = linear(z, dl, prefix + "w3.weight");
   for (size_t i = 0; i < g.size(); ++i)
-    g[i] = situGlu(g[i], u[i], cfg.situBeta1, cfg.situBeta2);
+    g[i] = glu(cfg, g[i], u[i]);
   return linear(g, g.size(), prefix + "w2.weight");
 }
 

@@ -264,7 +264,7 @@ struct LowerMoePerToken : OpRewritePattern<MoeOp> {
       Value wgt = tensor::ExtractOp::create(b2, l2, op.getWeights(), ValueRange{tok, j});
       Value g = contractWeight(b2, l2, zt, expertOf(b2, l2, w1, e));
       Value up = contractWeight(b2, l2, zt, expertOf(b2, l2, w3, e));
-      Value h = SituGluOp::create(b2, l2, g.getType(), g, up, beta1, beta2);
+      Value h = createGlu(b2, l2, g.getType(), g, up, op.getGlu(), beta1, beta2);
       if (mxfp8)
         h = roundToMxfp8(b2, l2, h);
       Value y = contractWeight(b2, l2, h, expertOf(b2, l2, w2, e));
@@ -349,7 +349,7 @@ void mlir::k3::lowering::finishMoe(PatternRewriter &b, MoeOp op, Value u) {
     auto hType = f32Of({t, is});
     Value sg = LinearOp::create(b, loc, hType, op.getX(), op.getSharedGate(), Value());
     Value su = LinearOp::create(b, loc, hType, op.getX(), op.getSharedUp(), Value());
-    Value sh = SituGluOp::create(b, loc, hType, sg, su, op.getBeta1Attr(), op.getBeta2Attr());
+    Value sh = createGlu(b, loc, hType, sg, su, op.getGlu(), op.getBeta1Attr(), op.getBeta2Attr());
     Value s = LinearOp::create(b, loc, f32Of(yType.getShape()), sh, op.getSharedDown(), Value());
     u = elementwise(b, loc, {u, s}, cast<RankedTensorType>(u.getType()),
                     [](OpBuilder &nb, Location nl, ValueRange a) {

@@ -13,8 +13,8 @@
 // 4 rows × 16 columns (k3-tile-contractions) against [K, 16] weight panels,
 // each decoded once per expert from MXFP4 (or converted from bf16/f32):
 //
-//   GEMM1: for each 16-column panel of w1 and w3, h = situ_glu(z·w1ᵀ, z·w3ᵀ)
-//          right on the tile (the SiTU-GLU epilogue);
+//   GEMM1: for each 16-column panel of w1 and w3, h = glu(z·w1ᵀ, z·w3ᵀ)
+//          right on the tile (the SiTU-GLU or SwiGLU epilogue);
 //   GEMM2: for each 16-column panel of w2, u[t] += w[p] · (h·w2ᵀ) per row
 //          of the tile, in f32 (the routing-weight epilogue and combine).
 //
@@ -196,7 +196,7 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
       if (mxfp8)
         a = roundToMxfp8(b1, l1, a);
 
-      // GEMM1 with the SiTU-GLU epilogue, one w1/w3 panel pair at a time.
+      // GEMM1 with the GLU epilogue, one w1/w3 panel pair at a time.
       Value h0 = empty(b1, l1, {OpFoldResult(rows), b1.getIndexAttr(ie)}, f32);
       Value h =
           loop(b1, l1, cstIndex(b1, l1, ie), nt1, h0,
@@ -208,7 +208,7 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
                                 Value x = tile(mb, ml, a, m0, mb.getIndexAttr(0), kTileRows, dl);
                                 Value g = panelProduct(mb, ml, x, p1);
                                 Value up = panelProduct(mb, ml, x, p3);
-                                Value act = SituGluOp::create(mb, ml, g.getType(), g, up,
+                                Value act = createGlu(mb, ml, g.getType(), g, up, op.getGlu(),
                                                               op.getBeta1Attr(), op.getBeta2Attr());
                                 return {place(mb, ml, act, it2[0], m0, n0)};
                               })

@@ -1,4 +1,4 @@
-//===- MixingPatterns.cpp - situ_glu, kda_gate, attn_res -----------------===//
+//===- MixingPatterns.cpp - situ_glu, swiglu, kda_gate, attn_res ---------===//
 //
 // Part of k3. Lowers the elementwise and per-token mixing ops to linalg on
 // tensors, all math in f32.
@@ -39,6 +39,21 @@ struct LowerSituGlu : OpRewritePattern<SituGluOp> {
                                       sigmoid(nb, nl, a[0]));
                                   Value u = beta2 ? softCap(nb, nl, a[1], *beta2) : a[1];
                                   return Value(arith::MulFOp::create(nb, nl, g, u));
+                                }));
+    return success();
+  }
+};
+
+/// silu(g) · u = g · sigmoid(g) · u.
+struct LowerSwiGlu : OpRewritePattern<SwiGluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SwiGluOp op, PatternRewriter &b) const override {
+    b.replaceOp(op, elementwise(b, op.getLoc(), {op.getGate(), op.getUp()},
+                                cast<RankedTensorType>(op.getY().getType()),
+                                [&](OpBuilder &nb, Location nl, ValueRange a) {
+                                  Value g = arith::MulFOp::create(nb, nl, a[0],
+                                                                  sigmoid(nb, nl, a[0]));
+                                  return Value(arith::MulFOp::create(nb, nl, g, a[1]));
                                 }));
     return success();
   }
@@ -143,5 +158,5 @@ struct LowerAttnRes : OpRewritePattern<AttnResOp> {
 } // namespace
 
 void mlir::k3::lowering::populateMixingPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerAttnRes, LowerKdaGate, LowerSituGlu>(patterns.getContext());
+  patterns.add<LowerAttnRes, LowerKdaGate, LowerSituGlu, LowerSwiGlu>(patterns.getContext());
 }

@@ -3,7 +3,7 @@
 // Part of k3. The routed experts of k3.moe (`moe-dispatch=mma`, the GPU
 // default) as one `k3.moe_experts`, which k3-gpu-moe-experts builds into
 // kernels that sort the routing slots by expert and run both expert GEMMs
-// on mma.sync with the MXFP4 codes decoded to bf16 in registers, SiTU-GLU
+// on mma.sync with the MXFP4 codes decoded to bf16 in registers, the GLU
 // and the routing weights in the GEMMs' epilogues (MOE_MXFP4.md §4, §7).
 // The combine left here is a plain sum over each token's k slots, in f32:
 //
@@ -66,7 +66,7 @@ struct MmaMoeExperts : OpRewritePattern<MoeOp> {
     auto moe = MoeExpertsOp::create(
         b, loc, TypeRange{y.getType(), h.getType(), order.getType()}, z, op.getIndices(),
         op.getWeights(), w1.data, w3.data, w2.data, w1.scales, w3.scales, w2.scales, y, h, order,
-        op.getBeta1Attr(), op.getBeta2Attr());
+        op.getActivationAttr(), op.getBeta1Attr(), op.getBeta2Attr());
 
     // The combine (t, m, j) over y as [T, k, Dl]: the weights are already
     // applied.

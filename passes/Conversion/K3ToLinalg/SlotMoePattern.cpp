@@ -5,7 +5,7 @@
 // form; MOE_MXFP4.md §7):
 //
 //   g, up [S, I]  = z[s / k] · W1[e(s)]ᵀ, z[s / k] · W3[e(s)]ᵀ   one nest, two results
-//   h             = situ_glu(g, up)                              (MXFP8-rounded if asked)
+//   h             = glu(g, up) (situ_glu or swiglu)              (MXFP8-rounded if asked)
 //   y [S, Dl]     = h[s] · W2[e(s)]ᵀ
 //   u [T, Dl]     = Σ_j w[t, j] · y[t·k + j]   over the valid picks
 //
@@ -109,7 +109,7 @@ struct LowerMoeSlots : OpRewritePattern<MoeOp> {
           return {multiplyAccumulate(nb, nl, {a[0], x1, a[2]}).front(),
                   multiplyAccumulate(nb, nl, {a[0], x3, a[3]}).front()};
         });
-    Value h = SituGluOp::create(b, loc, gu[0].getType(), gu[0], gu[1], op.getBeta1Attr(),
+    Value h = createGlu(b, loc, gu[0].getType(), gu[0], gu[1], op.getGlu(), op.getBeta1Attr(),
                                 op.getBeta2Attr());
     if (op.getMxfp8Inputs())
       h = roundToMxfp8(b, loc, h);

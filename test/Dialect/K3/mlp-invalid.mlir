@@ -107,3 +107,31 @@ func.func @case10(%x: tensor<5x16xf32>, %wg: tensor<24x16xf32>, %wu: tensor<24x1
       : (tensor<5x16xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>) -> tensor<5x16xf32>
   return
 }
+
+// -----
+
+// SwiGLU has no parameters: a beta beside it would be silently ignored.
+func.func @swiglu_beta(%x: tensor<5x16xf32>, %wg: tensor<24x16xf32>, %wu: tensor<24x16xf32>, %wd: tensor<16x24xf32>) {
+  // expected-error @+1 {{activation silu (SwiGLU) takes no beta1/beta2}}
+  %y = k3.mlp %x, %wg, %wu, %wd activation silu {beta2 = 25.0 : f32}
+      : (tensor<5x16xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>) -> tensor<5x16xf32>
+  return
+}
+
+// -----
+
+// SiTU-GLU (the default) needs its beta1.
+func.func @situ_no_beta(%x: tensor<5x16xf32>, %wg: tensor<24x16xf32>, %wu: tensor<24x16xf32>, %wd: tensor<16x24xf32>) {
+  // expected-error @+1 {{activation situ (SiTU-GLU) needs beta1}}
+  %y = k3.mlp %x, %wg, %wu, %wd : (tensor<5x16xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>) -> tensor<5x16xf32>
+  return
+}
+
+// -----
+
+// An activation k3 does not know.
+func.func @gelu(%x: tensor<5x16xf32>, %wg: tensor<24x16xf32>, %wu: tensor<24x16xf32>, %wd: tensor<16x24xf32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'activation' [situ, silu]}}
+  %y = k3.mlp %x, %wg, %wu, %wd activation gelu : (tensor<5x16xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>) -> tensor<5x16xf32>
+  return
+}

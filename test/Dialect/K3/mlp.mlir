@@ -12,3 +12,25 @@ func.func @mlp(%x: tensor<?x64xbf16>, %g: tensor<96x64xbf16>, %u: tensor<96x64xb
       : (tensor<?x64xbf16>, tensor<96x64xbf16>, tensor<96x64xbf16>, tensor<64x96xbf16>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>
 }
+
+// -----
+
+// Kimi Linear's dense MLP: SwiGLU, no betas.
+// CHECK-LABEL: func.func @swiglu
+//       CHECK:   k3.mlp %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} activation silu : (tensor<?x64xf32>
+func.func @swiglu(%x: tensor<?x64xf32>, %g: tensor<96x64xbf16>, %u: tensor<96x64xbf16>, %d: tensor<64x96xbf16>) -> tensor<?x64xf32> {
+  %y = k3.mlp %x, %g, %u, %d activation silu
+      : (tensor<?x64xf32>, tensor<96x64xbf16>, tensor<96x64xbf16>, tensor<64x96xbf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// SiTU spelled out is the default, kept as written.
+// CHECK-LABEL: func.func @situ
+//       CHECK:   k3.mlp %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} activation situ {beta1 = 4.000000e+00 : f32}
+func.func @situ(%x: tensor<?x64xf32>, %g: tensor<96x64xbf16>, %u: tensor<96x64xbf16>, %d: tensor<64x96xbf16>) -> tensor<?x64xf32> {
+  %y = k3.mlp %x, %g, %u, %d activation situ {beta1 = 4.0 : f32}
+      : (tensor<?x64xf32>, tensor<96x64xbf16>, tensor<96x64xbf16>, tensor<64x96xbf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}

@@ -439,3 +439,15 @@ func.func @mxfp8_blocks(%x: tensor<?x48xf32>, %i: tensor<?x2xi32>, %w: tensor<?x
          tensor<4x48x64xf32>) -> tensor<?x48xf32>
   return %y : tensor<?x48xf32>
 }
+
+// -----
+
+// SiTU-GLU experts need beta1.
+func.func @situ_no_beta(%x: tensor<5x16xf32>, %i: tensor<5x2xi32>, %w: tensor<5x2xf32>, %w1: tensor<4x24x16xbf16>,
+                        %w3: tensor<4x24x16xbf16>, %w2: tensor<4x16x24xbf16>) {
+  // expected-error @+1 {{activation situ (SiTU-GLU) needs beta1}}
+  %y = k3.moe %x routed(%i, %w) experts(%w1, %w3, %w2)
+      : (tensor<5x16xf32>, tensor<5x2xi32>, tensor<5x2xf32>, tensor<4x24x16xbf16>, tensor<4x24x16xbf16>, tensor<4x16x24xbf16>)
+      -> tensor<5x16xf32>
+  return
+}

@@ -49,3 +49,19 @@ func.func @latent_no_norm(%x: tensor<5x16xf32>, %i: tensor<5x1xi32>, %w: tensor<
          tensor<4x12x8xf32>, tensor<4x8x12xf32>) -> tensor<5x16xf32>
   return %y : tensor<5x16xf32>
 }
+
+// -----
+
+// Kimi Linear's MoE: SwiGLU experts and shared expert, no betas.
+// CHECK-LABEL: func.func @swiglu
+//       CHECK:   k3.moe %{{[a-z0-9_]+}} routed(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) experts(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) shared(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) activation silu :
+//   CHECK-NOT:   beta
+func.func @swiglu(%x: tensor<5x16xf32>, %i: tensor<5x2xi32>, %w: tensor<5x2xf32>, %w1: tensor<4x24x16xbf16>,
+                  %w3: tensor<4x24x16xbf16>, %w2: tensor<4x16x24xbf16>, %sg: tensor<24x16xbf16>,
+                  %su: tensor<24x16xbf16>, %sd: tensor<16x24xbf16>) -> tensor<5x16xf32> {
+  %y = k3.moe %x routed(%i, %w) experts(%w1, %w3, %w2) shared(%sg, %su, %sd) activation silu
+      : (tensor<5x16xf32>, tensor<5x2xi32>, tensor<5x2xf32>, tensor<4x24x16xbf16>, tensor<4x24x16xbf16>,
+         tensor<4x16x24xbf16>, tensor<24x16xbf16>, tensor<24x16xbf16>, tensor<16x24xbf16>)
+      -> tensor<5x16xf32>
+  return %y : tensor<5x16xf32>
+}

@@ -159,3 +159,14 @@ func.func @none(%z: memref<4x32xf32>, %i: memref<4x2xi32>, %w: memref<4x2xf32>, 
       : (memref<4x32xf32>, memref<4x2xi32>, memref<4x2xf32>, memref<0x64x16xi8>, memref<0x64x16xi8>, memref<0x32x32xi8>, memref<0x64x1xf8E8M0FNU>, memref<0x64x1xf8E8M0FNU>, memref<0x32x2xf8E8M0FNU>, memref<8x32xf32>, memref<8x64xf32>, memref<8xi32>) -> ()
   return
 }
+
+// -----
+
+// SwiGLU takes no betas.
+func.func @swiglu_beta(%z: memref<4x32xf32>, %i: memref<4x2xi32>, %w: memref<4x2xf32>, %c1: memref<3x64x16xi8>, %c3: memref<3x64x16xi8>, %c2: memref<3x32x32xi8>, %s1: memref<3x64x1xf8E8M0FNU>, %s3: memref<3x64x1xf8E8M0FNU>, %s2: memref<3x32x2xf8E8M0FNU>, %y: memref<8x32xf32>, %h: memref<8x64xf32>, %o: memref<17xi32>) {
+  // expected-error @+1 {{activation silu (SwiGLU) takes no beta1/beta2}}
+  k3.moe_experts %z routed(%i, %w) experts(%c1, %c3, %c2) scales(%s1, %s3, %s2)
+      outs(%y, %h, %o) activation silu {beta1 = 4.0 : f32}
+      : (memref<4x32xf32>, memref<4x2xi32>, memref<4x2xf32>, memref<3x64x16xi8>, memref<3x64x16xi8>, memref<3x32x32xi8>, memref<3x64x1xf8E8M0FNU>, memref<3x64x1xf8E8M0FNU>, memref<3x32x2xf8E8M0FNU>, memref<8x32xf32>, memref<8x64xf32>, memref<17xi32>) -> ()
+  return
+}

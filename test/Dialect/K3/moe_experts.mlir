@@ -39,3 +39,19 @@ func.func @memrefs(%z: memref<4x32xf32>, %i: memref<4x2xi64>, %w: memref<4x2xf32
          memref<8x64xf32>, memref<17xi32>) -> ()
   return
 }
+
+// -----
+
+// SwiGLU in GEMM1's epilogue (Kimi Linear).
+// CHECK-LABEL: func.func @swiglu
+//       CHECK:   k3.moe_experts {{.+}} outs(%{{.+}}, %{{.+}}, %{{.+}}) activation silu :
+func.func @swiglu(%z: memref<4x32xf32>, %i: memref<4x2xi32>, %w: memref<4x2xf32>,
+                  %c1: memref<3x64x16xi8>, %c3: memref<3x64x16xi8>, %c2: memref<3x32x32xi8>,
+                  %s1: memref<3x64x1xf8E8M0FNU>, %s3: memref<3x64x1xf8E8M0FNU>,
+                  %s2: memref<3x32x2xf8E8M0FNU>, %y: memref<8x32xf32>, %h: memref<8x64xf32>,
+                  %o: memref<17xi32>) {
+  k3.moe_experts %z routed(%i, %w) experts(%c1, %c3, %c2) scales(%s1, %s3, %s2)
+      outs(%y, %h, %o) activation silu
+      : (memref<4x32xf32>, memref<4x2xi32>, memref<4x2xf32>, memref<3x64x16xi8>, memref<3x64x16xi8>, memref<3x32x32xi8>, memref<3x64x1xf8E8M0FNU>, memref<3x64x1xf8E8M0FNU>, memref<3x32x2xf8E8M0FNU>, memref<8x32xf32>, memref<8x64xf32>, memref<17xi32>) -> ()
+  return
+}
