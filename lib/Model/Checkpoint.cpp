@@ -44,6 +44,10 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
   if (!ck->store)
     return nullptr;
   ck->experts = ck->cfg.declaredExpertFormat;
+  if (ck->cfg.layout == Layout::KimiLinear) { // the release's names, until weights say otherwise
+    ck->modelPrefix = "model.";
+    ck->headPrefix = "";
+  }
   if (ck->store->empty()) {
     ck->table = expectedTensors(ck->cfg, ck->experts);
     return ck;

@@ -288,18 +288,19 @@ std::optional<Config> parseConfig(const std::string &jsonText,
   c.tieWordEmbeddings = r.boolean(
       "tie_word_embeddings", Reader(root, "", error).boolean(
                                  "tie_word_embeddings", false));
-  if (tc == root.end()) {
-    auto arch = root.find("architectures");
-    if (arch != root.end() && arch->is_array())
-      for (const json &a : *arch)
-        if (a.is_string() && a.get<std::string>() == "KimiLinearForCausalLM")
-          c.layout = Layout::KimiLinear;
-  }
+  bool namesKimiLinear = false;
+  if (auto arch = root.find("architectures"); arch != root.end() && arch->is_array())
+    for (const json &a : *arch)
+      namesKimiLinear |= a.is_string() && a.get<std::string>() == "KimiLinearForCausalLM";
   c.situBeta1 = r.number("activation_situ_beta", 1.0);
   c.situBeta2 = r.optNumber("activation_situ_linear_beta");
   std::string act = r.string("hidden_act", "situ");
   if (r.ok() && act == "silu") {
     c.hiddenAct = Activation::SiLU;
+    // K3's text model names KimiLinearForCausalLM too (in its text_config,
+    // and so when flattened); SwiGLU is what only the Kimi Linear release has.
+    if (tc == root.end() && namesKimiLinear)
+      c.layout = Layout::KimiLinear;
     // SwiGLU has no parameters: SiTU's betas beside it mean a config that
     // mixes the two models.
     for (const char *key : {"activation_situ_beta", "activation_situ_linear_beta"})

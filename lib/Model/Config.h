@@ -47,9 +47,10 @@ struct Config {
   double rmsNormEps = 1e-5;
   bool tieWordEmbeddings = false;
 
-  /// A flat config whose `architectures` names `KimiLinearForCausalLM` is
-  /// the Kimi Linear release's layout; anything else K3's (K3 nests its
-  /// text model under `text_config`, and k3's own flat models follow it).
+  /// A flat config whose `architectures` names `KimiLinearForCausalLM` and
+  /// whose `hidden_act` is `silu` is the Kimi Linear release's layout;
+  /// anything else K3's (K3 nests its text model, which names the same
+  /// architecture, under `text_config`, and its activation is `situ`).
   Layout layout = Layout::K3;
 
   Activation hiddenAct = Activation::SiTU;

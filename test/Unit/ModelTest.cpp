@@ -92,6 +92,40 @@ TEST(TensorTable, ReleasedK3Counts) {
   EXPECT_EQ(f32, 506);
 }
 
+/// KIMI_LINEAR.md: the 48B-A3B release has 20,493 tensors, in its own layout
+/// (A_log [1, 1, 32, 1]; F32 only for A_log and dt_bias), SwiGLU and one
+/// shared expert though its config has no num_shared_experts.
+TEST(TensorTable, ReleasedKimiLinear) {
+  std::string text, error;
+  ASSERT_TRUE(test::readText(std::string(K3_SOURCE_DIR) + "/models/kimi-linear-48b/config.json",
+                             text));
+  auto c = parseConfig(text, error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->layout, Layout::KimiLinear);
+  EXPECT_EQ(c->hiddenAct, Activation::SiLU);
+  EXPECT_EQ(c->numSharedExperts, 1);
+  EXPECT_FALSE(c->gateLowerBound);
+  EXPECT_FALSE(c->routedExpertHiddenSize);
+  EXPECT_FALSE(c->attnResBlockSize);
+  EXPECT_FALSE(c->mlaOutputGate);
+  auto table = expectedTensors(*c, c->declaredExpertFormat);
+  EXPECT_EQ(table.size(), 20493u);
+  int f32 = 0;
+  for (const TensorSpec &t : table) {
+    f32 += t.dtype == DType::F32;
+    if (t.name == "layers.0.self_attn.A_log") {
+      EXPECT_EQ(t.shape, (std::vector<int64_t>{1, 1, 32, 1}));
+    }
+  }
+  EXPECT_EQ(f32, 2 * 20); // A_log and dt_bias of each KDA layer
+  EXPECT_EQ(computeStats(*c).parameters, 49122681728);
+  // The same config nested like K3's is read in K3's layout.
+  json nested = {{"text_config", json::parse(text)}};
+  auto k3Like = parseConfig(nested.dump(), error);
+  ASSERT_TRUE(k3Like) << error;
+  EXPECT_EQ(k3Like->layout, Layout::K3);
+}
+
 /// A flat text config (no text_config wrapper) parses to the same model.
 TEST(Config, FlatTextConfig) {
   std::string error;
@@ -151,9 +185,15 @@ TEST(ConfigErrors, InconsistentConfigs) {
   EXPECT_NE(parseError(c).find("gate_lower_bound: must be negative"),
             std::string::npos);
   c = releaseConfig();
+  c["text_config"]["hidden_act"] = "gelu";
+  EXPECT_EQ(parseError(c), "config.json: text_config.hidden_act: 'gelu' is not "
+                           "supported (k3 implements 'situ', K3's SiTU-GLU, and "
+                           "'silu', Kimi Linear's SwiGLU)");
+  c = releaseConfig(); // K3 with SwiGLU but SiTU's betas left in
   c["text_config"]["hidden_act"] = "silu";
-  EXPECT_EQ(parseError(c), "config.json: text_config.hidden_act: 'silu' is not "
-                           "supported (k3 implements the K3 'situ')");
+  EXPECT_EQ(parseError(c), "config.json: text_config.activation_situ_beta: is set but "
+                           "hidden_act is 'silu' (SwiGLU takes no beta; the betas "
+                           "belong to 'situ')");
   c = releaseConfig();
   c["text_config"]["routed_expert_hidden_size"] = 3000;
   EXPECT_EQ(parseError(c), "config.json: text_config.quantization_config: "

@@ -12,6 +12,9 @@ usage: mutate.py DIR OP ARGS...
   add NAME              add an F32 tensor NAME of shape [1]
   pack NAME             store BF16 linear NAME (X.weight) as an MXFP4 pair
                         X.weight_packed + X.weight_scale (OCP floor rule)
+  pad NAME N            store F32 tensor NAME as [N], zero-padded or cut
+A checkpoint with an index (model.safetensors.index.json, one shard) is
+edited in its shard, and the index follows dropped and added tensors.
 """
 import json
 import math
@@ -78,8 +81,26 @@ def pack(rows, cols, values):
     return bytes(codes), bytes(scales)
 
 
+def shard(directory):
+    """The one safetensors file of the checkpoint, and its index if any."""
+    try:
+        index = json.load(open(directory + "/model.safetensors.index.json"))
+    except FileNotFoundError:
+        return directory + "/model.safetensors", None
+    files = sorted(set(index["weight_map"].values()))
+    assert len(files) == 1, "mutate.py edits one-shard checkpoints"
+    return directory + "/" + files[0], index
+
+
+def save_index(directory, index, header, file):
+    if index is not None:
+        index["weight_map"] = {n: file for n in header if n != "__metadata__"}
+        json.dump(index, open(directory + "/model.safetensors.index.json", "w"))
+
+
 def main(directory, op, *args):
-    st = directory + "/model.safetensors"
+    st, index = shard(directory)
+    file = st.rsplit("/", 1)[1]
     if op in ("config", "unset"):
         edit_config(directory, args[0], *(args[1:]), delete=op == "unset")
         return
@@ -94,7 +115,7 @@ def main(directory, op, *args):
         open(st, "wb").write(bytes(data))
         return
     header, body = load(st)
-    if op in ("tobf16", "pack", "add"):
+    if op in ("tobf16", "pack", "add", "pad"):
         tensors = {}
         for name, e in header.items():
             if name != "__metadata__":
@@ -102,6 +123,13 @@ def main(directory, op, *args):
                 tensors[name] = [e["dtype"], e["shape"], body[b:t]]
         if op == "add":
             tensors[args[0]] = ["F32", [1], struct.pack("<f", 1.0)]
+        elif op == "pad":
+            t = tensors[args[0]]
+            assert t[0] == "F32"
+            vals = list(struct.unpack("<%df" % (len(t[2]) // 4), t[2]))[:int(args[1])]
+            vals += [0.0] * (int(args[1]) - len(vals))
+            t[1] = [int(args[1])]
+            t[2] = struct.pack("<%df" % len(vals), *vals)
         elif op == "tobf16":
             t = tensors[args[0]]
             vals = struct.unpack("<%df" % (len(t[2]) // 4), t[2])
@@ -121,6 +149,7 @@ def main(directory, op, *args):
             offset += len(raw)
             chunks.append(raw)
         save(st, header, b"".join(chunks))
+        save_index(directory, index, header, file)
         return
     if op == "drop":
         del header[args[0]]
@@ -131,6 +160,7 @@ def main(directory, op, *args):
     else:
         sys.exit("unknown op " + op)
     save(st, header, body)
+    save_index(directory, index, header, file)
 
 
 if __name__ == "__main__":
