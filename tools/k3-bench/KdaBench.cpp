@@ -117,9 +117,9 @@ int runKdaBench(int argc, char **argv) {
   inputs.push_back(randomTensor({tokens, heads}, rng, -3, 3));         // β logits
   inputs.push_back(randomTensor({heads, dk, dv}, rng, -0.5, 0.5));     // initial state
 
-  if (!bench.run("kda", inputs, repeat, error))
-    return fail(error);
   if (softplus && !bounded.run("kda", inputs, repeat, error))
+    return fail(error);
+  if (!bench.run("kda", inputs, repeat, error))
     return fail(error);
   std::printf("kda: T=%lld heads=%lld dk=%lld dv=%lld chunk=%lld sub_chunk=%lld gate=%s, best of %lld\n",
               (long long)tokens, (long long)heads, (long long)dk, (long long)dv,

@@ -81,6 +81,11 @@ gpu_only bench_moe_slots "$root/test/Gpu/device/moe_mxfp4.mlir" --moe-dispatch=s
 compile tiny "$out/tmp/tiny"
 "$build/bin/k3-compile" "$root/models/k3-small" --write-synthetic="$out/tmp/small" --seed=1
 compile small "$out/tmp/small" --omit-weights
+# Kimi Linear at test size (the release's layout): SwiGLU in the MXFP4
+# expert kernels' epilogue (its BF16 experts quantized), the softplus gate.
+"$build/bin/k3-compile" "$root/test/Execution/Inputs/kimi-linear-tiny" --write-synthetic="$out/tmp/kl" \
+  --synthetic-experts=bf16 --seed=4
+compile kltiny "$out/tmp/kl" --quantize-experts=mxfp4
 gpu_only tiny_parts "$out/tmp/tiny" --mla-decode-kernel=parts
 gpu_only small_parts "$out/tmp/small" --omit-weights --mla-decode-kernel=parts
 rm -rf "$out/tmp"

@@ -6,7 +6,7 @@
 #      JIT-compiled from PTX) against its CPU
 #      build on the same seeded inputs (k3-bench device --compare; relative
 #      RMSE < 5e-3), at lengths 1, 15, 63 and more, gates saturated at the
-#      −5 bound; k3-tiny's and k3-small's logits and greedy tokens, GPU
+#      −5 bound; k3-tiny's, Kimi Linear tiny's (SwiGLU) and k3-small's logits and greedy tokens, GPU
 #      against CPU;
 #   2. SASS: cuobjdump on every cubin, counting kernels with HMMA / HGMMA and
 #      local-memory traffic (LDL / STL);
@@ -169,6 +169,7 @@ end_to_end() { # MODEL LIMIT_SECONDS [k3-run flags]; $gpu: the GPU build (MODEL'
   say "k3-$gpu_build, 63-token prompt + 8 greedy steps: logits $cmp (rc $cmp_rc); tokens CPU [$cpu_tokens] GPU [$gpu_tokens] ($([ "$cpu_tokens" = "$gpu_tokens" ] && echo same || echo DIFFERENT))"
 }
 end_to_end tiny 120
+end_to_end kltiny 120
 end_to_end small 240 --synthetic-weights=1
 gpu=tiny_parts end_to_end tiny 120
 gpu=small_parts end_to_end small 240 --synthetic-weights=1
