@@ -754,8 +754,9 @@ def K3_SituGluOp : K3_Op<"situ_glu", [Pure, SameOperandsAndResultType]> {
 def K3_SwiGluOp : K3_Op<"swiglu", [Pure, SameOperandsAndResultType]> {
   let summary = "SwiGLU activation";
   let description = [{
-    `y = silu(gate) · up = gate · sigmoid(gate) · up` in f32 (Kimi Linear's
-    `hidden_act: silu`, KIMI_LINEAR.md). Unbounded, unlike `k3.situ_glu`.
+    `y = silu(gate) · up = gate · sigmoid(gate) · up` in the operands' type
+    (f32 as imported; Kimi Linear's `hidden_act: silu`, KIMI_LINEAR.md).
+    Unbounded, unlike `k3.situ_glu`.
 
     Example:
     ```mlir

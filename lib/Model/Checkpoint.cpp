@@ -132,8 +132,8 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
       error = "tensor '" + name +
               "' has dtype U8, expected a float dtype (F32, BF16 or F16)";
       return nullptr;
-    } else if (ck->cfg.layout == Layout::KimiLinear && spec.dtype == DType::F32 &&
-               v->dtype != DType::F32) {
+    } else if (ck->cfg.layout == Layout::KimiLinear && v->dtype != DType::F32 &&
+               (endsWith(spec.name, ".A_log") || endsWith(spec.name, ".dt_bias"))) {
       // The release keeps the decay gate's parameters (A_log, dt_bias) in
       // F32: a narrower copy has lost bits the gate's exp(A_log) magnifies.
       // Wider than released (F32 for BF16) loads: widening is exact.
