@@ -87,7 +87,7 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
 }
 
 def K3ApproximateExpPass : Pass<"k3-approximate-exp"> {
-  let summary = "Replace f32 math.exp by MLIR's polynomial approximation";
+  let summary = "Replace f32 math.exp and math.log1p by MLIR's polynomial approximations";
   let description = [{
     Rewrites `math.exp` on f32 scalars and vectors with the upstream
     polynomial approximation (range reduction by ln 2, a polynomial, and an
@@ -95,6 +95,13 @@ def K3ApproximateExpPass : Pass<"k3-approximate-exp"> {
     underflow to 0). Unlike a libm `expf` call, the result is plain
     arithmetic that the vectorisers (MLIR's and LLVM's) turn into SIMD code;
     the chunked KDA takes several exponentials per state element.
+
+    `math.log1p` too (Kahan's `x·log(u)/(u − 1)` with `u = 1 + x`, and `x`
+    itself where `u` rounds to 1, over the polynomial log): the softplus
+    decay gate of Kimi Linear takes one per channel and token, and as a
+    libm call it cost as much as the whole bounded chunked KDA (k3-bench kda
+    --gate=softplus: the recurrent form 107 → 65 ms at T = 4096). Unlike
+    `log(1 + x)` it keeps softplus(−30) ≈ 9.4e-14 from rounding to 0.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
@@ -508,7 +515,13 @@ def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {
     so that every factor stays below `e^80` (fp32 and bf16 hold `e^88.7`;
     K3's `lb = −5` over 16 tokens is exactly −80). Otherwise (a softplus
     gate, a bound too low for the sub-chunk, a decay from any other op) it
-    uses the `safe` form and emits a remark on the op saying why.
+    uses the `safe` form and emits a remark on the op saying why. The safe
+    form's diagonal blocks take B·K exact exponentials per token for
+    sub-chunks of B, where the factored form's are matmul-shaped, so it uses
+    sub-chunks of gcd(sub-chunk, safe-sub-chunk) tokens (FLA's `chunk_kda`
+    likewise keeps its pairwise blocks small): with the softplus gate at
+    T = 4096 on the CPU, 2-token sub-chunks run the chunked form 2.8× faster
+    than 16-token ones (`k3-bench kda --gate=softplus --sub-chunk=N`).
 
     Snapshots (`snapshots every N`) become a strided slice of the chunk
     boundary states; where N is not a multiple of `chunk-size`, that op's
@@ -527,6 +540,8 @@ def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {
     Option<"subChunk", "sub-chunk", "int64_t", /*default=*/"16",
            "tokens per sub-chunk (the tile of the intra-chunk products); "
            "must divide chunk-size">,
+    Option<"safeSubChunk", "safe-sub-chunk", "int64_t", /*default=*/"2",
+           "in the safe form, sub-chunks of gcd(sub-chunk, this) tokens">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::k3::K3Dialect",

@@ -1,7 +1,7 @@
 //===- ApproximateExp.cpp - Polynomial f32 exp ----------------------------===//
 //
 // Part of k3. Implements k3-approximate-exp with the upstream math
-// polynomial approximation patterns, restricted to `exp`.
+// polynomial approximation patterns, restricted to `exp` and `log1p`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +29,10 @@ struct K3ApproximateExpPass : k3::impl::K3ApproximateExpPassBase<K3ApproximateEx
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) { return name == math::ExpOp::getOperationName(); });
+        patterns, [](StringRef name) {
+          return name == math::ExpOp::getOperationName() ||
+                 name == math::Log1pOp::getOperationName();
+        });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

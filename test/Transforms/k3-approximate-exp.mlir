@@ -15,3 +15,15 @@ func.func @exp(%x: f32, %v: vector<8xf32>) -> (f32, vector<8xf32>, f32) {
   %2 = math.log %x : f32
   return %0, %1, %2 : f32, vector<8xf32>, f32
 }
+
+// log1p (the softplus gate's) becomes arithmetic too, with Kahan's guard
+// for a 1 + x that rounds to 1.
+// CHECK-LABEL: func.func @log1p
+//   CHECK-NOT:   math.log1p
+//       CHECK:   arith.cmpf oeq
+// LLVM-LABEL: llvm.func @log1p
+//   LLVM-NOT:   llvm.call @log1pf
+func.func @log1p(%x: f32) -> f32 {
+  %0 = math.log1p %x : f32
+  return %0 : f32
+}
