@@ -1,7 +1,8 @@
 //===- ApproximateExp.cpp - Polynomial f32 exp ----------------------------===//
 //
 // Part of k3. Implements k3-approximate-exp with the upstream math
-// polynomial approximation patterns, restricted to `exp` and `log1p`.
+// polynomial approximation patterns, restricted to `exp`, `log1p` and the
+// `log` that log1p's expansion leaves.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +32,8 @@ struct K3ApproximateExpPass : k3::impl::K3ApproximateExpPassBase<K3ApproximateEx
     populateMathPolynomialApproximationPatterns(
         patterns, [](StringRef name) {
           return name == math::ExpOp::getOperationName() ||
-                 name == math::Log1pOp::getOperationName();
+                 name == math::Log1pOp::getOperationName() ||
+                 name == math::LogOp::getOperationName();
         });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
