@@ -10,8 +10,6 @@
 //          sub-chunk]: factors e^{G_r−Gref} ≤ 1 and e^{Gref−G_s}, the latter
 //          ≤ 1 off the diagonal and ≤ e^{(B−1)|lb|} on it (factored form);
 //          the safe form takes the diagonal blocks from exact e^{G_r−G_s}
-//          and splits e^{Gref−G_s} at the end of s's sub-chunk (no factor
-//          above 1, one exponential per row)
 //   W, U   (I+L)⁻¹ diag(β)(K⊙e^G), (I+L)⁻¹ diag(β)V by forward substitution
 //   Δ = U − W S;  O = (scale Q⊙e^G) S + Aqk Δ;
 //   S ← Diag(e^{G_last}) S + (K⊙e^{G_last−G})ᵀ Δ
@@ -245,67 +243,23 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
           // form, those of sub-chunk a itself (exponent ≤ (B−1)|lb|). Later
           // rows could overflow and are selected away.
           const int64_t limitShift = factored ? 1 : 0;
-          Value kr;
-          if (factored) {
-            kr = generic(
-                     ib, l, {k, gRef, G}, empty(ib, l, attrs(ib, {numSub, hv, dk, c}), f32),
-                     {map(ctx, 4, {d1, d2.floorDiv(group), d3}), map(ctx, 4, {d0, d2, d3}),
-                      map(ctx, 4, {d1, d2, d3}), map(ctx, 4, {d0, d2, d3, d1})},
-                     SmallVector<IT>(4, IT::parallel),
-                     [&](OpBuilder &bb, Location bl, ValueRange a) {
-                       Value limit = arith::MulIOp::create(
-                           bb, bl,
-                           arith::AddIOp::create(bb, bl, loopIndex(bb, bl, 0),
-                                                 cstIndex(bb, bl, limitShift)),
-                           cstIndex(bb, bl, bs));
-                       Value inside = cmp(bb, bl, arith::CmpIPredicate::ult,
-                                          loopIndex(bb, bl, 1), limit);
-                       Value term = mul(bb, bl, a[0], exp(bb, bl, sub(bb, bl, a[1], a[2])));
-                       return SmallVector<Value>{keep(bb, bl, inside, term)};
-                     })
-                     .front();
-          } else {
-            // The safe form runs many short sub-chunks: its exponent splits
-            // at Gend_b, G at the last row of s's sub-chunk b < a,
-            //   e^{Gref_a − G_s} = D[a, b] · P[s],  D[a, b] = e^{Gref_a − Gend_b} ≤ 1,
-            //   P[s] = e^{Gend_b − G_s} ≤ 1,
-            // one exponential per row and channel (and numSub² per channel)
-            // instead of numSub per row and channel. D is selected to 0 for
-            // b ≥ a (where it could overflow) before it multiplies.
-            Value gEnd = tensor::ExtractSliceOp::create(
-                ib, l, RankedTensorType::get({numSub, hv, dk}, f32), G, attrs(ib, {bs - 1, 0, 0}),
-                attrs(ib, {numSub, hv, dk}), attrs(ib, {bs, 1, 1}));
-            Value dBlk = generic(
-                             ib, l, {gRef, gEnd},
-                             empty(ib, l, attrs(ib, {numSub, hv, dk, numSub}), f32),
-                             {map(ctx, 4, {d0, d1, d2}), map(ctx, 4, {d3, d1, d2}),
-                              identity(ctx, 4)},
-                             SmallVector<IT>(4, IT::parallel),
-                             [&](OpBuilder &bb, Location bl, ValueRange a) {
-                               Value before = cmp(bb, bl, arith::CmpIPredicate::ult,
-                                                  loopIndex(bb, bl, 3), loopIndex(bb, bl, 0));
-                               Value e = exp(bb, bl, sub(bb, bl, a[0], a[1]));
-                               return SmallVector<Value>{keep(bb, bl, before, e)};
-                             })
-                             .front();
-            Value pRow = generic(ib, l, {G, gEnd}, empty(ib, l, attrs(ib, {c, hv, dk}), f32),
-                                 {rows3, ref3, rows3}, par3,
-                                 [&](OpBuilder &bb, Location bl, ValueRange a) {
-                                   return SmallVector<Value>{
-                                       exp(bb, bl, sub(bb, bl, a[1], a[0]))};
-                                 })
-                             .front();
-            kr = generic(
-                     ib, l, {k, dBlk, pRow}, empty(ib, l, attrs(ib, {numSub, hv, dk, c}), f32),
-                     {map(ctx, 4, {d1, d2.floorDiv(group), d3}),
-                      map(ctx, 4, {d0, d2, d3, d1.floorDiv(bs)}), map(ctx, 4, {d1, d2, d3}),
-                      map(ctx, 4, {d0, d2, d3, d1})},
-                     SmallVector<IT>(4, IT::parallel),
-                     [&](OpBuilder &bb, Location bl, ValueRange a) {
-                       return SmallVector<Value>{mul(bb, bl, a[0], mul(bb, bl, a[1], a[2]))};
-                     })
-                     .front();
-          }
+          Value kr = generic(
+                         ib, l, {k, gRef, G}, empty(ib, l, attrs(ib, {numSub, hv, dk, c}), f32),
+                         {map(ctx, 4, {d1, d2.floorDiv(group), d3}), map(ctx, 4, {d0, d2, d3}),
+                          map(ctx, 4, {d1, d2, d3}), map(ctx, 4, {d0, d2, d3, d1})},
+                         SmallVector<IT>(4, IT::parallel),
+                         [&](OpBuilder &bb, Location bl, ValueRange a) {
+                           Value limit = arith::MulIOp::create(
+                               bb, bl,
+                               arith::AddIOp::create(bb, bl, loopIndex(bb, bl, 0),
+                                                     cstIndex(bb, bl, limitShift)),
+                               cstIndex(bb, bl, bs));
+                           Value inside = cmp(bb, bl, arith::CmpIPredicate::ult,
+                                              loopIndex(bb, bl, 1), limit);
+                           Value term = mul(bb, bl, a[0], exp(bb, bl, sub(bb, bl, a[1], a[2])));
+                           return SmallVector<Value>{keep(bb, bl, inside, term)};
+                         })
+                         .front();
 
           // L[h, r, s] (s < r) and Aqk[h, r, s] (s ≤ r), with r = a·B + rr:
           // contractions over the channel in loops (head, a, rr, channel, s)
