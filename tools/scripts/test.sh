@@ -15,10 +15,11 @@ trap 'rm -rf "$log"' EXIT
 
 echo "== lit ==" >&2
 "$lit" -sv "$build/test" 2>&1 | tee "$log/lit.txt" >&2
-# lit prints one `  <Category>: N (...)` line per non-empty category.
+# lit prints one `  <Category>: N (...)` line per non-empty category, the
+# names padded to one width when there are several (`  Passed  : 49 (...)`).
 count() {
   local n
-  n=$(sed -nE "s/^ +$1: +([0-9]+).*/\1/p" "$log/lit.txt" | head -n1)
+  n=$(sed -nE "s/^ +$1 *: +([0-9]+).*/\1/p" "$log/lit.txt" | head -n1)
   echo "${n:-0}"
 }
 lit_pass=$(( $(count Passed) + $(count 'Expectedly Failed') ))
