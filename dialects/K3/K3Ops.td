@@ -541,10 +541,9 @@ def K3_KdaChunksOp : K3_Op<"kda_chunks", [
          "bufferize"]>]> {
   let summary = "KDA prefill over 16-token chunks in one pass per value head";
   let description = [{
-    `k3.kda_chunked` in the factored form, as one GPU kernel
-    (`k3-gpu-kda-chunks`): the operands of `k3.kda` (`q, k: [T, H, K]`,
-    `v: [T, HV, V]`, `g: [T, HV, K]` f32 log-decays whose cumulative sum over
-    any 8 consecutive tokens stays within 80 nat, `beta: [T, HV]`) and the
+    `k3.kda_chunked`, as two GPU kernels (`k3-gpu-kda-chunks`): the operands
+    of `k3.kda` (`q, k: [T, H, K]`, `v: [T, HV, V]`, `g: [T, HV, K]` f32
+    log-decays, `beta: [T, HV]`) and the
     destinations `out: [T, HV, V]` (written), `state: [HV, K, V]` f32 (read
     as the initial state, written with the final one), `workspace:
     [⌈T/16⌉, HV, R]` f32 (scratch: one record of R words per chunk and
@@ -552,9 +551,14 @@ def K3_KdaChunksOp : K3_Op<"kda_chunks", [
     `boundaries: [⌈T/every⌉, HV, K, V]` f32, the state after every `every`
     tokens and after the last one (written; `every` a multiple of 16).
 
-    The tokens run in chunks of 16 (KDA.md §6.1 with C = 16), the chunk
-    matrices formed against the cumulative decay at the chunk's row 8 (the
-    bound above keeps every factor within e^±80).
+    The tokens run in chunks of 16 (KDA.md §6.1 with C = 16). Without
+    `pairwise`, the chunk matrices are products of factors formed against
+    the cumulative decay at the chunk's row 8: `g`'s cumulative sum over any
+    8 consecutive tokens must stay within 80 nat (a lower-bounded gate), which
+    keeps every factor within e^±80. With `pairwise`, each entry (r, s ≤ r)
+    of the chunk matrices takes its own exponents e^{G_r − G_s} ≤ 1 (FLA's
+    chunk_kda inside a sub-chunk): any gate, the softplus one included, at
+    one exponential per entry and key channel.
 
     On tensors it has destination operands and results like linalg; after
     bufferization it updates its `outs` buffers.
@@ -571,11 +575,12 @@ def K3_KdaChunksOp : K3_Op<"kda_chunks", [
   let arguments = (ins AnyShaped:$q, AnyShaped:$k, AnyShaped:$v, AnyShaped:$g,
                    AnyShaped:$beta, AnyShaped:$out_init, AnyShaped:$state_init,
                    AnyShaped:$workspace_init, Optional<AnyShaped>:$boundaries_init,
-                   F32Attr:$scale, I64Attr:$every);
+                   F32Attr:$scale, I64Attr:$every, UnitAttr:$pairwise);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta `outs` `(` $out_init `,` $state_init `,`
-    $workspace_init (`,` $boundaries_init^)? `)` `scale` `=` $scale `every` `=` $every attr-dict
+    $workspace_init (`,` $boundaries_init^)? `)` `scale` `=` $scale `every` `=` $every
+    (`pairwise` $pairwise^)? attr-dict
     `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{

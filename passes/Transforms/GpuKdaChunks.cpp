@@ -18,12 +18,20 @@
 //   3. L = β (K2 · KBᵀ) strictly below the diagonal and Aqk = Q2 · KBᵀ on
 //      and below it, one f32 dot product per entry (masked by select,
 //      KDA.md §6.5: the entries above are never used).
+//      With `pairwise` (any gate, the softplus one included), step 2 keeps
+//      the bare q and k instead of the factors and each entry (r, s) takes
+//      its own exponents: L[r][s] = β_r Σ_c k_r k_s e^{G_r − G_s} and
+//      Aqk[r][s] = Σ_c scale q_r k_s e^{G_r − G_s}, every exponent ≤ 0 on
+//      and below the diagonal (FLA chunk_kda's intra-sub-chunk form). The
+//      other operands only ever take e^{≤ 0} (G is the decay since the
+//      chunk's start), so nothing can overflow whatever the gate.
 //   4. (I + L) W = diag(β) WK and (I + L) U = diag(β) V by forward
 //      substitution, one thread per column, in place (the UT transform in
 //      f32, KDA.md §6.2).
 // It writes the chunk's record to the workspace: W, QG, Aqk and KD as bf16
 // pairs in the order of the B fragments that read them (one 32-bit load
-// per register), U and e^{G_last} in f32.
+// per register), U and e^{G_last} in f32 (and, with `split-operands`,
+// QG's bf16 rounding remainder as pairs too).
 //
 // Kernel 2, a block per (value head h, slice of VB value channels) and a
 // warp per 16 of those channels (VB = 16 W for W warps, at most 4: 64
@@ -41,7 +49,11 @@
 // load is clamped inside its buffer and its value selected. With
 // `split-operands`, the state and Δ enter the tensor cores as two bf16
 // terms (hi + lo, twice their MMAs), so that the recurrence carries f32
-// accumulation of the state instead of its bf16 rounding at every chunk.
+// accumulation of the state instead of its bf16 rounding at every chunk,
+// and Oᵀ takes one more product, Sᵀ_hi QG_loᵀ: a one-token chunk whose
+// inter- and intra-chunk terms cancel to a quarter of their size lost 2%
+// of the output to QG's bf16 rounding (test/Gpu/kda-chunks-emulated.mlir,
+// T = 1).
 //
 // Kernel 1's shared memory, f32 words (rows of the K-wide arrays are K + 4
 // words, so that step 3's 16 rows at one column fall in distinct banks up
@@ -94,14 +106,17 @@ struct Shape {
   // The record, in 32-bit words: W and Q e^G as [16][K/2] bf16 pairs along
   // the key channels, Aqk as [16][8] pairs along its columns, KD as [K][8]
   // pairs along the tokens (each the B fragments' word order), U as
-  // [16][V] f32, e^{G_last} as [K] f32.
+  // [16][V] f32, e^{G_last} as [K] f32, and Q e^G's rounding remainder as
+  // [16][K/2] bf16 pairs (written and read with split operands only).
   int64_t recW() const { return 0; }
   int64_t recQg() const { return 8 * kp; }
   int64_t recAqk() const { return 16 * kp; }
   int64_t recKd() const { return 16 * kp + 8 * kChunk; }
   int64_t recU() const { return recKd() + 8 * kp; }
   int64_t recEgl() const { return recU() + kChunk * dv; }
-  int64_t recordWords() const { return recEgl() + kp; }
+  /// With split operands, Q e^G's bf16 rounding remainder as W's layout.
+  int64_t recQgLo() const { return recEgl() + kp; }
+  int64_t recordWords() const { return recQgLo() + 8 * kp; }
 
   /// Words of a [rows][pitch] array, rounded up to 16 bytes (every view
   /// starts 16-byte aligned).
@@ -127,6 +142,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   Shape s;
   int64_t group;
   bool split;
+  /// Exact pairwise exponents in step 3 (the op's `pairwise`).
+  bool pairwise;
   /// Threads of the kernel being built.
   int64_t threads = 0;
 
@@ -160,19 +177,20 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     body(loop.getInductionVar());
   }
 
+  /// v − bf16(v), as f32.
+  Value remainder(Value v) {
+    Value r = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
+    return fsub(v, arith::ExtFOp::create(b, loc, b.getF32Type(), r));
+  }
+
   /// Pairs `x` packs as bf16 (hi) and, with `split`, as the rounding
   /// remainder (lo): the A operand terms of `x`.
   SmallVector<SmallVector<Value>> terms(ArrayRef<Value> x) {
     SmallVector<Value> hi, lo;
     for (size_t i = 0; i < x.size(); i += 2) {
       hi.push_back(pack(x[i], x[i + 1]));
-      if (!split)
-        continue;
-      auto rest = [&](Value v) {
-        Value r = arith::TruncFOp::create(b, loc, b.getBF16Type(), v);
-        return fsub(v, arith::ExtFOp::create(b, loc, b.getF32Type(), r));
-      };
-      lo.push_back(pack(rest(x[i]), rest(x[i + 1])));
+      if (split)
+        lo.push_back(pack(remainder(x[i]), remainder(x[i + 1])));
     }
     SmallVector<SmallVector<Value>> out{hi};
     if (split)
@@ -276,11 +294,18 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       Value qv = masked(q, {tr, hq, c}, ok), kv = masked(k, {tr, hq, c}, ok);
       Value gr = get(gs, r, c), gm = get(gs, 8, c), last = get(gs, kChunk - 1, c);
       auto exp = [&](Value x) { return Value(math::ExpOp::create(b, loc, x)); };
-      Value up = exp(fsub(gr, gm)), down = exp(fsub(gm, gr)), eg = exp(gr);
+      Value eg = exp(gr);
       Value sq = fmul(qv, f32(scale));
-      put(fmul(sq, up), q2, r, c);
-      put(fmul(kv, up), k2, r, c);
-      put(fmul(kv, down), kbs, r, c);
+      if (pairwise) {
+        // Step 3 takes its own exponents: the bare operands.
+        put(sq, q2, r, c);
+        put(kv, k2, r, c);
+      } else {
+        Value up = exp(fsub(gr, gm)), down = exp(fsub(gm, gr));
+        put(fmul(sq, up), q2, r, c);
+        put(fmul(kv, up), k2, r, c);
+        put(fmul(kv, down), kbs, r, c);
+      }
       put(fmul(sq, eg), qg, r, c);
       put(fmul(kv, eg), wk, r, c);
       put(fmul(kv, exp(fsub(last, gr))), kd, c, r);
@@ -305,7 +330,17 @@ struct KernelBuilder : k3::GpuKernelBuilder {
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(dots.getBody());
         Value c = dots.getInductionVar();
-        Value kb = get(kbs, c0, c);
+        Value kb;
+        if (pairwise) {
+          // k_s e^{G_r − G_s}: at most k_s for s ≤ r whatever the gate; the
+          // entries above the diagonal (masked below) are clamped to e^0
+          // so that they stay finite.
+          Value diff = arith::MinimumFOp::create(b, loc, fsub(get(gs, r, c), get(gs, c0, c)),
+                                                 f32(0.0));
+          kb = fmul(get(k2, c0, c), math::ExpOp::create(b, loc, diff));
+        } else {
+          kb = get(kbs, c0, c);
+        }
         Value dl = fadd(dots.getRegionIterArgs()[0], fmul(get(k2, r, c), kb));
         Value da = fadd(dots.getRegionIterArgs()[1], fmul(get(q2, r, c), kb));
         scf::YieldOp::create(b, loc, ValueRange{dl, da});
@@ -330,6 +365,17 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     };
     pairs(wk, kChunk, s.kp / 2, s.recW());
     pairs(qg, kChunk, s.kp / 2, s.recQg());
+    if (split) {
+      // Q e^G − bf16(Q e^G): the output's inter-chunk term, Sᵀ (Q e^G)ᵀ,
+      // can cancel against the intra-chunk one (one token whose q·k is
+      // near 1/β), and a bf16 Q e^G alone then costs a few times 2^-9
+      // of the output.
+      strided(tid, kChunk * s.kp / 2, [&](Value e) {
+        Value r = div(e, s.kp / 2), c = mul(rem(e, s.kp / 2), 2);
+        putWord(pack(remainder(get(qg, r, c)), remainder(get(qg, r, add(c, 1)))), ws, chunk,
+                hh, add(e, s.recQgLo()));
+      });
+    }
     pairs(aqk, kChunk, kChunk / 2, s.recAqk());
     pairs(kd, s.kp, kChunk / 2, s.recKd());
     strided(tid, kChunk * s.dv, [&](Value e) {
@@ -392,6 +438,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
                             SmallVector<Value>(pt.begin() + 4 * nt, pt.begin() + 4 * nt + 4));
           auto o = mmaTerms(a, bWords(s.recQg(), s.kp / 2, row, 8 * kk),
                             SmallVector<Value>(ot.begin() + 4 * nt, ot.begin() + 4 * nt + 4));
+          if (split) // + Sᵀ_hi (Q e^G)ᵀ_lo (the lo·lo term is below f32's).
+            o = mma(a[0], bWords(s.recQgLo(), s.kp / 2, row, 8 * kk), o);
           llvm::copy(p, pt.begin() + 4 * nt);
           llvm::copy(o, ot.begin() + 4 * nt);
         }
@@ -507,7 +555,7 @@ struct K3GpuKdaChunksPass : k3::impl::K3GpuKdaChunksPassBase<K3GpuKdaChunksPass>
       }
       OpBuilder b(op);
       Location loc = op.getLoc();
-      KernelBuilder kb{{b, loc}, op, shape, hv / h, splitOperands};
+      KernelBuilder kb{{b, loc}, op, shape, hv / h, splitOperands, op.getPairwise()};
       Value one = kb.idx(1);
       Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), shape.bytes());
       // Kernel 1 over (chunk, value head): the chunks' records.

@@ -87,12 +87,73 @@
 // CHECK-NEXT: boundaries
 // CHECK-NEXT: {{[0-9.e+-]+$}}
 // CHECK-NEXT: 1
+// The unbounded (softplus) gate, `pairwise` kernels: per-token log-decays
+// of -50 on every fourth key channel, softplus values in (-3.05, -0.05) on
+// the others, K = 64, V = 32, one q/k head for two value heads, boundaries
+// every 16, T = 1, 15, 63 and 70.
+// CHECK: unbounded1 out
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: state
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: boundaries
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK: unbounded15 out
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: state
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: boundaries
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK: unbounded63 out
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: state
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: boundaries
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK: unbounded70 out
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: state
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: boundaries
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// The same inputs through the factored kernels (no `pairwise`): 8 tokens
+// of -50 make the factors e^400, and the output is lost (nan or far off).
+// This is why the softplus gate needs the pairwise form.
+// CHECK: factored63 out
+// CHECK-NEXT: {{^.+$}}
+// CHECK-NEXT: 0
+// Through the conversion: a safe-form k3.kda_chunked (chunks of 32,
+// sub-chunks of 2) becomes the pairwise kernels, against the column scan,
+// T = 70.
+// CHECK: convertedSafe out
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: state
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
+// CHECK-NEXT: boundaries
+// CHECK-NEXT: {{[0-9.e+-]+$}}
+// CHECK-NEXT: 1
 // Without split operands (one bf16 rounding of the state and the deltas
 // per product) the same cases still pass KDA.md's bf16 bound.
 // BF16: k3 out
 // BF16-NEXT: {{[0-9.e+-]+$}}
 // BF16-NEXT: 1
 // BF16: saturated out
+// BF16-NEXT: {{[0-9.e+-]+$}}
+// BF16-NEXT: 1
+// BF16: unbounded63 out
 // BF16-NEXT: {{[0-9.e+-]+$}}
 // BF16-NEXT: 1
 
@@ -422,10 +483,10 @@ func.func @k3(%t: index, %sat: i1) {
   %kb = memref.alloc(%slots) : memref<?x2x128x128xf32>
   %c16w = arith.constant 16 : index
   %chunks = arith.ceildivui %t, %c16w : index
-  %ws = memref.alloc(%chunks) : memref<?x2x5376xf32>
+  %ws = memref.alloc(%chunks) : memref<?x2x6400xf32>
   k3.kda_chunks %qs, %kk, %vs, %gs, %bs outs(%ko, %ks, %ws, %kb) scale = 0.0883883476 every = 16
       : (memref<?x2x128xf32>, memref<?x2x128xf32>, memref<?x2x128xf32>, memref<?x2x128xf32>,
-         memref<?x2xf32>, memref<?x2x128xf32>, memref<2x128x128xf32>, memref<?x2x5376xf32>, memref<?x2x128x128xf32>) -> ()
+         memref<?x2xf32>, memref<?x2x128xf32>, memref<2x128x128xf32>, memref<?x2x6400xf32>, memref<?x2x128x128xf32>) -> ()
   %kod = memref.cast %ko : memref<?x2x128xf32> to memref<?x?x?xf32>
   %kbd = memref.cast %kb : memref<?x2x128x128xf32> to memref<?x?x?x?xf32>
   func.call @results(%kod, %o, %ksd, %s, %kbd, %b)
@@ -480,10 +541,10 @@ func.func @saturated(%t: index, %lb: f32) {
   %kb = memref.alloc(%slots) : memref<?x1x64x32xf32>
   %c16w = arith.constant 16 : index
   %chunks = arith.ceildivui %t, %c16w : index
-  %ws = memref.alloc(%chunks) : memref<?x1x2240xf32>
+  %ws = memref.alloc(%chunks) : memref<?x1x2752xf32>
   k3.kda_chunks %qs, %kk, %vs, %gs, %bs outs(%ko, %ks, %ws, %kb) scale = 0.125 every = 32
       : (memref<?x1x64xf32>, memref<?x1x64xf32>, memref<?x1x32xf32>, memref<?x1x64xf32>,
-         memref<?x1xf32>, memref<?x1x32xf32>, memref<1x64x32xf32>, memref<?x1x2240xf32>, memref<?x1x64x32xf32>) -> ()
+         memref<?x1xf32>, memref<?x1x32xf32>, memref<1x64x32xf32>, memref<?x1x2752xf32>, memref<?x1x64x32xf32>) -> ()
   %kod = memref.cast %ko : memref<?x1x32xf32> to memref<?x?x?xf32>
   %kbd = memref.cast %kb : memref<?x1x64x32xf32> to memref<?x?x?x?xf32>
   func.call @results(%kod, %o, %ksd, %s, %kbd, %b)
@@ -524,10 +585,10 @@ func.func @odd(%t: index) {
   %kb = memref.alloc(%slots) : memref<?x4x40x24xf32>
   %c16w = arith.constant 16 : index
   %chunks = arith.ceildivui %t, %c16w : index
-  %ws = memref.alloc(%chunks) : memref<?x4x1712xf32>
+  %ws = memref.alloc(%chunks) : memref<?x4x2096xf32>
   k3.kda_chunks %qs, %kk, %vs, %gs, %bs outs(%ko, %ks, %ws, %kb) scale = 0.158113883 every = 16
       : (memref<?x2x40xf32>, memref<?x2x40xf32>, memref<?x4x24xf32>, memref<?x4x40xf32>,
-         memref<?x4xf32>, memref<?x4x24xf32>, memref<4x40x24xf32>, memref<?x4x1712xf32>, memref<?x4x40x24xf32>) -> ()
+         memref<?x4xf32>, memref<?x4x24xf32>, memref<4x40x24xf32>, memref<?x4x2096xf32>, memref<?x4x40x24xf32>) -> ()
   %kod = memref.cast %ko : memref<?x4x24xf32> to memref<?x?x?xf32>
   %kbd = memref.cast %kb : memref<?x4x40x24xf32> to memref<?x?x?x?xf32>
   func.call @results(%kod, %o, %ksd, %s, %kbd, %b)
@@ -556,7 +617,8 @@ func.func @scanned(%q: tensor<?x2x32xf32>, %k: tensor<?x2x32xf32>, %v: tensor<?x
 
 // T = 70: boundary states after 32 and 64 tokens and at the end (the
 // scan's snapshots hold the first two; its final state is the third).
-func.func @converted() {
+// With `%safe`, the unbounded gate's inputs through @chunkedSafe.
+func.func @converted(%safe: i1) {
   %lb5 = arith.constant -5.0 : f32
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -568,6 +630,13 @@ func.func @converted() {
       : (index, index, index, index, index, i1, f32)
       -> (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
           memref<?x?x?xf32>, memref<?x?x?xf32>)
+  scf.if %safe {
+    %three = arith.constant 3.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %pg = arith.constant 0.6 : f32
+    func.call @fill(%g, %three, %zero, %pg) : (memref<?x?x?xf32>, f32, f32, f32) -> ()
+    func.call @softplusGate(%g) : (memref<?x?x?xf32>) -> ()
+  }
   %bc = memref.collapse_shape %beta [[0], [1, 2]] : memref<?x?x?xf32> into memref<?x?xf32>
   %tq = bufferization.to_tensor %q restrict : memref<?x?x?xf32> to tensor<?x?x?xf32>
   %tk = bufferization.to_tensor %k restrict : memref<?x?x?xf32> to tensor<?x?x?xf32>
@@ -581,9 +650,17 @@ func.func @converted() {
   %cg = tensor.cast %tg : tensor<?x?x?xf32> to tensor<?x2x32xf32>
   %cb = tensor.cast %tb : tensor<?x?xf32> to tensor<?x2xf32>
   %cs = tensor.cast %ts : tensor<?x?x?xf32> to tensor<2x32x32xf32>
-  %o1, %s1, %b1 = func.call @chunked(%cq, %ck, %cv, %cg, %cb, %cs)
-      : (tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2xf32>, tensor<2x32x32xf32>)
-      -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>)
+  %o1, %s1, %b1 = scf.if %safe -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>) {
+    %r:3 = func.call @chunkedSafe(%cq, %ck, %cv, %cg, %cb, %cs)
+        : (tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2xf32>, tensor<2x32x32xf32>)
+        -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>)
+    scf.yield %r#0, %r#1, %r#2 : tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>
+  } else {
+    %r:3 = func.call @chunked(%cq, %ck, %cv, %cg, %cb, %cs)
+        : (tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2xf32>, tensor<2x32x32xf32>)
+        -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>)
+    scf.yield %r#0, %r#1, %r#2 : tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>
+  }
   %o2, %s2, %b2 = func.call @scanned(%cq, %ck, %cv, %cg, %cb, %cs)
       : (tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2xf32>, tensor<2x32x32xf32>)
       -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>)
@@ -616,6 +693,112 @@ func.func @converted() {
   return
 }
 
+// g = -softplus(x) (the unbounded gate with A = 0, dt = 0) over a filled
+// tensor, but -50 on every fourth key channel.
+func.func @softplusGate(%m: memref<?x?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1.0 : f32
+  %floor = arith.constant -50.0 : f32
+  %n0 = memref.dim %m, %c0 : memref<?x?x?xf32>
+  %n1 = memref.dim %m, %c1 : memref<?x?x?xf32>
+  %n2 = memref.dim %m, %c2 : memref<?x?x?xf32>
+  scf.for %a = %c0 to %n0 step %c1 {
+    scf.for %b = %c0 to %n1 step %c1 {
+      scf.for %c = %c0 to %n2 step %c1 {
+        %x = memref.load %m[%a, %b, %c] : memref<?x?x?xf32>
+        %e = math.exp %x : f32
+        %l = math.log1p %e : f32
+        %sp = arith.negf %l : f32
+        %r = arith.remui %c, %c4 : index
+        %steep = arith.cmpi eq, %r, %c0 : index
+        %g = arith.select %steep, %floor, %sp : f32
+        memref.store %g, %m[%a, %b, %c] : memref<?x?x?xf32>
+      }
+    }
+  }
+  return
+}
+
+// Softplus-gated inputs: @inputs' q, k, v, beta and state, g replaced.
+func.func @unboundedInputs(%t: index, %h: index, %hv: index, %dk: index, %dv: index)
+    -> (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
+        memref<?x?x?xf32>, memref<?x?x?xf32>) {
+  %false = arith.constant false
+  %lb5 = arith.constant -5.0 : f32
+  %three = arith.constant 3.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %pg = arith.constant 0.6 : f32
+  %q, %k, %v, %g, %beta, %s = func.call @inputs(%t, %h, %hv, %dk, %dv, %false, %lb5)
+      : (index, index, index, index, index, i1, f32)
+      -> (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
+          memref<?x?x?xf32>, memref<?x?x?xf32>)
+  func.call @fill(%g, %three, %zero, %pg) : (memref<?x?x?xf32>, f32, f32, f32) -> ()
+  func.call @softplusGate(%g) : (memref<?x?x?xf32>) -> ()
+  return %q, %k, %v, %g, %beta, %s
+      : memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
+        memref<?x?x?xf32>, memref<?x?x?xf32>
+}
+
+// One unbounded case, K = 64, V = 32, H = 1, HV = 2, through the pairwise
+// kernels or (`%pairwise` false) the factored ones.
+func.func @unbounded(%t: index, %pairwise: i1) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %scale = arith.constant 0.125 : f32
+  %q, %k, %v, %g, %beta, %s = func.call @unboundedInputs(%t, %c1, %c2, %c64, %c32)
+      : (index, index, index, index, index)
+      -> (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
+          memref<?x?x?xf32>, memref<?x?x?xf32>)
+  %slots = arith.ceildivui %t, %c16 : index
+  %ks = memref.alloc() : memref<2x64x32xf32>
+  %ksd = memref.cast %ks : memref<2x64x32xf32> to memref<?x?x?xf32>
+  memref.copy %s, %ksd : memref<?x?x?xf32> to memref<?x?x?xf32>
+  %o = memref.alloc(%t, %c2, %c32) : memref<?x?x?xf32>
+  %b = memref.alloc(%slots, %c2, %c64, %c32) : memref<?x?x?x?xf32>
+  func.call @reference(%q, %k, %v, %g, %beta, %scale, %c16, %s, %o, %b)
+      : (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
+         memref<?x?x?xf32>, f32, index, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?x?xf32>) -> ()
+  %qs = memref.cast %q : memref<?x?x?xf32> to memref<?x1x64xf32>
+  %kk = memref.cast %k : memref<?x?x?xf32> to memref<?x1x64xf32>
+  %vs = memref.cast %v : memref<?x?x?xf32> to memref<?x2x32xf32>
+  %gs = memref.cast %g : memref<?x?x?xf32> to memref<?x2x64xf32>
+  %bc = memref.collapse_shape %beta [[0], [1, 2]] : memref<?x?x?xf32> into memref<?x?xf32>
+  %bs = memref.cast %bc : memref<?x?xf32> to memref<?x2xf32>
+  %ko = memref.alloc(%t) : memref<?x2x32xf32>
+  %kb = memref.alloc(%slots) : memref<?x2x64x32xf32>
+  %ws = memref.alloc(%slots) : memref<?x2x2752xf32>
+  scf.if %pairwise {
+    k3.kda_chunks %qs, %kk, %vs, %gs, %bs outs(%ko, %ks, %ws, %kb) scale = 0.125 every = 16 pairwise
+        : (memref<?x1x64xf32>, memref<?x1x64xf32>, memref<?x2x32xf32>, memref<?x2x64xf32>,
+           memref<?x2xf32>, memref<?x2x32xf32>, memref<2x64x32xf32>, memref<?x2x2752xf32>, memref<?x2x64x32xf32>) -> ()
+  } else {
+    k3.kda_chunks %qs, %kk, %vs, %gs, %bs outs(%ko, %ks, %ws, %kb) scale = 0.125 every = 16
+        : (memref<?x1x64xf32>, memref<?x1x64xf32>, memref<?x2x32xf32>, memref<?x2x64xf32>,
+           memref<?x2xf32>, memref<?x2x32xf32>, memref<2x64x32xf32>, memref<?x2x2752xf32>, memref<?x2x64x32xf32>) -> ()
+  }
+  %kod = memref.cast %ko : memref<?x2x32xf32> to memref<?x?x?xf32>
+  %kbd = memref.cast %kb : memref<?x2x64x32xf32> to memref<?x?x?x?xf32>
+  func.call @results(%kod, %o, %ksd, %s, %kbd, %b)
+      : (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>,
+         memref<?x?x?x?xf32>, memref<?x?x?x?xf32>) -> ()
+  return
+}
+
+func.func @chunkedSafe(%q: tensor<?x2x32xf32>, %k: tensor<?x2x32xf32>, %v: tensor<?x2x32xf32>,
+                       %g: tensor<?x2x32xf32>, %beta: tensor<?x2xf32>, %s0: tensor<2x32x32xf32>)
+    -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>) {
+  %o, %s1, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0) scale = 0.176776695 chunk = 32 sub_chunk = 2 safe
+      : (tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2xf32>, tensor<2x32x32xf32>)
+      -> (tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>)
+  return %o, %s1, %b : tensor<?x2x32xf32>, tensor<2x32x32xf32>, tensor<?x2x32x32xf32>
+}
+
 func.func @main() {
   %c1 = arith.constant 1 : index
   %c17 = arith.constant 17 : index
@@ -635,6 +818,21 @@ func.func @main() {
   vector.print str "odd1 "
   func.call @odd(%c1) : (index) -> ()
   vector.print str "converted "
-  func.call @converted() : () -> ()
+  func.call @converted(%false) : (i1) -> ()
+  %true = arith.constant true
+  %c15 = arith.constant 15 : index
+  %c70 = arith.constant 70 : index
+  vector.print str "unbounded1 "
+  func.call @unbounded(%c1, %true) : (index, i1) -> ()
+  vector.print str "unbounded15 "
+  func.call @unbounded(%c15, %true) : (index, i1) -> ()
+  vector.print str "unbounded63 "
+  func.call @unbounded(%c63, %true) : (index, i1) -> ()
+  vector.print str "unbounded70 "
+  func.call @unbounded(%c70, %true) : (index, i1) -> ()
+  vector.print str "factored63 "
+  func.call @unbounded(%c63, %false) : (index, i1) -> ()
+  vector.print str "convertedSafe "
+  func.call @converted(%true) : (i1) -> ()
   return
 }

@@ -32,7 +32,7 @@ func.func @tensors(%q: tensor<?x1x64xf32>, %k: tensor<?x1x64xf32>, %v: tensor<?x
 func.func @record(%q: memref<?x1x64xf32>, %k: memref<?x1x64xf32>, %v: memref<?x1x32xf32>,
                   %g: memref<?x1x64xf32>, %beta: memref<?x1xf32>, %o: memref<?x1x32xf32>,
                   %s: memref<1x64x32xf32>, %ws: memref<?x1x100xf32>) {
-  // expected-error @+1 {{workspace records have 100 words, expected 2240 for K = 64 and V = 32}}
+  // expected-error @+1 {{workspace records have 100 words, expected 2752 for K = 64 and V = 32}}
   k3.kda_chunks %q, %k, %v, %g, %beta outs(%o, %s, %ws) scale = 0.125 every = 0
       : (memref<?x1x64xf32>, memref<?x1x64xf32>, memref<?x1x32xf32>, memref<?x1x64xf32>,
          memref<?x1xf32>, memref<?x1x32xf32>, memref<1x64x32xf32>, memref<?x1x100xf32>) -> ()

@@ -3,7 +3,8 @@
 // Part of k3. `k3.kda_chunked` (`kda-prefill=chunks`, the GPU default) as
 // one `k3.kda_chunks`, which k3-gpu-kda-chunks builds into two kernels: one
 // preparing every 16-token chunk at once, one walking them on tensor cores
-// with the state in registers. It applies where those are exact and fit:
+// with the state in registers. It applies to static heads and head dims
+// within kdaChunksKernelFits, in one of two ways:
 //
 //   - the factored form with sub-chunks a multiple of 16 tokens: the form
 //     promises each aligned sub-chunk's cumulative decay within 80 nat
@@ -12,10 +13,13 @@
 //     too, which the factors against the chunk's row 8 need (they need
 //     only any 8 tokens within 80; a shorter sub-chunk's promise does not
 //     cover a chunk that straddles two);
-//   - static heads and head dims within kdaChunksKernelFits.
+//   - any other chunked op (the safe form: the softplus gate, an unknown
+//     bound, or a bound promised over shorter sub-chunks) as `pairwise`
+//     kernels, whose chunk matrices take exact exponents e^{G_r − G_s} ≤ 1
+//     per entry: no bound needed, one exponential per entry and channel.
 //
-// Boundary states, when used, come every `chunk` tokens, a multiple of the
-// sub-chunk and so of the kernel's 16.
+// Boundary states, when used, come every `chunk` tokens, which must be a
+// multiple of the kernel's 16.
 //
 // Elsewhere the column scan (KdaScanPattern.cpp, lower benefit) takes the
 // op. The initial state is the state destination: the kernels read it and
@@ -40,8 +44,7 @@ namespace {
 struct ChunksKdaChunked : OpRewritePattern<KdaChunkedOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(KdaChunkedOp op, PatternRewriter &b) const override {
-    if (op.getForm() != KdaTileForm::factored || op.getSubChunk() % 16 != 0)
-      return b.notifyMatchFailure(op, "the kernel needs the factored form over 16-token multiples");
+    const bool pairwise = op.getForm() != KdaTileForm::factored || op.getSubChunk() % 16 != 0;
     auto qType = cast<RankedTensorType>(op.getQ().getType());
     auto sType = cast<RankedTensorType>(op.getInitialState().getType());
     if (!sType.hasStaticShape() || qType.isDynamicDim(1) || qType.isDynamicDim(2))
@@ -50,6 +53,10 @@ struct ChunksKdaChunked : OpRewritePattern<KdaChunkedOp> {
       return b.notifyMatchFailure(op, "the kernel does not fit these head dims");
     Value boundaries = op.getBoundaryStates();
     const bool wantBoundaries = !boundaries.use_empty();
+    // The kernels' boundaries fall on their 16-token chunks (a factored
+    // op's chunk is a multiple of its sub-chunk, so of 16).
+    if (wantBoundaries && op.getChunk() % 16 != 0)
+      return b.notifyMatchFailure(op, "boundary states must fall every multiple of 16 tokens");
 
     Location loc = op.getLoc();
     Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
@@ -76,7 +83,8 @@ struct ChunksKdaChunked : OpRewritePattern<KdaChunkedOp> {
     auto chunks = KdaChunksOp::create(
         b, loc, types, op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(), out, state,
         workspace, wantBoundaries ? states : Value(), op.getScaleAttr(),
-        b.getI64IntegerAttr(wantBoundaries ? op.getChunk() : 0));
+        b.getI64IntegerAttr(wantBoundaries ? op.getChunk() : 0),
+        pairwise ? b.getUnitAttr() : UnitAttr());
     auto as = [&](Value v, Type type) {
       return v.getType() == type ? v : Value(tensor::CastOp::create(b, loc, type, v));
     };

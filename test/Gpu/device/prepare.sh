@@ -31,10 +31,11 @@ done
 for m in kda_prefill kda_decode mla_decode moe_mxfp4; do
   compile "bench_$m" "$root/test/Gpu/device/$m.mlir"
 done
-# KDA's GPU default is the two chunk kernels (k3-gpu-kda-chunks) where the gate
-# bounds the decay; the column scan (no contractions; the default's
-# fallback for unbounded gates) and the chunked form as linalg (a host loop
-# over 16-token chunks on mma.sync) stay selectable: checked and timed too.
+# KDA's GPU default is the two chunk kernels (k3-gpu-kda-chunks), factored
+# where the gate bounds the decay and pairwise for the softplus gate; the
+# column scan (no contractions; the fallback for K over 128) and the
+# chunked form as linalg (a host loop over 16-token chunks on mma.sync)
+# stay selectable: checked and timed too.
 gpu_only() { # NAME SOURCE [flags]: NAME.sm90a.k3b
   local name=$1 src=$2
   shift 2

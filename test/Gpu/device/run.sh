@@ -77,12 +77,15 @@ check() {
     say "| $module | $fn | $len | $note | $rmse | ok |"
   fi
 }
-# kda_lb runs the chunk kernels (the default), kda_softplus the column scan
-# (its unbounded gate keeps the fallback).
+# kda_lb runs the chunk kernels (the default), kda_softplus the pairwise
+# chunk kernels (its unbounded gate: exact exponents per entry).
 for len in 1 15 63 200; do
   check kda_layer kda_lb "$len" "uniform, chunk kernels"
-  check kda_layer kda_softplus "$len" "uniform, column scan"
+  check kda_layer kda_softplus "$len" "uniform, pairwise chunk kernels"
 done
+# Softplus decays of about -20 to -75 per token (raw gate inputs 20..30):
+# the factored kernels would overflow (e^400), the pairwise ones may not.
+check kda_layer kda_softplus 70 "pairwise chunk kernels, steep decays (raw 20..30)" --range=3:20,30
 check kda_layer kda_boundaries 200 "chunk kernels, boundary states every 16"
 check kda_layer kda_snapshots 63 "chunk kernels, k3.kda snapshots every 16"
 for len in 15 63 200; do
@@ -140,6 +143,7 @@ done
 check moe_layer moe_mx_all 63 "every token to all 8 experts (tiles of 16 per expert)" --range=9:123,130 --range=10:123,130 --range=11:123,130
 check bench_kda_prefill kda 63 "H=64, dk=dv=128, chunk kernels"
 check bench_kda_prefill kda 1000 "H=64, dk=dv=128, chunk kernels"
+check bench_kda_prefill kda_softplus 1000 "H=64, dk=dv=128, softplus gate, pairwise chunk kernels"
 cpu=bench_kda_prefill check bench_kda_scan kda 63 "H=64, dk=dv=128, column scan"
 check bench_kda_chunked kda 63 "H=64, dk=dv=128, chunked form"
 check bench_mla_decode mla 1000 "K3 MLA, bf16 cache"
@@ -215,6 +219,8 @@ bench() { # LABEL ANCHOR MODULE FUNCTION LENGTH [flags]
 kda_bytes=$((8192 * 64 * 128 * 4 * 5 + 64 * 128 * 128 * 4 * 2))
 bench "KDA prefill as two chunk kernels (the GPU default, k3-gpu-kda-chunks: preparation, recurrence), B=1 T=8192 H=64 dk=dv=128" "anchors on H200: FLA chunk_kda 1.78 ms, FlashKDA-style 1.28 ms, goal < 1.0 ms" \
   bench_kda_prefill kda 8192 --bytes=$kda_bytes
+bench "KDA prefill with Kimi Linear's softplus gate: the pairwise chunk kernels (exact exponents per chunk-matrix entry), same sizes" "goal: within 15% of the bounded gate's kernels above" \
+  bench_kda_prefill kda_softplus 8192 --bytes=$kda_bytes
 bench "KDA prefill as the column scan (--kda-prefill-form=scan), same sizes" "the form the chunk kernels replaced" \
   bench_kda_scan kda 8192 --bytes=$kda_bytes
 bench "KDA chunked prefill (--kda-prefill-form=loops: a host loop over 512 chunks), same sizes" "a host loop over chunks" \
