@@ -517,12 +517,10 @@ def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {
     K3's `lb = −5` over 16 tokens is exactly −80). Otherwise (a softplus
     gate, a bound too low for the sub-chunk, a decay from any other op) it
     uses the `safe` form and emits a remark on the op saying why. The safe
-    form's diagonal blocks take B·K exact exponentials per token for
-    sub-chunks of B, where the factored form's are matmul-shaped, so it uses
-    sub-chunks of gcd(sub-chunk, safe-sub-chunk) tokens (FLA's `chunk_kda`
-    likewise keeps its pairwise blocks small): with the softplus gate at
-    T = 4096 on the CPU, 2-token sub-chunks run the chunked form 2.8× faster
-    than 16-token ones (`k3-bench kda --gate=softplus --sub-chunk=N`).
+    form has no factor above 1 for any gate (exact pairwise decays, formed
+    as running products of the per-token decays on the CPU and as pairwise
+    exponentials in the GPU's chunk kernels), so its sub-chunk size is not
+    used by the lowerings.
 
     Snapshots (`snapshots every N`) become a strided slice of the chunk
     boundary states; where N is not a multiple of `chunk-size`, that op's
@@ -541,8 +539,6 @@ def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {
     Option<"subChunk", "sub-chunk", "int64_t", /*default=*/"16",
            "tokens per sub-chunk (the tile of the intra-chunk products); "
            "must divide chunk-size">,
-    Option<"safeSubChunk", "safe-sub-chunk", "int64_t", /*default=*/"2",
-           "in the safe form, sub-chunks of gcd(sub-chunk, this) tokens">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::k3::K3Dialect",

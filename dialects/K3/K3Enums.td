@@ -34,8 +34,9 @@ def K3_KdaTileFormAttr : I32EnumAttr<"KdaTileForm",
     `factored`: the diagonal sub-chunk blocks use `(X ⊙ e^{G−Gref}) ·
     (K ⊙ e^{Gref−G})ᵀ` (matmul-shaped; the right factor grows up to
     `e^{(B−1)·|lb|}`), valid only when the gate is proven bounded (KDA.md
-    §6.3). `safe`: the diagonal blocks use exact pairwise exponents
-    `e^{G_r−G_s}`, never above 1, for any gate.
+    §6.3). `safe`: every entry uses the exact pairwise decay
+    `e^{G_r−G_s}`, never above 1, for any gate (the lowerings need no
+    sub-chunks for it).
   }];
 }
 

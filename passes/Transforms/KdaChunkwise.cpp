@@ -74,13 +74,11 @@ struct K3KdaChunkwisePass : k3::impl::K3KdaChunkwisePassBase<K3KdaChunkwisePass>
   using Base::Base;
 
   void runOnOperation() override {
-    if (chunkSize <= 0 || subChunk <= 0 || chunkSize % subChunk != 0 || chunkSize > 1024 ||
-        safeSubChunk <= 0) {
+    if (chunkSize <= 0 || subChunk <= 0 || chunkSize % subChunk != 0 || chunkSize > 1024) {
       getOperation()->emitError()
           << "k3-kda-chunkwise: chunk-size " << int64_t(chunkSize)
           << " must be a positive multiple of sub-chunk " << int64_t(subChunk)
-          << ", at most 1024, and safe-sub-chunk " << int64_t(safeSubChunk)
-          << " must be positive";
+          << " and at most 1024";
       return signalPassFailure();
     }
     SmallVector<KdaOp> ops;
@@ -104,14 +102,10 @@ struct K3KdaChunkwisePass : k3::impl::K3KdaChunkwisePassBase<K3KdaChunkwisePass>
       }
       std::string why;
       KdaTileForm form = chooseForm(op.getG(), sub, why);
-      if (form == KdaTileForm::safe) {
-        // Shorter sub-chunks: fewer exact exponentials per token on the
-        // diagonal blocks, more (matmul-shaped) blocks off it.
-        sub = std::gcd(sub, int64_t(safeSubChunk));
-        op.emitRemark() << "k3-kda-chunkwise: safe tile form (exact pairwise "
-                           "exponents on the diagonal sub-chunks of "
-                        << sub << "): " << why;
-      }
+      if (form == KdaTileForm::safe)
+        op.emitRemark() << "k3-kda-chunkwise: safe tile form (exact pairwise decays, no factor "
+                           "above 1): "
+                        << why;
       auto s0Type = cast<RankedTensorType>(op.getInitialState().getType());
       int64_t t = cast<RankedTensorType>(op.getQ().getType()).getDimSize(0);
       int64_t chunks =

@@ -2,7 +2,7 @@
 // RUN: k3-opt %s --split-input-file --k3-kda-chunkwise="chunk-size=32 sub-chunk=8" 2>/dev/null | FileCheck %s --check-prefix=OPT
 // RUN: not k3-opt %s --split-input-file --k3-kda-chunkwise="chunk-size=40 sub-chunk=16" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: k3-kda-chunkwise: chunk-size 40 must be a positive multiple of sub-chunk 16, at most 1024
+// BAD: k3-kda-chunkwise: chunk-size 40 must be a positive multiple of sub-chunk 16 and at most 1024
 
 // K3's gate, lb = -5: 16 tokens reach at most -80, so the factored tile form.
 // CHECK-LABEL: func.func @lower_bound
@@ -25,18 +25,17 @@ func.func @lower_bound(%q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tenso
 
 // -----
 
-// Kimi Linear's softplus gate is unbounded below: the safe form, in
-// sub-chunks of gcd(sub-chunk, safe-sub-chunk = 2), and a remark that says
-// why.
+// Kimi Linear's softplus gate is unbounded below: the safe form (its
+// sub-chunk is unused), and a remark that says why.
 // CHECK-LABEL: func.func @softplus
-//       CHECK:   k3.kda_chunked {{.+}} chunk = 64 sub_chunk = 2 safe
+//       CHECK:   k3.kda_chunked {{.+}} chunk = 64 sub_chunk = 16 safe
 // OPT-LABEL: func.func @softplus
-//       OPT:   k3.kda_chunked {{.+}} chunk = 32 sub_chunk = 2 safe
+//       OPT:   k3.kda_chunked {{.+}} chunk = 32 sub_chunk = 8 safe
 func.func @softplus(%q: tensor<?x4x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<?x4x16xf32>, %x: tensor<?x4x16xf32>,
                     %a: tensor<4xf32>, %dt: tensor<4x16xf32>, %beta: tensor<?x4xf32>, %s0: tensor<4x16x16xf32>)
     -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>) {
   %g = k3.kda_gate softplus %x, %a, %dt : (tensor<?x4x16xf32>, tensor<4xf32>, tensor<4x16xf32>) -> tensor<?x4x16xf32>
-  // expected-remark @+1 {{k3-kda-chunkwise: safe tile form (exact pairwise exponents on the diagonal sub-chunks of 2): the softplus gate is unbounded below}}
+  // expected-remark @+1 {{k3-kda-chunkwise: safe tile form (exact pairwise decays, no factor above 1): the softplus gate is unbounded below}}
   %o, %s1 = k3.kda %q, %k, %v, %g, %beta, state(%s0) scale = 0.25
       : (tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4xf32>, tensor<4x16x16xf32>)
       -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>)

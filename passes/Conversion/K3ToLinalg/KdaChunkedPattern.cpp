@@ -6,10 +6,12 @@
 // outputs and the state unchanged, §6.6), then:
 //
 //   G      cumulative log-decay (a loop over the chunk's rows)
-//   L, Aqk per pair of sub-chunks against Gref = G[first row of r's
-//          sub-chunk]: factors e^{G_r−Gref} ≤ 1 and e^{Gref−G_s}, the latter
-//          ≤ 1 off the diagonal and ≤ e^{(B−1)|lb|} on it (factored form);
-//          the safe form takes the diagonal blocks from exact e^{G_r−G_s}
+//   L, Aqk factored form: per pair of sub-chunks against Gref = G[first
+//          row of r's sub-chunk]: factors e^{G_r−Gref} ≤ 1 and
+//          e^{Gref−G_s}, the latter ≤ 1 off the diagonal and
+//          ≤ e^{(B−1)|lb|} on it; safe form (any gate): row by row, the
+//          exact e^{G_r−G_s} as running products of the per-token decays
+//          e^{g_t} ≤ 1 (safeChunkMatrices), no sub-chunks
 //   W, U   (I+L)⁻¹ diag(β)(K⊙e^G), (I+L)⁻¹ diag(β)V by forward substitution
 //   Δ = U − W S;  O = (scale Q⊙e^G) S + Aqk Δ;
 //   S ← Diag(e^{G_last}) S + (K⊙e^{G_last−G})ᵀ Δ
@@ -118,6 +120,80 @@ Value tiled(Value v, ArrayRef<int64_t> sizes) {
 
 AffineMap map(MLIRContext *ctx, unsigned dims, ArrayRef<AffineExpr> results) {
   return AffineMap::get(dims, 0, results, ctx);
+}
+
+/// The safe form's chunk matrices L [HV, C, C] (s < r) and Aqk [HV, C, C]
+/// (s ≤ r) for any gate, row by row: with a_t = e^{g_t} ≤ 1 the per-token
+/// decays, every pairwise decay is a product, e^{G_r − G_s} = Π_{s<t≤r} a_t,
+/// so the decayed keys Kd_r[s] = k_s ⊙ e^{G_r − G_s} (kept transposed,
+/// [HV, K, C], s contiguous) follow Kd_r = Kd_{r−1} ⊙ a_r with column r set
+/// to k_r, and row r of L and Aqk is Kd_r's columns against β_r k_r and
+/// scale·q_r. One exponential per row and channel and no factor above 1
+/// (nothing can overflow, whatever the decay); the products underflow to
+/// 0 exactly where the pairwise decays do. q and k are [C, H, K] tiles read
+/// at head / group, g [C, HV, K], β [C, HV].
+std::pair<Value, Value> safeChunkMatrices(OpBuilder &b, Location l, Value q, Value k, Value g,
+                                          Value beta, int64_t hv, int64_t dk, int64_t c,
+                                          int64_t group, double scale) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+             d2 = getAffineDimExpr(2, ctx);
+  SmallVector<IT> par3(3, IT::parallel), par2(2, IT::parallel);
+  Value decay = elementwise(b, l, g, cast<RankedTensorType>(g.getType()),
+                            [](OpBuilder &bb, Location bl, ValueRange a) {
+                              return exp(bb, bl, a[0]);
+                            });
+  SmallVector<OpFoldResult> hcc = attrs(b, {hv, c, c});
+  auto loop = scf::ForOp::create(
+      b, l, cstIndex(b, l, 0), cstIndex(b, l, c), cstIndex(b, l, 1),
+      ValueRange{zeros(b, l, attrs(b, {hv, dk, c})), zeros(b, l, hcc), zeros(b, l, hcc)},
+      [&](OpBuilder &rb, Location rl, Value r, ValueRange it) {
+        Value aR = row(rb, rl, decay, r), kR = row(rb, rl, k, r), qR = row(rb, rl, q, r),
+              bR = row(rb, rl, beta, r);
+        // Loops (head, channel, s), s innermost: Kd ← Kd ⊙ a_r, column r ← k_r.
+        AffineMap headChan = map(ctx, 3, {d0, d1}), keyChan = map(ctx, 3, {d0.floorDiv(group), d1});
+        Value kd = generic(rb, rl, {aR, kR}, it[0], {headChan, keyChan, identity(ctx, 3)}, par3,
+                           [&](OpBuilder &bb, Location bl, ValueRange a) {
+                             Value here = cmp(bb, bl, arith::CmpIPredicate::eq,
+                                              loopIndex(bb, bl, 2), r);
+                             return SmallVector<Value>{arith::SelectOp::create(
+                                 bb, bl, here, a[1], mul(bb, bl, a[2], a[0]))};
+                           })
+                       .front();
+        // Σ over the channel, loops (head, channel, s): a multiply-add over
+        // the contiguous s for each channel.
+        SmallVector<OpFoldResult> hc = attrs(rb, {hv, c});
+        AffineMap headS = map(ctx, 3, {d0, d2});
+        SmallVector<Value> sums = generic(
+            rb, rl, {kd, kR, qR}, {zeros(rb, rl, hc), zeros(rb, rl, hc)},
+            {identity(ctx, 3), keyChan, keyChan, headS, headS},
+            {IT::parallel, IT::reduction, IT::parallel},
+            [&](OpBuilder &bb, Location bl, ValueRange a) {
+              return SmallVector<Value>{add(bb, bl, a[3], mul(bb, bl, a[0], a[1])),
+                                        add(bb, bl, a[4], mul(bb, bl, a[0], a[2]))};
+            });
+        // Row r: L = β_r Σ (s < r), Aqk = scale Σ (s ≤ r).
+        SmallVector<Value> rows = generic(
+            rb, rl, {sums[0], sums[1], bR}, {empty(rb, rl, hc, rb.getF32Type()),
+                                             empty(rb, rl, hc, rb.getF32Type())},
+            {identity(ctx, 2), identity(ctx, 2), map(ctx, 2, {d0}), identity(ctx, 2),
+             identity(ctx, 2)},
+            par2, [&](OpBuilder &bb, Location bl, ValueRange a) {
+              Value s = loopIndex(bb, bl, 1);
+              Value below = cmp(bb, bl, arith::CmpIPredicate::ult, s, r),
+                    onOrBelow = cmp(bb, bl, arith::CmpIPredicate::ule, s, r);
+              return SmallVector<Value>{keep(bb, bl, below, mul(bb, bl, a[2], a[0])),
+                                        keep(bb, bl, onOrBelow, mul(bb, bl, cst(bb, bl, scale), a[1]))};
+            });
+        SmallVector<OpFoldResult> offsets{rb.getIndexAttr(0), r, rb.getIndexAttr(0)};
+        auto put = [&](Value v, Value dst) {
+          return tensor::InsertSliceOp::create(rb, rl, v, dst, offsets, attrs(rb, {hv, 1, c}),
+                                               attrs(rb, {1, 1, 1}))
+              .getResult();
+        };
+        scf::YieldOp::create(rb, rl, ValueRange{kd, put(rows[0], it[1]), put(rows[1], it[2])});
+      });
+  return {loop.getResult(1), loop.getResult(2)};
 }
 
 struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
@@ -237,107 +313,74 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
                              })
                          .front();
 
-          // Right factors Kr[a, s] = k_s ⊙ e^{Gref_a − G_s}, stored
-          // [numSub, HV, K, C] (s contiguous, the tile columns below), kept for the
-          // rows s before sub-chunk a (exponent ≤ 0) and, in the factored
-          // form, those of sub-chunk a itself (exponent ≤ (B−1)|lb|). Later
-          // rows could overflow and are selected away.
-          const int64_t limitShift = factored ? 1 : 0;
-          Value kr = generic(
-                         ib, l, {k, gRef, G}, empty(ib, l, attrs(ib, {numSub, hv, dk, c}), f32),
-                         {map(ctx, 4, {d1, d2.floorDiv(group), d3}), map(ctx, 4, {d0, d2, d3}),
-                          map(ctx, 4, {d1, d2, d3}), map(ctx, 4, {d0, d2, d3, d1})},
-                         SmallVector<IT>(4, IT::parallel),
-                         [&](OpBuilder &bb, Location bl, ValueRange a) {
-                           Value limit = arith::MulIOp::create(
-                               bb, bl,
-                               arith::AddIOp::create(bb, bl, loopIndex(bb, bl, 0),
-                                                     cstIndex(bb, bl, limitShift)),
-                               cstIndex(bb, bl, bs));
-                           Value inside = cmp(bb, bl, arith::CmpIPredicate::ult,
-                                              loopIndex(bb, bl, 1), limit);
-                           Value term = mul(bb, bl, a[0], exp(bb, bl, sub(bb, bl, a[1], a[2])));
-                           return SmallVector<Value>{keep(bb, bl, inside, term)};
-                         })
-                         .front();
-
-          // L[h, r, s] (s < r) and Aqk[h, r, s] (s ≤ r), with r = a·B + rr:
-          // contractions over the channel in loops (head, a, rr, channel, s)
-          // on [HV, numSub, B, ·] views, tiled like the sequential part.
-          // The products are finite (left factors ≤ 1, right factors
-          // bounded or zeroed), so the reductions stay unmasked; the
-          // triangle is selected afterwards.
-          SmallVector<OpFoldResult> hcc = attrs(ib, {hv, c, c});
-          SmallVector<ReassociationIndices> splitRows{{0}, {1, 2}, {3}};
-          auto rowsBySub = [&](Value x, int64_t width) {
-            return tensor::ExpandShapeOp::create(
-                ib, l, RankedTensorType::get({hv, numSub, bs, width}, f32), x, splitRows);
-          };
-          AffineExpr d4 = getAffineDimExpr(4, ctx);
-          SmallVector<IT> pairIts{IT::parallel, IT::parallel, IT::parallel, IT::reduction,
-                                  IT::parallel};
-          auto pairs = [&](Value left) {
-            Value acc = zeros(ib, l, attrs(ib, {hv, numSub, bs, c}));
-            Value r = tiled(generic(ib, l, {rowsBySub(left, dk), kr}, acc,
-                                    {map(ctx, 5, {d0, d1, d2, d3}), map(ctx, 5, {d1, d0, d3, d4}),
-                                     map(ctx, 5, {d0, d1, d2, d4})},
-                                    pairIts, multiplyAccumulate)
-                                .front(),
-                            {1, 1, fit(bs, 4), 1, fit(c, 16)});
-            return tensor::CollapseShapeOp::create(ib, l, r, splitRows);
-          };
-          Value lRaw = pairs(kl), aRaw = pairs(ql);
-          SmallVector<IT> red4{IT::parallel, IT::parallel, IT::parallel, IT::reduction};
-          SmallVector<Value> la = generic(
-              ib, l, {lRaw, aRaw}, {empty(ib, l, hcc, f32), empty(ib, l, hcc, f32)},
-              {rows3, rows3, rows3, rows3}, par3,
-              [&](OpBuilder &bb, Location bl, ValueRange a) {
-                Value r = loopIndex(bb, bl, 1), s = loopIndex(bb, bl, 2);
-                Value below = cmp(bb, bl, arith::CmpIPredicate::ult, s, r),
-                      onOrBelow = cmp(bb, bl, arith::CmpIPredicate::ule, s, r);
-                return SmallVector<Value>{keep(bb, bl, below, a[0]),
-                                          keep(bb, bl, onOrBelow, a[1])};
-              });
-          Value L = la[0], A = la[1];
+          // L and Aqk: the safe form row by row from products of the
+          // per-token decays (safeChunkMatrices), the factored form as
+          // matmul-shaped products of factors per pair of sub-chunks.
+          Value L, A;
           if (!factored) {
-            // Diagonal blocks from exact pairwise exponents, loops (head, r,
-            // j, channel) with s = B·⌊r/B⌋ + j; e^{G_r−G_s} ≤ 1 wherever kept,
-            // and each term is selected before it is summed.
-            AffineExpr sExpr = d1.floorDiv(bs) * bs + d2;
-            SmallVector<OpFoldResult> hcb = attrs(ib, {hv, c, bs});
-            AffineMap blk = map(ctx, 4, {d0, d1, d2});
-            SmallVector<Value> diag = generic(
-                ib, l, {k, q, k, G, G, beta}, {zeros(ib, l, hcb), zeros(ib, l, hcb)},
-                {map(ctx, 4, {d1, d0.floorDiv(group), d3}), map(ctx, 4, {d1, d0.floorDiv(group), d3}),
-                 map(ctx, 4, {sExpr, d0.floorDiv(group), d3}), map(ctx, 4, {d1, d0, d3}),
-                 map(ctx, 4, {sExpr, d0, d3}), map(ctx, 4, {d1, d0}), blk, blk},
-                red4, [&](OpBuilder &bb, Location bl, ValueRange a) {
-                  Value r = loopIndex(bb, bl, 1), j = loopIndex(bb, bl, 2);
-                  Value rIn = arith::RemUIOp::create(bb, bl, r, cstIndex(bb, bl, bs));
-                  Value below = cmp(bb, bl, arith::CmpIPredicate::ult, j, rIn),
-                        onOrBelow = cmp(bb, bl, arith::CmpIPredicate::ule, j, rIn);
-                  Value e = exp(bb, bl, sub(bb, bl, a[3], a[4]));
-                  Value kk = mul(bb, bl, mul(bb, bl, a[5], a[0]), mul(bb, bl, a[2], e));
-                  Value qk = mul(bb, bl, mul(bb, bl, cst(bb, bl, scale), a[1]),
-                                 mul(bb, bl, a[2], e));
-                  return SmallVector<Value>{add(bb, bl, a[6], keep(bb, bl, below, kk)),
-                                            add(bb, bl, a[7], keep(bb, bl, onOrBelow, qk))};
-                });
-            // Scatter them into the (so far off-diagonal) L and Aqk.
-            AffineMap blk3 = map(ctx, 3, {d0, d1, d2 % bs});
-            SmallVector<Value> merged = generic(
-                ib, l, {diag[0], diag[1]}, {L, A}, {blk3, blk3, rows3, rows3}, par3,
+            std::tie(L, A) = safeChunkMatrices(ib, l, q, k, g, beta, hv, dk, c, group, scale);
+          } else {
+            // Right factors Kr[a, s] = k_s ⊙ e^{Gref_a − G_s}, stored
+            // [numSub, HV, K, C] (s contiguous, the tile columns below), kept
+            // for the rows s before sub-chunk a (exponent ≤ 0) and those of
+            // sub-chunk a itself (exponent ≤ (B−1)|lb|). Later rows could
+            // overflow and are selected away.
+            Value kr = generic(
+                           ib, l, {k, gRef, G}, empty(ib, l, attrs(ib, {numSub, hv, dk, c}), f32),
+                           {map(ctx, 4, {d1, d2.floorDiv(group), d3}), map(ctx, 4, {d0, d2, d3}),
+                            map(ctx, 4, {d1, d2, d3}), map(ctx, 4, {d0, d2, d3, d1})},
+                           SmallVector<IT>(4, IT::parallel),
+                           [&](OpBuilder &bb, Location bl, ValueRange a) {
+                             Value limit = arith::MulIOp::create(
+                                 bb, bl,
+                                 arith::AddIOp::create(bb, bl, loopIndex(bb, bl, 0),
+                                                       cstIndex(bb, bl, 1)),
+                                 cstIndex(bb, bl, bs));
+                             Value inside = cmp(bb, bl, arith::CmpIPredicate::ult,
+                                                loopIndex(bb, bl, 1), limit);
+                             Value term = mul(bb, bl, a[0], exp(bb, bl, sub(bb, bl, a[1], a[2])));
+                             return SmallVector<Value>{keep(bb, bl, inside, term)};
+                           })
+                           .front();
+
+            // L[h, r, s] (s < r) and Aqk[h, r, s] (s ≤ r), with r = a·B + rr:
+            // contractions over the channel in loops (head, a, rr, channel, s)
+            // on [HV, numSub, B, ·] views, tiled like the sequential part.
+            // The products are finite (left factors ≤ 1, right factors
+            // bounded by the gate or zeroed), so the reductions stay unmasked; the
+            // triangle is selected afterwards.
+            SmallVector<OpFoldResult> hcc = attrs(ib, {hv, c, c});
+            SmallVector<ReassociationIndices> splitRows{{0}, {1, 2}, {3}};
+            auto rowsBySub = [&](Value x, int64_t width) {
+              return tensor::ExpandShapeOp::create(
+                  ib, l, RankedTensorType::get({hv, numSub, bs, width}, f32), x, splitRows);
+            };
+            AffineExpr d4 = getAffineDimExpr(4, ctx);
+            SmallVector<IT> pairIts{IT::parallel, IT::parallel, IT::parallel, IT::reduction,
+                                    IT::parallel};
+            auto pairs = [&](Value left) {
+              Value acc = zeros(ib, l, attrs(ib, {hv, numSub, bs, c}));
+              Value r = tiled(generic(ib, l, {rowsBySub(left, dk), kr}, acc,
+                                      {map(ctx, 5, {d0, d1, d2, d3}), map(ctx, 5, {d1, d0, d3, d4}),
+                                       map(ctx, 5, {d0, d1, d2, d4})},
+                                      pairIts, multiplyAccumulate)
+                                  .front(),
+                              {1, 1, fit(bs, 4), 1, fit(c, 16)});
+              return tensor::CollapseShapeOp::create(ib, l, r, splitRows);
+            };
+            Value lRaw = pairs(kl), aRaw = pairs(ql);
+            SmallVector<Value> la = generic(
+                ib, l, {lRaw, aRaw}, {empty(ib, l, hcc, f32), empty(ib, l, hcc, f32)},
+                {rows3, rows3, rows3, rows3}, par3,
                 [&](OpBuilder &bb, Location bl, ValueRange a) {
-                  Value same = cmp(bb, bl, arith::CmpIPredicate::eq,
-                                   arith::DivUIOp::create(bb, bl, loopIndex(bb, bl, 1),
-                                                          cstIndex(bb, bl, bs)),
-                                   arith::DivUIOp::create(bb, bl, loopIndex(bb, bl, 2),
-                                                          cstIndex(bb, bl, bs)));
-                  return SmallVector<Value>{add(bb, bl, a[2], keep(bb, bl, same, a[0])),
-                                            add(bb, bl, a[3], keep(bb, bl, same, a[1]))};
+                  Value r = loopIndex(bb, bl, 1), s = loopIndex(bb, bl, 2);
+                  Value below = cmp(bb, bl, arith::CmpIPredicate::ult, s, r),
+                        onOrBelow = cmp(bb, bl, arith::CmpIPredicate::ule, s, r);
+                  return SmallVector<Value>{keep(bb, bl, below, a[0]),
+                                            keep(bb, bl, onOrBelow, a[1])};
                 });
-            L = merged[0];
-            A = merged[1];
+            L = la[0];
+            A = la[1];
           }
 
           // −W and U by forward substitution, column by column: once row s
