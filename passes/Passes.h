@@ -67,8 +67,8 @@ void buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options);
 /// The forms convert-k3-to-linalg picks where there is a choice: the CPU's
 /// (grouped MoE, per-head KDA decode, KDA prefill and the router as host
 /// loops) or the GPU's (MXFP4 experts as k3.moe_experts and float ones as
-/// slot GEMMs, batched decode, KDA prefill as two chunk kernels where the
-/// decay is bounded and a column scan elsewhere, the
+/// slot GEMMs, batched decode, KDA prefill as two chunk kernels, pairwise
+/// for an unbounded decay, and a column scan where they do not fit, the
 /// router per (token, pick): no data-dependent, per-token or
 /// per-head host loops), and MLA decode's key parts: the op's `splits` in
 /// turn (0) or parts of that many keys side by side (the GPU's split-K).

@@ -64,9 +64,10 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     Option<"kdaPrefill", "kda-prefill", "std::string", [{"loops"}],
            "How k3.kda and k3.kda_chunked run: loops (a loop over tokens or "
            "chunks, each step a loop nest), scan (one loop nest over the "
-           "state's columns, each scanning every token) or chunks (a factored "
-           "k3.kda_chunked as k3.kda_chunks, for k3-gpu-kda-chunks; the rest "
-           "as scan)">,
+           "state's columns, each scanning every token) or chunks (k3.kda_chunked "
+           "as k3.kda_chunks, for k3-gpu-kda-chunks, pairwise unless the form "
+           "is factored over 16-token multiples; scan where the kernels do not "
+           "fit)">,
     Option<"router", "router", "std::string", [{"loops"}],
            "How k3.router picks its top-k: loops (a loop over tokens) or "
            "picks (one loop nest over (token, pick): the GPU form)">,
@@ -266,8 +267,10 @@ def K3GpuKdaChunksPass : Pass<"k3-gpu-kda-chunks"> {
     `--kda-prefill-form=chunks`) into two `gpu.launch`es (FlashKDA's split).
     The first, a block of 128 threads per (16-token chunk, value head),
     prepares each chunk at once in shared memory: the cumulative decay, the
-    factors of the chunk matrices against the decay at row 8, L and Aqk as
-    f32 dot products, the UT transform by forward substitution in f32; and
+    factors of the chunk matrices against the decay at row 8 (or, with the
+    op's `pairwise`, for any gate, exact exponents e^{G_r − G_s} per entry
+    and channel on and below the diagonal), L and Aqk as f32 dot products,
+    the UT transform by forward substitution in f32; and
     writes the chunk's record to the workspace (the tensor-core operands as
     bf16 pairs in fragment order). The second, block (h, j) per value head
     h and value channels [64 j, 64 j + 64) (fewer for narrow heads), one
@@ -277,7 +280,8 @@ def K3GpuKdaChunksPass : Pass<"k3-gpu-kda-chunks"> {
     chained through registers, the operands read straight from the records.
     Two launches for any T; the state is read and written once. With
     `split-operands` the state and the deltas enter the tensor cores as two
-    bf16 terms. At most 128 key channels; convert-k3-to-linalg keeps the
+    bf16 terms, and Q e^G's bf16 rounding remainder as one more product. At
+    most 128 key channels; convert-k3-to-linalg keeps the
     column scan otherwise, and this pass reports such shapes.
   }];
   let options = [
@@ -519,8 +523,8 @@ def K3KdaChunkwisePass : Pass<"k3-kda-chunkwise"> {
     uses the `safe` form and emits a remark on the op saying why. The safe
     form has no factor above 1 for any gate (exact pairwise decays, formed
     as running products of the per-token decays on the CPU and as pairwise
-    exponentials in the GPU's chunk kernels), so its sub-chunk size is not
-    used by the lowerings.
+    exponentials in the GPU's chunk kernels), so its sub-chunk size does not
+    change the result.
 
     Snapshots (`snapshots every N`) become a strided slice of the chunk
     boundary states; where N is not a multiple of `chunk-size`, that op's

@@ -35,8 +35,8 @@ def K3_KdaTileFormAttr : I32EnumAttr<"KdaTileForm",
     (K ⊙ e^{Gref−G})ᵀ` (matmul-shaped; the right factor grows up to
     `e^{(B−1)·|lb|}`), valid only when the gate is proven bounded (KDA.md
     §6.3). `safe`: every entry uses the exact pairwise decay
-    `e^{G_r−G_s}`, never above 1, for any gate (the lowerings need no
-    sub-chunks for it).
+    `e^{G_r−G_s}`, never above 1, for any gate (the sub-chunk size does
+    not change the result).
   }];
 }
 

@@ -322,10 +322,13 @@ def K3_KdaChunkedOp : K3_Op<"kda_chunked", [Pure]> {
     log-decay inside the chunk:
 
     - intra-chunk matrices `L` (strictly lower, `β_r Σ_d k_r k_s e^{G_r−G_s}`)
-      and `Aqk` (lower, `scale Σ_d q_r k_s e^{G_r−G_s}`), formed per pair of
-      sub-chunks against the reference point `Gref = G[first row of r's
-      sub-chunk]`; off-diagonal blocks are products of two factors ≤ 1,
-      diagonal blocks follow `form` (`factored` or `safe`);
+      and `Aqk` (lower, `scale Σ_d q_r k_s e^{G_r−G_s}`). In the `factored`
+      form they are formed per pair of sub-chunks against the reference
+      point `Gref = G[first row of r's sub-chunk]`: off-diagonal blocks are
+      products of two factors ≤ 1, diagonal blocks of a factor ≤ 1 and one
+      up to `e^{(B−1)·|lb|}`. In the `safe` form every entry takes the exact
+      pairwise decay (no factor above 1, any gate) and `sub_chunk` does not
+      change the result;
     - `W = (I+L)⁻¹ diag(β)(K ⊙ e^G)`, `U = (I+L)⁻¹ diag(β) V` by forward
       substitution (the UT transform);
     - `Δ = U − W S`, `O = scale (Q ⊙ e^G) S + Aqk Δ`,

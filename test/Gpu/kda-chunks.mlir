@@ -76,17 +76,19 @@ func.func @tiny(%q: memref<?x1x16xf32>, %k: memref<?x1x16xf32>, %v: memref<?x2x1
 // -----
 
 // `pairwise` (the unbounded gate): the preparation kernel's entry loop over
-// the key channels takes one exponential of min(G_r − G_s, 0) per channel
-// (the factored form takes none there); the recurrence is the same.
+// the key channels runs only for entries on and below the diagonal and
+// takes one exponential of G_r − G_s per channel (the factored form takes
+// none there); the recurrence is the same.
 // CHECK-LABEL: func.func @pairwise
 //       CHECK:   gpu.launch
 //       CHECK:   gpu.barrier
 //       CHECK:   gpu.barrier
-//       CHECK:   scf.for {{.+}} iter_args({{.+}}) -> (f32, f32) {
-//       CHECK:     arith.subf
-//       CHECK:     arith.minimumf
-//       CHECK:     math.exp
-//       CHECK:     scf.yield
+//       CHECK:   scf.if {{.+}} -> (f32, f32) {
+//       CHECK:     scf.for {{.+}} iter_args({{.+}}) -> (f32, f32) {
+//       CHECK:       arith.subf
+//       CHECK:       math.exp
+//       CHECK:       scf.yield
+//       CHECK:   } else {
 //       CHECK:   gpu.barrier
 //       CHECK:   gpu.launch
 //       CHECK:   %{{[0-9]+}}:8 = scf.for {{.+}} -> (f32,

@@ -192,7 +192,7 @@ static cl::opt<std::string> kdaPrefillForm(
     cl::desc("KDA over many tokens (k3.kda, k3.kda_chunked): loops (the CPU default; a "
              "loop over chunks or tokens), scan (one loop nest over the state's columns, "
              "each scanning every token) or chunks (the GPU default; two kernels over "
-             "16-token chunks on tensor cores where the decay is bounded, else scan)"),
+             "16-token chunks on tensor cores, any gate; scan where they do not fit)"),
     cl::init(""), cl::cat(k3Category));
 static cl::opt<std::string> routerForm(
     "router-form",

@@ -182,9 +182,10 @@ void populateKdaChunkedPatterns(RewritePatternSet &patterns);
 /// k3.kda and k3.kda_chunked as one column-parallel scan over the tokens
 /// (KdaScanPattern.cpp, the GPU form), over the host-loop lowerings.
 void populateKdaScanPatterns(RewritePatternSet &patterns);
-/// `k3.kda_chunked` in the factored form as `k3.kda_chunks` (the GPU's
-/// chunk kernels, `kda-prefill=chunks`) where k3-gpu-kda-chunks builds them;
-/// over the scan, which takes the other shapes.
+/// `k3.kda_chunked` as `k3.kda_chunks` (the GPU's chunk kernels,
+/// `kda-prefill=chunks`; `pairwise` unless the form is factored over 16-token
+/// multiples) where k3-gpu-kda-chunks builds them; over the scan, which
+/// takes the other shapes.
 void populateKdaChunksPatterns(RewritePatternSet &patterns);
 /// `batched`: the decode step for all heads at once (the GPU form), else a
 /// loop over heads.

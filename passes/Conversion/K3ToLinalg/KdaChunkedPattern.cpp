@@ -130,7 +130,7 @@ AffineMap map(MLIRContext *ctx, unsigned dims, ArrayRef<AffineExpr> results) {
 /// to k_r, and row r of L and Aqk is Kd_r's columns against β_r k_r and
 /// scale·q_r. One exponential per row and channel and no factor above 1
 /// (nothing can overflow, whatever the decay); the products underflow to
-/// 0 exactly where the pairwise decays do. q and k are [C, H, K] tiles read
+/// 0 only where the pairwise decays are below f32's range too. q and k are [C, H, K] tiles read
 /// at head / group, g [C, HV, K], β [C, HV].
 std::pair<Value, Value> safeChunkMatrices(OpBuilder &b, Location l, Value q, Value k, Value g,
                                           Value beta, int64_t hv, int64_t dk, int64_t c,
@@ -150,7 +150,8 @@ std::pair<Value, Value> safeChunkMatrices(OpBuilder &b, Location l, Value q, Val
       [&](OpBuilder &rb, Location rl, Value r, ValueRange it) {
         Value aR = row(rb, rl, decay, r), kR = row(rb, rl, k, r), qR = row(rb, rl, q, r),
               bR = row(rb, rl, beta, r);
-        // Loops (head, channel, s), s innermost: Kd ← Kd ⊙ a_r, column r ← k_r.
+        // Loops (head, channel, s), s innermost: Kd ← Kd ⊙ a_r, column r ← k_r,
+        // in vectors of 16 s (k3-tile-contractions).
         AffineMap headChan = map(ctx, 3, {d0, d1}), keyChan = map(ctx, 3, {d0.floorDiv(group), d1});
         Value kd = generic(rb, rl, {aR, kR}, it[0], {headChan, keyChan, identity(ctx, 3)}, par3,
                            [&](OpBuilder &bb, Location bl, ValueRange a) {
@@ -160,8 +161,11 @@ std::pair<Value, Value> safeChunkMatrices(OpBuilder &b, Location l, Value q, Val
                                  bb, bl, here, a[1], mul(bb, bl, a[2], a[0]))};
                            })
                        .front();
+        tiled(kd, {1, 1, fit(c, 16)});
         // Σ over the channel, loops (head, channel, s): a multiply-add over
-        // the contiguous s for each channel.
+        // the contiguous s for each channel, in register tiles of 16 s
+        // (k3-tile-contractions: the accumulators stay in registers over
+        // the channels).
         SmallVector<OpFoldResult> hc = attrs(rb, {hv, c});
         AffineMap headS = map(ctx, 3, {d0, d2});
         SmallVector<Value> sums = generic(
@@ -172,6 +176,7 @@ std::pair<Value, Value> safeChunkMatrices(OpBuilder &b, Location l, Value q, Val
               return SmallVector<Value>{add(bb, bl, a[3], mul(bb, bl, a[0], a[1])),
                                         add(bb, bl, a[4], mul(bb, bl, a[0], a[2]))};
             });
+        tiled(sums[0], {1, 1, fit(c, 16)});
         // Row r: L = β_r Σ (s < r), Aqk = scale Σ (s ≤ r).
         SmallVector<Value> rows = generic(
             rb, rl, {sums[0], sums[1], bR}, {empty(rb, rl, hc, rb.getF32Type()),
@@ -289,23 +294,29 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
                                    [](OpBuilder &bb, Location bl, ValueRange a) {
                                      return exp(bb, bl, a[0]);
                                    });
+          // (The safe form forms L and Aqk without Ql and Kl.)
+          const int64_t outputs = factored ? 5 : 3;
+          SmallVector<Value> fInits;
+          SmallVector<AffineMap> fMaps{keys3, keys3, beta3, rows3, ref3, head3, ref3};
+          for (int64_t i = 0; i < outputs; ++i) {
+            fInits.push_back(empty(ib, l, hck, f32));
+            fMaps.push_back(headMajor3);
+          }
           SmallVector<Value> f = generic(
-              ib, l, {q, k, beta, G, gRef, gLast, eRef},
-              {empty(ib, l, hck, f32), empty(ib, l, hck, f32), empty(ib, l, hck, f32),
-               empty(ib, l, hck, f32), empty(ib, l, hck, f32)},
-              {keys3, keys3, beta3, rows3, ref3, head3, ref3, headMajor3, headMajor3, headMajor3,
-               headMajor3, headMajor3},
-              par3, [&](OpBuilder &bb, Location bl, ValueRange a) {
+              ib, l, {q, k, beta, G, gRef, gLast, eRef}, fInits, fMaps, par3,
+              [&](OpBuilder &bb, Location bl, ValueRange a) {
                 Value sq = mul(bb, bl, a[0], cst(bb, bl, scale)), bk = mul(bb, bl, a[2], a[1]);
                 Value eRel = exp(bb, bl, sub(bb, bl, a[3], a[4]));
                 Value eG = mul(bb, bl, a[6], eRel);
                 Value eTail = exp(bb, bl, sub(bb, bl, a[5], a[3]));
                 Value negBk = arith::NegFOp::create(bb, bl, bk);
-                return SmallVector<Value>{mul(bb, bl, sq, eG), mul(bb, bl, negBk, eG),
-                                          mul(bb, bl, a[1], eTail), mul(bb, bl, sq, eRel),
-                                          mul(bb, bl, bk, eRel)};
+                SmallVector<Value> r{mul(bb, bl, sq, eG), mul(bb, bl, negBk, eG),
+                                     mul(bb, bl, a[1], eTail)};
+                if (factored)
+                  r.append({mul(bb, bl, sq, eRel), mul(bb, bl, bk, eRel)});
+                return r;
               });
-          Value qg = f[0], kn = f[1], kd = f[2], ql = f[3], kl = f[4];
+          Value qg = f[0], kn = f[1], kd = f[2];
           Value vb = generic(ib, l, {v, beta}, empty(ib, l, hcv, f32),
                              {rows3, beta3, headMajor3}, par3,
                              [](OpBuilder &bb, Location bl, ValueRange a) {
@@ -368,7 +379,7 @@ struct LowerKdaChunked : OpRewritePattern<KdaChunkedOp> {
                               {1, 1, fit(bs, 4), 1, fit(c, 16)});
               return tensor::CollapseShapeOp::create(ib, l, r, splitRows);
             };
-            Value lRaw = pairs(kl), aRaw = pairs(ql);
+            Value lRaw = pairs(f[4]), aRaw = pairs(f[3]);
             SmallVector<Value> la = generic(
                 ib, l, {lRaw, aRaw}, {empty(ib, l, hcc, f32), empty(ib, l, hcc, f32)},
                 {rows3, rows3, rows3, rows3}, par3,

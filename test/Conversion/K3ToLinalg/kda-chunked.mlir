@@ -36,17 +36,25 @@ func.func @factored(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x2
 
 // -----
 
-// Safe form: the diagonal sub-chunk blocks come from exact pairwise
-// exponents, each term selected before it is summed (a reduction whose body
-// holds the exponential and the select), then merged into L and Aqk.
+// Safe form: L and Aqk row by row inside the chunk (a loop over its 8 rows
+// carrying the transposed decayed keys [HV, K, C] and both matrices): the
+// keys decay by e^{g_r} (computed once, before the loop) and column r takes
+// k_r, a select; the sums over the channels (register tiles); row r masked
+// by selects and inserted. No exponential inside the row loop.
 // Used boundary states are a third loop result, one slot per chunk.
 // CHECK-LABEL: func.func @safe
 //       CHECK:   %[[LOOP:.+]]:3 = scf.for {{.+}} -> (tensor<2x4x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4x4xf32>)
-//       CHECK:     linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
-//  CHECK-NEXT:     ^bb0
-//       CHECK:       math.exp
-//       CHECK:       arith.select
-//       CHECK:       arith.select
+//       CHECK:     scf.for {{.+}} -> (tensor<2x4x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>)
+//   CHECK-NOT:       math.exp
+//       CHECK:       linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel"]{{.+}}k3.tile = array<i64: 1, 1, 8>
+//       CHECK:         arith.cmpi eq
+//       CHECK:         arith.select
+//       CHECK:       linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]{{.+}}k3.tile = array<i64: 1, 1, 8>
+//   CHECK-NOT:       math.exp
+//       CHECK:         arith.select
+//       CHECK:         arith.select
+//       CHECK:       tensor.insert_slice {{.+}} : tensor<2x8xf32> into tensor<2x8x8xf32>
+//       CHECK:       tensor.insert_slice {{.+}} : tensor<2x8xf32> into tensor<2x8x8xf32>
 //       CHECK:     tensor.insert_slice {{.+}} : tensor<2x4x4xf32> into tensor<?x2x4x4xf32>
 //       CHECK:   return %[[LOOP]]#2
 func.func @safe(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x2x4xf32>, %g: tensor<?x2x4xf32>,

@@ -22,16 +22,16 @@ func.func @tensors(%q: tensor<?x2x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tensor<
 // The memref form, and `pairwise` (the unbounded gate's kernels).
 // CHECK-LABEL: func.func @memrefs
 //       CHECK:   k3.kda_chunks %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} outs(%{{.+}}, %{{.+}}, %{{.+}}) scale = 1.250000e-01 every = 0 :
-//  CHECK-SAME:     memref<1x64x32xf32>, memref<?x1x2240xf32>) -> ()
+//  CHECK-SAME:     memref<1x64x32xf32>, memref<?x1x2752xf32>) -> ()
 //       CHECK:   k3.kda_chunks %{{.+}} scale = 1.250000e-01 every = 0 pairwise :
 func.func @memrefs(%q: memref<?x1x64xf32>, %k: memref<?x1x64xf32>, %v: memref<?x1x32xf32>,
                    %g: memref<?x1x64xf32>, %beta: memref<?x1xf32>, %o: memref<?x1x32xf32>,
-                   %s: memref<1x64x32xf32>, %ws: memref<?x1x2240xf32>) {
+                   %s: memref<1x64x32xf32>, %ws: memref<?x1x2752xf32>) {
   k3.kda_chunks %q, %k, %v, %g, %beta outs(%o, %s, %ws) scale = 0.125 every = 0
       : (memref<?x1x64xf32>, memref<?x1x64xf32>, memref<?x1x32xf32>, memref<?x1x64xf32>,
-         memref<?x1xf32>, memref<?x1x32xf32>, memref<1x64x32xf32>, memref<?x1x2240xf32>) -> ()
+         memref<?x1xf32>, memref<?x1x32xf32>, memref<1x64x32xf32>, memref<?x1x2752xf32>) -> ()
   k3.kda_chunks %q, %k, %v, %g, %beta outs(%o, %s, %ws) scale = 0.125 every = 0 pairwise
       : (memref<?x1x64xf32>, memref<?x1x64xf32>, memref<?x1x32xf32>, memref<?x1x64xf32>,
-         memref<?x1xf32>, memref<?x1x32xf32>, memref<1x64x32xf32>, memref<?x1x2240xf32>) -> ()
+         memref<?x1xf32>, memref<?x1x32xf32>, memref<1x64x32xf32>, memref<?x1x2752xf32>) -> ()
   return
 }
