@@ -106,8 +106,11 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
   for (const auto &[name, view] : ck->store->tensors())
     if (!expected.count(name) && name.find("vision_tower") == std::string::npos &&
         name.find("mm_projector") == std::string::npos) {
-      error = "tensor '" + name + "' is not part of the K3 text model for this "
-              "config (K3_CHECKPOINT.md §3)";
+      error = ck->cfg.layout == Layout::KimiLinear
+                  ? "tensor '" + name + "' is not part of the Kimi Linear model for this "
+                                        "config (KIMI_LINEAR.md)"
+                  : "tensor '" + name + "' is not part of the K3 text model for this "
+                                        "config (K3_CHECKPOINT.md §3)";
       return nullptr;
     }
 
