@@ -152,7 +152,8 @@ std::pair<Value, Value> safeChunkMatrices(OpBuilder &b, Location l, Value q, Val
               bR = row(rb, rl, beta, r);
         // Loops (head, channel, s), s innermost: Kd ← Kd ⊙ a_r, column r ← k_r,
         // in vectors of 16 s (k3-tile-contractions).
-        AffineMap headChan = map(ctx, 3, {d0, d1}), keyChan = map(ctx, 3, {d0.floorDiv(group), d1});
+        AffineMap headChan = map(ctx, 3, {d0, d1}),
+                  keyChan = map(ctx, 3, {d0.floorDiv(group), d1});
         Value kd = generic(rb, rl, {aR, kR}, it[0], {headChan, keyChan, identity(ctx, 3)}, par3,
                            [&](OpBuilder &bb, Location bl, ValueRange a) {
                              Value here = cmp(bb, bl, arith::CmpIPredicate::eq,
@@ -187,8 +188,8 @@ std::pair<Value, Value> safeChunkMatrices(OpBuilder &b, Location l, Value q, Val
               Value s = loopIndex(bb, bl, 1);
               Value below = cmp(bb, bl, arith::CmpIPredicate::ult, s, r),
                     onOrBelow = cmp(bb, bl, arith::CmpIPredicate::ule, s, r);
-              return SmallVector<Value>{keep(bb, bl, below, mul(bb, bl, a[2], a[0])),
-                                        keep(bb, bl, onOrBelow, mul(bb, bl, cst(bb, bl, scale), a[1]))};
+              Value lr = mul(bb, bl, a[2], a[0]), ar = mul(bb, bl, cst(bb, bl, scale), a[1]);
+              return SmallVector<Value>{keep(bb, bl, below, lr), keep(bb, bl, onOrBelow, ar)};
             });
         SmallVector<OpFoldResult> offsets{rb.getIndexAttr(0), r, rb.getIndexAttr(0)};
         auto put = [&](Value v, Value dst) {
