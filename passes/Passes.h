@@ -57,6 +57,9 @@ struct CpuK3Options {
   std::string mlaPrefill = "cost";
   std::string mlaDecode = "absorbed";
   int64_t mlaDecodeSplits = 1;
+  /// Each layer kind as one private function called per layer
+  /// (k3-outline-layers); false keeps the entry points unrolled.
+  bool layerFunctions = true;
 };
 
 /// The CPU path's stages (passes/Pipelines/CpuPipeline.cpp), one per phase:

@@ -590,6 +590,33 @@ def K3MlaAbsorbPass : Pass<"k3-mla-absorb"> {
   ];
 }
 
+def K3OutlineLayersPass : Pass<"k3-outline-layers", "::mlir::ModuleOp"> {
+  let summary = "One private function per distinct layer, called once per layer";
+  let description = [{
+    The importer builds an entry point as the whole model unrolled, each
+    layer's ops located at `"layers.N"`. This pass moves every layer's ops
+    into a private function whose arguments are what the layer reads (the
+    hidden state, its weights, its per-request state) and whose results are
+    what later ops use (the new hidden state, the updated state), and calls
+    it in the layer's place. Layers whose functions are identical (same ops,
+    same types, same attributes; locations aside) share one function, so the
+    later phases compile each layer kind once, whatever the depth.
+
+    A function is named after its entry point and what it holds
+    (`@prefill_kda_moe`, `@decode_mla_moe`, a suffix `_N` where two kinds
+    would share a name) and lists the layers that call it in `k3.layers`.
+    Constants a layer uses from outside are cloned into it. A layer whose ops
+    cannot be moved as one call (a value leaves it and comes back) stays
+    inline, with a remark.
+
+    ```mlir
+    func.func @decode(...) {
+      %h1, %s1 = call @decode_kda_moe(%h0, %s0, %w0...) : ...
+      %h2, %s2 = call @decode_kda_moe(%h1, %s1', %w1...) : ...
+    ```
+  }];
+}
+
 def K3OutlineWeightsPass : Pass<"k3-outline-weights", "::mlir::ModuleOp"> {
   let summary = "Turn k3.weight ops into function arguments";
   let description = [{
@@ -693,6 +720,29 @@ def K3SegmentKdaPass : Pass<"k3-segment-kda"> {
     "::mlir::arith::ArithDialect", "::mlir::k3::K3Dialect",
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
   ];
+}
+
+def K3GpuDedupeKernelsPass : Pass<"k3-gpu-dedupe-kernels", "::mlir::ModuleOp"> {
+  let summary = "One kernel for every set of identical outlined kernels";
+  let description = [{
+    gpu-kernel-outlining makes a `gpu.module` per launch, so two launches of
+    the same computation (the expert kernels of a KDA and of an MLA layer,
+    the AttnRes reads of every layer kind, an elementwise chain repeated in
+    two functions) become two kernels, each compiled by the NVPTX back end
+    and ptxas and stored in the binary. This pass keeps the first of every
+    set of `gpu.module`s that are identical but for their names (same body,
+    same types, same attributes such as the known block size) and points
+    every `gpu.launch_func` at it, as IREE deduplicates its dispatches.
+
+    ```mlir
+    gpu.launch_func @f_kernel::@f_kernel ...
+    gpu.launch_func @g_kernel_3::@g_kernel_3 ...  // same body as @f_kernel
+    // becomes
+    gpu.launch_func @f_kernel::@f_kernel ...
+    gpu.launch_func @f_kernel::@f_kernel ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def K3ShareHostMemoryPass : Pass<"k3-share-host-memory", "::mlir::ModuleOp"> {

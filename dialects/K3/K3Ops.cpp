@@ -1163,8 +1163,18 @@ LogicalResult AttnResOp::verify() {
   SmallVector<std::string> names;
   for (size_t i = 0; i < getSources().size(); ++i)
     names.push_back("source " + std::to_string(i));
+  // The first source may be a stack of blocks [N, T, D] (N may be dynamic).
+  ValueRange flat = getSources();
+  if (auto stack = cast<RankedTensorType>(flat.front().getType()); stack.getRank() == 3) {
+    Value s = flat.front();
+    c.rank(s, names.front(), {"N", "T", "D"});
+    c.agree({{out, "out", 0}, {s, names.front(), 1}});
+    c.agree({{out, "out", 1}, {s, names.front(), 2}});
+    flat = flat.drop_front();
+    names.erase(names.begin());
+  }
   SmallVector<std::pair<Value, StringRef>> shapes{{out, "out"}};
-  for (auto [src, name] : llvm::zip(getSources(), names))
+  for (auto [src, name] : llvm::zip(flat, names))
     shapes.push_back({src, name});
   c.sameShape(shapes);
   c.agree({{out, "out", 1}, {getNormWeight(), "norm", 0}, {getQuery(), "query", 0}});

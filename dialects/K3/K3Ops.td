@@ -905,6 +905,12 @@ def K3_AttnResOp : K3_Op<"attn_res", [Pure]> {
     (the rank-1 `*_res_proj` weight), `norm_weight: [D]` the `*_res_norm`
     weight.
 
+    The first source may be a stack `[N, T, D]` of N candidates (N may be
+    dynamic): the sealed blocks, read from one buffer, so that a layer's
+    read does not depend on how many blocks precede it (the importer's
+    form, which lets layers of one kind share a function whatever their
+    depth).
+
     Example:
     ```mlir
     %h = k3.attn_res [%b0, %r] norm(%n) query(%p) {eps = 1.0e-05 : f32}

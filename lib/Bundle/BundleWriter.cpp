@@ -71,7 +71,7 @@ struct Blob {
 /// The blob of one outlined weight argument (`k3.weight = "<name>"`).
 bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
                std::vector<Blob> &blobs, std::map<std::string, size_t> &seen,
-               std::string &error) {
+               std::string &error, bool omitWeights) {
   if (seen.count(name))
     return true;
   Blob blob;
@@ -80,6 +80,15 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
   if (!bundleDType(type.getElementType(), blob.dtype)) {
     error = "weight '" + name + "' has an element type the bundle cannot hold";
     return false;
+  }
+  // Weights left out of a checkpoint that has none (config.json alone): the
+  // table keeps each blob's size from its type, with no checksum to check.
+  if (omitWeights && !ck.hasWeights()) {
+    uint64_t bits = type.getNumElements() * type.getElementTypeBitWidth();
+    blob.bytes = (bits + 7) / 8;
+    seen[name] = blobs.size();
+    blobs.push_back(std::move(blob));
+    return true;
   }
   // Derived blobs, computed here from the checkpoint:
   //  - `X#bf16` (k3-dequantize-weights): MXFP4 `X` decoded to bf16, from its
@@ -190,6 +199,16 @@ tensorInfo(flatbuffers::FlatBufferBuilder &b, Type type, StringRef name,
   return fb::CreateTensorInfoDirect(b, name.str().c_str(), dtype, &shape, appendsRows);
 }
 
+/// The entry points: public definitions (the layer functions they call are
+/// private, compiled into the same host object).
+SmallVector<func::FuncOp> entryPoints(ModuleOp module) {
+  SmallVector<func::FuncOp> fns;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (fn.isPublic() && !fn.isExternal())
+      fns.push_back(fn);
+  return fns;
+}
+
 } // namespace
 
 bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
@@ -201,7 +220,7 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
   // An op-level module (no checkpoint) takes every tensor as an argument;
   // it gets an empty layer schedule (num_layers = 0).
   static const Config none;
-  if (checkpoint && !checkpoint->hasWeights()) {
+  if (checkpoint && !checkpoint->hasWeights() && !omitWeights) {
     error = "a .k3b needs the checkpoint's weights; this directory has only "
             "config.json (write a synthetic checkpoint with "
             "--write-synthetic)";
@@ -210,7 +229,7 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
   const Config &c = checkpoint ? checkpoint->config() : none;
   std::vector<Blob> blobs;
   std::map<std::string, size_t> seen;
-  for (auto fn : module.getOps<func::FuncOp>())
+  for (auto fn : entryPoints(module))
     for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
       std::string name = weightName(fn, i);
       if (name.empty())
@@ -227,11 +246,11 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
         shape.back() *= 2;
         type = RankedTensorType::get(shape, Float4E2M1FNType::get(type.getContext()));
       }
-      if (!addWeight(name, type, *checkpoint, blobs, seen, error))
+      if (!addWeight(name, type, *checkpoint, blobs, seen, error, omitWeights))
         return false;
     }
 
-  for (auto fn : module.getOps<func::FuncOp>())
+  for (auto fn : entryPoints(module))
     for (Type t : llvm::concat<const Type>(fn.getArgumentTypes(),
                                            fn.getResultTypes())) {
       fb::DType dtype;
@@ -263,7 +282,7 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
   // default, f32 with --mla-cache-dtype=f32).
   fb::DType mlaCacheType = fb::DType_BF16;
   int64_t mlaCacheBytes = 2;
-  for (auto fn : module.getOps<func::FuncOp>())
+  for (auto fn : entryPoints(module))
     for (unsigned i = 0; i < fn.getNumArguments(); ++i)
       if (auto name = fn.getArgAttrOfType<StringAttr>(i, "k3.name"))
         if (name.getValue().ends_with(".mla_cache") &&
@@ -304,8 +323,8 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
     // The host object's kernel-table index, once written. Shared by several
     // entries, it has no one arity (num_args 0: each step's own).
     std::optional<uint32_t> hostKernel;
-    const bool shared = llvm::range_size(module.getOps<func::FuncOp>()) > 1;
-    for (auto fn : module.getOps<func::FuncOp>()) {
+    const bool shared = entryPoints(module).size() > 1;
+    for (auto fn : entryPoints(module)) {
       std::vector<flatbuffers::Offset<fb::TensorInfo>> ins, outs;
       std::vector<flatbuffers::Offset<fb::Binding>> args;
       for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {

@@ -464,44 +464,74 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
                               weight("embed_tokens.weight"));
 
   // The AttnRes walk of K3_CHECKPOINT.md §6; without attn_res_block_size the
-  // usual pre-norm residual.
+  // usual pre-norm residual. The sealed blocks live in one stack [B, T, D]
+  // (B: every seal of the model) written as they seal; a read takes the
+  // stack's first n blocks as one [?, T, D] view, so that its op, and the
+  // layer function k3-outline-layers makes of the layer, do not depend on
+  // how many blocks precede it. The stack and its views are the entry
+  // point's own ops (located at "attn_res.blocks"), not any layer's.
   Value running = emb;
-  SmallVector<Value> blocks;
+  Value stack, view; // the blocks, and the view of those sealed so far
+  int64_t sealed = 0;
+  Location blocksLoc = NameLoc::get(b.getStringAttr("attn_res.blocks"));
+  if (c.attnResBlockSize) {
+    int64_t seals = 0;
+    for (int64_t l = 0; l < c.numLayers; ++l)
+      seals += c.seals(l);
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(seals), tokenCount(),
+                                    b.getIndexAttr(c.hiddenSize)};
+    stack = tensor::EmptyOp::create(b, blocksLoc, sizes, f32);
+  }
+  // Seals `running` as the next block and views the blocks so far.
+  auto seal = [&](Value value) {
+    SmallVector<OpFoldResult> at{b.getIndexAttr(sealed), b.getIndexAttr(0), b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> one{b.getIndexAttr(1), tokenCount(), b.getIndexAttr(c.hiddenSize)};
+    SmallVector<OpFoldResult> unit(3, b.getIndexAttr(1));
+    Value row = tensor::ExpandShapeOp::create(
+        b, blocksLoc, RankedTensorType::get({1, tokens(), c.hiddenSize}, f32), value,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}}, one);
+    stack = tensor::InsertSliceOp::create(b, blocksLoc, row, stack, at, one, unit);
+    ++sealed;
+    SmallVector<OpFoldResult> zero(3, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> first{b.getIndexAttr(sealed), tokenCount(),
+                                    b.getIndexAttr(c.hiddenSize)};
+    Value slice = tensor::ExtractSliceOp::create(b, blocksLoc, stack, zero, first, unit);
+    view = tensor::CastOp::create(
+        b, blocksLoc, RankedTensorType::get({kDyn, tokens(), c.hiddenSize}, f32), slice);
+  };
   for (int64_t l = 0; l < c.numLayers; ++l) {
     const std::string lp = "layers." + std::to_string(l) + ".";
     loc = NameLoc::get(b.getStringAttr(lp.substr(0, lp.size() - 1)));
     Value h = running;
-    if (c.attnResBlockSize && !blocks.empty()) {
-      SmallVector<Value> srcs(blocks);
-      srcs.push_back(running);
+    bool seals = c.seals(l);
+    if (seals) // seal after the read: the running sum restarts at 0
+      seal(running);
+    if (c.attnResBlockSize && sealed > int64_t(seals)) {
+      // The read before a seal is over the blocks and the running sum,
+      // which the seal has just made the last block.
+      SmallVector<Value> srcs{view};
+      if (!seals)
+        srcs.push_back(running);
       h = attnRes(srcs, lp + "self_attention_res_norm.weight",
                   lp + "self_attention_res_proj.weight");
     }
-    if (c.seals(l)) { // seal after the read: the running sum restarts at 0
-      blocks.push_back(running);
+    if (seals)
       running = Value();
-    }
     Value x = rmsNorm(h, weight(lp + "input_layernorm.weight"), c.rmsNormEps);
     Value a = c.mixer(l) == Mixer::KDA ? kda(x, l) : mla(x, l);
     running = running ? Value(arith::AddFOp::create(b, loc, running, a)) : a;
     h = running;
-    if (c.attnResBlockSize) {
-      SmallVector<Value> srcs(blocks);
-      srcs.push_back(running);
-      h = attnRes(srcs, lp + "mlp_res_norm.weight", lp + "mlp_res_proj.weight");
-    }
+    if (c.attnResBlockSize)
+      h = attnRes({view, running}, lp + "mlp_res_norm.weight", lp + "mlp_res_proj.weight");
     Value y = rmsNorm(h, weight(lp + "post_attention_layernorm.weight"),
                       c.rmsNormEps);
     running = arith::AddFOp::create(b, loc, running, ffn(y, l));
   }
   loc = NameLoc::get(b.getStringAttr("output"));
   Value h = running;
-  if (c.attnResBlockSize) {
-    SmallVector<Value> srcs(blocks);
-    srcs.push_back(running);
-    h = attnRes(srcs, "output_attn_res_norm.weight",
+  if (c.attnResBlockSize)
+    h = attnRes({view, running}, "output_attn_res_norm.weight",
                 "output_attn_res_proj.weight");
-  }
   h = rmsNorm(h, weight("norm.weight"), c.rmsNormEps);
   Value head = weight(c.tieWordEmbeddings ? "embed_tokens.weight" : "lm_head.weight");
   Value logits = LmHeadOp::create(b, loc, results[0], h, head);

@@ -5,7 +5,8 @@
 //
 //   k3:    k3-decompose-mlp, [k3-segment-kda,] k3-fuse-kda-decode,
 //          k3-kda-chunkwise, k3-mla-absorb, [k3-quantize-mxfp4,]
-//          k3-dequantize-weights, k3-outline-weights
+//          k3-dequantize-weights, k3-outline-weights, k3-outline-layers
+//          (each layer kind one private function, called per layer)
 //   tiles: convert-k3-to-linalg, k3-tile-contractions,
 //          convert-elementwise-to-linalg, canonicalize
 //          (linalg on tensors: what each tile computes, target independent)
@@ -44,7 +45,9 @@ constexpr const char *kCpuStage =
     "one-shot-bufferize{{bufferize-function-boundaries "
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
-    "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,k3-return-arguments,convert-bufferization-to-memref,"
+    "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
+    "ownership-based-buffer-deallocation,canonicalize,buffer-deallocation-simplification,"
+    "k3-return-arguments,bufferization-lower-deallocations,cse,canonicalize,convert-bufferization-to-memref,"
     "convert-vector-to-scf{{full-unroll=true},{0}convert-linalg-to-loops,scf-forall-to-for,"
     "convert-scf-to-cf,expand-strided-metadata,"
     "lower-affine,"
@@ -79,6 +82,8 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
     pm.addPass(createK3DequantizeWeightsPass(
         K3DequantizeWeightsPassOptions{options.quantizeExperts == "none"}));
   pm.addPass(createK3OutlineWeightsPass());
+  if (options.layerFunctions)
+    pm.addPass(createK3OutlineLayersPass());
 }
 
 void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {

@@ -27,7 +27,9 @@
 //          k3-gpu-map-loops (blocks and threads; a static nest with fewer
 //          blocks than SMs gets smaller ones, down to a warp),
 //          convert-parallel-loops-to-gpu,
-//          gpu-kernel-outlining, k3-share-host-memory, k3-gpu-async-launches:
+//          gpu-kernel-outlining, k3-gpu-dedupe-kernels (one kernel for
+//          identical outlined ones: the layer kinds share theirs),
+//          k3-share-host-memory, k3-gpu-async-launches:
 //          a host program of chained async `gpu.launch_func`s (waits only
 //          before host memory use) and one `gpu.module` per kernel. The
 //          async pass runs last: canonicalize drops a wait on a fresh
@@ -62,12 +64,14 @@ constexpr const char *kGpuStage =
     "one-shot-bufferize{{bufferize-function-boundaries "
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
-    "cse,canonicalize,func.func(buffer-loop-hoisting),buffer-deallocation-pipeline,k3-return-arguments,"
+    "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
+    "ownership-based-buffer-deallocation,canonicalize,buffer-deallocation-simplification,"
+    "k3-return-arguments,bufferization-lower-deallocations,cse,canonicalize,"
     "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-moe-experts,"
     "k3-gpu-device-copies,"
     "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"
     "k3-gpu-map-loops{{threads={0} min-blocks={2}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"
-    "gpu-kernel-outlining,"
+    "gpu-kernel-outlining,k3-gpu-dedupe-kernels,"
     "k3-share-host-memory,canonicalize,cse,k3-gpu-async-launches";
 
 constexpr const char *kPtxStage =

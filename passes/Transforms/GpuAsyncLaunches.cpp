@@ -10,7 +10,10 @@
 // that use the buffer. What needs a wait is the host touching memory: a load
 // or store, a copy or a call (once before an scf loop or branch whose body
 // does, and in a body that launches, per iteration), an op with regions this
-// pass does not know, and a return or branch. scf yields do not wait.
+// pass does not know, and a return or branch. scf yields do not wait, nor
+// do a call to a private function whose host code only launches, allocates
+// and frees (a layer function of k3-outline-layers) and that function's
+// return: its kernels queue on the same stream as the caller's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,7 +90,14 @@ bool structured(Operation *op) {
 /// covered by the first wait in a nested one.
 class Chainer {
 public:
-  explicit Chainer(MLIRContext *ctx) : b(ctx), tokenType(gpu::AsyncTokenType::get(ctx)) {}
+  /// `launchOnly`: the functions whose host code touches no memory (a
+  /// layer function: launches, allocations and frees); a call to one needs
+  /// no wait before it, and its return none (the caller waits where it
+  /// must). `returnWaits`: whether this function's return waits.
+  Chainer(MLIRContext *ctx, const llvm::SmallPtrSetImpl<Operation *> &launchOnly,
+          bool returnWaits)
+      : b(ctx), tokenType(gpu::AsyncTokenType::get(ctx)), launchOnly(launchOnly),
+        returnWaits(returnWaits) {}
 
   /// Chains `block`; returns whether work is pending at its end.
   bool chain(Block &block, bool pending) {
@@ -154,10 +164,21 @@ public:
       if (op.hasTrait<OpTrait::IsTerminator>()) {
         // The yields of the control flow above hand values, not memory, to
         // the host; any other terminator (a return hands its buffers to the
-        // caller, a branch leaves the chained block) waits.
-        if (!isa<scf::YieldOp, scf::ConditionOp>(op))
+        // caller, a branch leaves the chained block) waits, but the return
+        // of a launch-only function, whose caller queues on the same stream.
+        if (!isa<scf::YieldOp, scf::ConditionOp>(op) &&
+            (returnWaits || !isa<func::ReturnOp>(op)))
           wait(op.getLoc());
         continue;
+      }
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr());
+        if (callee && launchOnly.count(callee)) {
+          // Its launches queue behind the pending work, on the one stream.
+          pending = true;
+          token = nullptr;
+          continue;
+        }
       }
       if (op.getNumRegions() == 0 && isMemoryEffectFree(&op))
         continue;
@@ -185,6 +206,8 @@ public:
 private:
   OpBuilder b;
   Type tokenType;
+  const llvm::SmallPtrSetImpl<Operation *> &launchOnly;
+  bool returnWaits;
 };
 
 struct K3GpuAsyncLaunchesPass
@@ -206,9 +229,16 @@ struct K3GpuAsyncLaunchesPass
     });
     if (unmapped.wasInterrupted())
       return signalPassFailure();
+    // Private functions whose host code touches no memory (the layer
+    // functions of k3-outline-layers).
+    llvm::SmallPtrSet<Operation *, 8> launchOnly;
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (fn.isPrivate() && !fn.isExternal() && !touchesMemoryInside(fn))
+        launchOnly.insert(fn);
     for (auto fn : getOperation().getOps<func::FuncOp>())
       if (!fn.isExternal())
-        Chainer(&getContext()).chain(fn.getBody().front(), /*pending=*/false);
+        Chainer(&getContext(), launchOnly, !launchOnly.count(fn))
+            .chain(fn.getBody().front(), /*pending=*/false);
   }
 };
 

@@ -56,6 +56,22 @@ bool nothingWritesBetween(bufferization::CloneOp clone, func::ReturnOp ret) {
   return true;
 }
 
+/// Whether `clone` is used by one return and otherwise only as a value
+/// deallocations retain (with calls to layer functions, whose results may
+/// alias anything the entry returns, the deallocation keeps a retained list
+/// and checks aliases at run time).
+bool onlyReturnedOrRetained(bufferization::CloneOp clone) {
+  unsigned returns = 0;
+  for (OpOperand &use : clone->getUses()) {
+    if (isa<func::ReturnOp>(use.getOwner()))
+      ++returns;
+    else if (auto dealloc = dyn_cast<bufferization::DeallocOp>(use.getOwner());
+             !dealloc || !llvm::is_contained(dealloc.getRetained(), clone.getResult()))
+      return false;
+  }
+  return returns == 1;
+}
+
 struct K3ReturnArgumentsPass : k3::impl::K3ReturnArgumentsPassBase<K3ReturnArgumentsPass> {
   using Base::Base;
 
@@ -78,12 +94,14 @@ struct K3ReturnArgumentsPass : k3::impl::K3ReturnArgumentsPassBase<K3ReturnArgum
         for (OpOperand &operand : ret->getOpOperands()) {
           auto clone = operand.get().getDefiningOp<bufferization::CloneOp>();
           auto arg = clone ? dyn_cast<BlockArgument>(clone.getInput()) : nullptr;
-          if (!arg || arg.getOwner() != &func.getBody().front() || !clone->hasOneUse() ||
+          if (!arg || arg.getOwner() != &func.getBody().front() || !onlyReturnedOrRetained(clone) ||
               clone.getInput().getType() != clone.getType() ||
               clone->getBlock() != ret->getBlock() || !nothingWritesBetween(clone, ret) ||
               !returned.insert(arg).second)
             continue;
-          operand.set(arg);
+          // A deallocation that retains the clone (it must not free what
+          // is returned) retains the argument instead.
+          clone.getResult().replaceAllUsesWith(arg);
           clone.erase();
         }
       });

@@ -211,6 +211,12 @@ static cl::opt<bool> omitWeights(
              "them with synthetic values (--synthetic-weights=SEED), for benchmarks of models "
              "whose weights do not travel"),
     cl::cat(k3Category));
+static cl::opt<bool> unrollLayers(
+    "unroll-layers",
+    cl::desc("Inline every layer into the entry points instead of calling one function "
+             "per layer kind (k3-outline-layers): code, kernels and compile time then "
+             "grow with the depth; for comparisons"),
+    cl::cat(k3Category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Synthetic weights seed"),
                               cl::init(0), cl::cat(k3Category));
 static cl::opt<std::string> syntheticExperts(
@@ -233,6 +239,7 @@ static int fail(const llvm::Twine &message) {
 }
 
 static int printModule(ModuleOp module, std::string &error);
+static void exportEntryPoints(ModuleOp module);
 
 /// `file:line:col: ` or `name: ` for the locations k3 creates.
 static std::string describeLocation(Location loc) {
@@ -507,6 +514,7 @@ int main(int argc, char **argv) {
         options.mlaPrefill = mlaForm;
         options.mlaDecodeSplits = mlaDecodeSplits;
         options.mlaDecode = mlaDecodeForm;
+        options.layerFunctions = !unrollLayers;
         mlir::k3::buildCpuK3Stage(pm, options);
       }))
     return fail(firstError);
@@ -519,11 +527,7 @@ int main(int argc, char **argv) {
   code.target = target;
   if (compileTo != "bundle" && chip) {
     OwningOpRef<ModuleOp> lowered = module->clone();
-    for (auto fn : lowered->getOps<func::FuncOp>()) {
-      fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
-      fn.removeArgAttrsAttr();
-      fn.removeResAttrsAttr();
-    }
+    exportEntryPoints(*lowered);
     // Each GPU phase: run its stage, dump it, stop there when asked.
     struct GpuPhase {
       const char *name;
@@ -564,13 +568,7 @@ int main(int argc, char **argv) {
       return fail(firstError.empty() ? error : error + ": " + firstError);
   } else if (compileTo != "bundle") {
     OwningOpRef<ModuleOp> lowered = module->clone();
-    // Kernels export a C interface; the k3.* argument names stay in the
-    // bundle's metadata, not in the object (LLVM IR has no place for them).
-    for (auto fn : lowered->getOps<func::FuncOp>()) {
-      fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
-      fn.removeArgAttrsAttr();
-      fn.removeResAttrsAttr();
-    }
+    exportEntryPoints(*lowered);
     if (!stage(*lowered, [&](OpPassManager &pm) {
           mlir::k3::buildCpuTilesStage(pm, forms);
         }))
@@ -609,6 +607,18 @@ int main(int argc, char **argv) {
                  << " MXFP4 blocks have scale byte 0x00 (2^-127); the kernels decode them "
                     "to 0\n";
   return 0;
+}
+
+/// Entry points (the public functions) export a C interface; the k3.*
+/// argument names stay in the bundle's metadata, not in the object (LLVM IR
+/// has no place for them). The layer functions they call stay private.
+static void exportEntryPoints(ModuleOp module) {
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isPublic())
+      fn->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+    fn.removeArgAttrsAttr();
+    fn.removeResAttrsAttr();
+  }
 }
 
 /// Prints `module` to -o (elided weights), or fails with one line.

@@ -9,7 +9,11 @@
 #include "passes/Conversion/K3ToLinalg/Common.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::k3;
@@ -83,33 +87,39 @@ struct LowerKdaGate : OpRewritePattern<KdaGateOp> {
   }
 };
 
+/// The candidates' scores, per token (and per block of a stack):
+/// (Σ_d v·norm·query) / sqrt(mean(v²) + eps), over the last dimension.
+Value attnResScore(OpBuilder &b, Location loc, AttnResOp op, Value v) {
+  int64_t d = cast<RankedTensorType>(op.getOut().getType()).getDimSize(1);
+  double eps = op.getEps().convertToDouble();
+  Value sumsq = sumOfSquares(b, loc, v);
+  Value dot = reduceLast(b, loc, {v, op.getNormWeight(), op.getQuery()},
+                         [](OpBuilder &nb, Location nl, ValueRange a) {
+                           return Value(arith::MulFOp::create(
+                               nb, nl, arith::MulFOp::create(nb, nl, a[0], a[1]), a[2]));
+                         });
+  return elementwise(b, loc, {dot, sumsq}, cast<RankedTensorType>(dot.getType()),
+                     [&](OpBuilder &nb, Location nl, ValueRange a) {
+                       Value mean = arith::DivFOp::create(nb, nl, a[1], cst(nb, nl, double(d)));
+                       Value rms = math::SqrtOp::create(
+                           nb, nl, arith::AddFOp::create(nb, nl, mean, cst(nb, nl, eps)));
+                       return Value(arith::DivFOp::create(nb, nl, a[0], rms));
+                     });
+}
+
 /// Per token: score_i = (Σ_d v_i·norm·query) / sqrt(mean(v_i²) + eps);
 /// p = softmax(score); out = Σ_i p_i·v_i (raw values).
 struct LowerAttnRes : OpRewritePattern<AttnResOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AttnResOp op, PatternRewriter &b) const override {
+    if (cast<RankedTensorType>(op.getSources().front().getType()).getRank() == 3)
+      return stacked(op, b);
     Location loc = op.getLoc();
     MLIRContext *ctx = b.getContext();
     auto outType = cast<RankedTensorType>(op.getOut().getType());
-    int64_t d = outType.getDimSize(1);
-    double eps = op.getEps().convertToDouble();
     SmallVector<Value> scores;
-    for (Value v : op.getSources()) {
-      Value sumsq = sumOfSquares(b, loc, v);
-      Value dot = reduceLast(b, loc, {v, op.getNormWeight(), op.getQuery()},
-                             [](OpBuilder &nb, Location nl, ValueRange a) {
-                               return Value(arith::MulFOp::create(
-                                   nb, nl, arith::MulFOp::create(nb, nl, a[0], a[1]), a[2]));
-                             });
-      scores.push_back(elementwise(
-          b, loc, {dot, sumsq}, cast<RankedTensorType>(dot.getType()),
-          [&](OpBuilder &nb, Location nl, ValueRange a) {
-            Value mean = arith::DivFOp::create(nb, nl, a[1], cst(nb, nl, double(d)));
-            Value rms = math::SqrtOp::create(
-                nb, nl, arith::AddFOp::create(nb, nl, mean, cst(nb, nl, eps)));
-            return Value(arith::DivFOp::create(nb, nl, a[0], rms));
-          }));
-    }
+    for (Value v : op.getSources())
+      scores.push_back(attnResScore(b, loc, op, v));
     // Softmax over the candidates, one token at a time.
     size_t n = scores.size();
     SmallVector<Value> inits;
@@ -150,6 +160,118 @@ struct LowerAttnRes : OpRewritePattern<AttnResOp> {
                           return SmallVector<Value>{acc};
                         })
                     .front();
+    b.replaceOp(op, out);
+    return success();
+  }
+
+  /// A stack of N blocks [N, T, D] first, then [T, D] candidates: the same
+  /// softmax with the blocks' part as reductions over N (N need not be
+  /// static). The [T, D] candidates start each reduction.
+  LogicalResult stacked(AttnResOp op, PatternRewriter &b) const {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto outType = cast<RankedTensorType>(op.getOut().getType());
+    Value stack = op.getSources().front();
+    ValueRange rest = op.getSources().drop_front();
+    Value stackScores = attnResScore(b, loc, op, stack); // [N, T]
+    SmallVector<Value> scores;                            // [T] each
+    for (Value v : rest)
+      scores.push_back(attnResScore(b, loc, op, v));
+    SmallVector<OpFoldResult> tokens{sizesOf(b, loc, stack)[1]};
+    auto tokenType = RankedTensorType::get({outType.getDimSize(0)}, b.getF32Type());
+    using utils::IteratorType;
+    const SmallVector<IteratorType> tn{IteratorType::parallel, IteratorType::reduction};
+    const AffineMap byTokenN = project(ctx, 2, {1, 0}), byToken = project(ctx, 2, {0});
+
+    // The per-token maximum: over the [T, D] candidates, then the blocks.
+    Value start =
+        scores.empty()
+            ? linalg::FillOp::create(b, loc, cst(b, loc, -INFINITY),
+                                     empty(b, loc, tokens, b.getF32Type()))
+                  .getResult(0)
+            : elementwise(b, loc, scores, tokenType, [&](OpBuilder &nb, Location nl, ValueRange a) {
+                Value mx = a[0];
+                for (Value x : a.drop_front())
+                  mx = arith::MaximumFOp::create(nb, nl, mx, x);
+                return mx;
+              });
+    Value mx = generic(b, loc, stackScores, start, {byTokenN, byToken}, tn,
+                       [](OpBuilder &nb, Location nl, ValueRange a) {
+                         return SmallVector<Value>{arith::MaximumFOp::create(nb, nl, a[1], a[0])};
+                       })
+                   .front();
+    auto expMinus = [](OpBuilder &nb, Location nl, Value x, Value m) {
+      return Value(math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, x, m)));
+    };
+    // The softmax's denominator, then each candidate's probability.
+    SmallVector<Value> restAndMax(scores);
+    restAndMax.push_back(mx);
+    Value sumStart = elementwise(b, loc, restAndMax, tokenType,
+                                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                                   Value sum = cst(nb, nl, 0.0);
+                                   for (Value x : a.drop_back())
+                                     sum = arith::AddFOp::create(nb, nl, sum,
+                                                                 expMinus(nb, nl, x, a.back()));
+                                   return sum;
+                                 });
+    Value sum = generic(b, loc, {stackScores, mx}, sumStart, {byTokenN, byToken, byToken}, tn,
+                        [&](OpBuilder &nb, Location nl, ValueRange a) {
+                          return SmallVector<Value>{arith::AddFOp::create(
+                              nb, nl, a[2], expMinus(nb, nl, a[0], a[1]))};
+                        })
+                    .front();
+    auto prob = [&](OpBuilder &nb, Location nl, ValueRange a) {
+      return Value(arith::DivFOp::create(nb, nl, expMinus(nb, nl, a[0], a[1]), a[2]));
+    };
+    Value stackProbs = generic(b, loc, {stackScores, mx, sum},
+                               empty(b, loc, sizesOf(b, loc, stackScores), b.getF32Type()),
+                               {identity(ctx, 2), project(ctx, 2, {1}), project(ctx, 2, {1}),
+                                identity(ctx, 2)},
+                               {IteratorType::parallel, IteratorType::parallel},
+                               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                                 return SmallVector<Value>{prob(nb, nl, a)};
+                               })
+                           .front();
+    // out[t, d] = Σ_j p_j[t]·v_j[t, d] over the [T, D] candidates, then
+    // Σ_n p[n, t]·stack[n, t, d] accumulated onto it.
+    SmallVector<OpFoldResult> outSizes{tokens[0], b.getIndexAttr(outType.getDimSize(1))};
+    Value init;
+    if (rest.empty()) {
+      init = zeros(b, loc, outSizes);
+    } else {
+      SmallVector<Value> ins(rest.begin(), rest.end());
+      for (Value s : scores)
+        ins.push_back(s);
+      ins.push_back(mx);
+      ins.push_back(sum);
+      size_t n = rest.size();
+      SmallVector<AffineMap> maps(n, identity(ctx, 2));
+      maps.append(n + 2, project(ctx, 2, {0}));
+      maps.push_back(identity(ctx, 2));
+      init = generic(b, loc, ins, empty(b, loc, outSizes, b.getF32Type()), maps,
+                     {IteratorType::parallel, IteratorType::parallel},
+                     [&](OpBuilder &nb, Location nl, ValueRange a) {
+                       Value acc = cst(nb, nl, 0.0);
+                       for (size_t j = 0; j < n; ++j) {
+                         Value p = prob(nb, nl, {a[n + j], a[2 * n], a[2 * n + 1]});
+                         acc = arith::AddFOp::create(nb, nl, acc,
+                                                     arith::MulFOp::create(nb, nl, p, a[j]));
+                       }
+                       return SmallVector<Value>{acc};
+                     })
+                 .front();
+    }
+    Value out = generic(b, loc, {stack, stackProbs}, init,
+                        {project(ctx, 3, {2, 0, 1}), project(ctx, 3, {2, 0}), project(ctx, 3, {0, 1})},
+                        {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
+                        [](OpBuilder &nb, Location nl, ValueRange a) {
+                          return SmallVector<Value>{arith::AddFOp::create(
+                              nb, nl, a[2], arith::MulFOp::create(nb, nl, a[1], a[0]))};
+                        })
+                    .front();
+    out = withElementType(b, loc, out, outType.getElementType());
+    if (out.getType() != outType)
+      out = tensor::CastOp::create(b, loc, outType, out);
     b.replaceOp(op, out);
     return success();
   }

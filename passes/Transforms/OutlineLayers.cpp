@@ -1,0 +1,243 @@
+//===- OutlineLayers.cpp - One function per layer kind --------------------===//
+//
+// Part of k3. Implements k3-outline-layers: each layer of an entry point
+// (the ops the importer located at "layers.N") moves into a private
+// function called in its place, and layers with identical functions share
+// one. The later phases then compile a layer kind once, not once per layer:
+// compile time, kernel count and code size follow the kinds, not the depth.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/K3/K3Ops.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#define DEBUG_TYPE "k3-outline-layers"
+
+namespace mlir::k3 {
+#define GEN_PASS_DEF_K3OUTLINELAYERSPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::k3
+
+using namespace mlir;
+
+namespace {
+
+/// The layer N of a location "layers.N" (the importer's NameLoc), looking
+/// through the wrappers passes add (a name over a call site or a fusion of
+/// locations of the same layer).
+std::optional<int64_t> layerOf(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    StringRef rest = name.getName().getValue();
+    int64_t layer;
+    if (rest.consume_front("layers.") && !rest.getAsInteger(10, layer))
+      return layer;
+    return layerOf(name.getChildLoc());
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    std::optional<int64_t> common;
+    for (Location inner : fused.getLocations()) {
+      std::optional<int64_t> l = layerOf(inner);
+      if (!l || (common && *common != *l))
+        return std::nullopt;
+      common = l;
+    }
+    return common;
+  }
+  return std::nullopt;
+}
+
+bool isConstant(Operation *op) {
+  return op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
+         op->hasTrait<OpTrait::ConstantLike>();
+}
+
+/// A short name for what a layer holds: its mixer and its feed-forward.
+std::string kindName(func::FuncOp fn) {
+  bool kda = false, mla = false, moe = false;
+  fn.walk([&](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    kda |= name.starts_with("k3.kda");
+    mla |= name.starts_with("k3.mla");
+    moe |= name.starts_with("k3.moe") || name == "k3.router";
+  });
+  std::string s = kda ? "kda" : mla ? "mla" : "layer";
+  return s + (moe ? "_moe" : "_dense");
+}
+
+/// The text of `fn`'s signature and body without locations or its own
+/// name: equal for two layers exactly when one function serves both.
+std::string structuralKey(func::FuncOp fn) {
+  StringAttr name = fn.getSymNameAttr();
+  fn.setSymName("layer");
+  OpPrintingFlags flags;
+  // Local scope: value numbers start at 0 in each function.
+  flags.assumeVerified().printGenericOpForm().useLocalScope();
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  fn->print(os, flags);
+  fn.setSymNameAttr(name);
+  return key;
+}
+
+struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> entries;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn.isPublic() && !fn.isExternal())
+        entries.push_back(fn);
+    SymbolTable symbols(module);
+    for (func::FuncOp entry : entries)
+      outlineEntry(entry, symbols);
+  }
+
+  void outlineEntry(func::FuncOp entry, SymbolTable &symbols) {
+    Block &body = entry.getBody().front();
+    // The top-level ops of each layer, in block order (nested ops move
+    // with their parents).
+    std::map<int64_t, SmallVector<Operation *>> layers; // by layer number
+    // Constants stay where they are (the greedy folder hoists them to the
+    // entry, located at their first user): each layer gets its own clone.
+    for (Operation &op : body.without_terminator())
+      if (std::optional<int64_t> l = layerOf(op.getLoc()))
+        if (!isConstant(&op))
+          layers[*l].push_back(&op);
+
+    // Structural key → the function serving it; names already taken.
+    std::map<std::string, func::FuncOp> byKey;
+    llvm::StringMap<unsigned> nameUses;
+    SmallVector<func::FuncOp> made; // in order of their first layer
+    for (auto &[layer, ops] : layers) {
+      auto [fn, call] = outlineLayer(entry, layer, ops);
+      if (!fn)
+        continue;
+      std::string key = structuralKey(fn);
+      auto [it, fresh] = byKey.try_emplace(key, fn);
+      if (!fresh) {
+        func::FuncOp shared = it->second;
+        call.setCallee(shared.getName());
+        auto list = shared->getAttrOfType<DenseI64ArrayAttr>("k3.layers");
+        SmallVector<int64_t> ids(list.asArrayRef());
+        ids.push_back(layer);
+        shared->setAttr("k3.layers", DenseI64ArrayAttr::get(&getContext(), ids));
+        fn.erase();
+        continue;
+      }
+      // A name that says what the kind holds; `_N` where two kinds would
+      // share one.
+      std::string base = entry.getName().str() + "_" + kindName(fn), name;
+      do {
+        unsigned n = nameUses[base]++;
+        name = n ? base + "_" + std::to_string(n) : base;
+      } while (symbols.lookup(name));
+      fn.setSymName(name);
+      call.setCallee(name);
+      symbols.insert(fn);
+      fn->setAttr("k3.layers", DenseI64ArrayAttr::get(&getContext(), {layer}));
+      made.push_back(fn);
+    }
+    // Printed before the entry point, in layer order.
+    for (func::FuncOp fn : made)
+      fn->moveBefore(entry);
+  }
+
+  /// Moves `ops` (layer `layer` of `entry`) into a new private function and
+  /// calls it where the layer's last op was. Returns nulls, with a remark,
+  /// when the layer cannot be one call.
+  std::pair<func::FuncOp, func::CallOp> outlineLayer(func::FuncOp entry, int64_t layer, ArrayRef<Operation *> ops) {
+    llvm::SmallPtrSet<Operation *, 32> inLayer(ops.begin(), ops.end());
+    auto inside = [&](Operation *op) {
+      for (; op; op = op->getParentOp())
+        if (inLayer.count(op))
+          return true;
+      return false;
+    };
+    Operation *last = ops.back();
+    // Inputs: values the layer reads from outside, in order of first use;
+    // operand-free constants are cloned in instead (their values then fold
+    // inside the function as they did inline).
+    llvm::SetVector<Value> inputs;
+    llvm::SetVector<Operation *> constants;
+    for (Operation *op : ops)
+      op->walk([&](Operation *nested) {
+        for (Value v : nested->getOperands()) {
+          Operation *def = v.getDefiningOp();
+          if (def ? inside(def) : inside(v.getParentBlock()->getParentOp()))
+            continue;
+          if (def && isConstant(def))
+            constants.insert(def);
+          else
+            inputs.insert(v);
+        }
+      });
+    // Outputs: the layer's results used after it. A use before the layer's
+    // last op would precede the call.
+    SmallVector<Value> outputs;
+    for (Operation *op : ops)
+      for (Value r : op->getResults()) {
+        bool used = false;
+        for (Operation *user : r.getUsers()) {
+          if (inside(user))
+            continue;
+          Operation *top = entry.getBody().front().findAncestorOpInBlock(*user);
+          if (!top || !last->isBeforeInBlock(top)) {
+            emitRemark(op->getLoc()) << "layer " << layer << " stays inline: a value it "
+                                     << "computes is used before its last op";
+            return {};
+          }
+          used = true;
+        }
+        if (used)
+          outputs.push_back(r);
+      }
+
+    OpBuilder b(entry);
+    SmallVector<Type> inTypes, outTypes;
+    for (Value v : inputs)
+      inTypes.push_back(v.getType());
+    for (Value v : outputs)
+      outTypes.push_back(v.getType());
+    Location loc = NameLoc::get(b.getStringAttr("layers." + std::to_string(layer)));
+    auto fn = func::FuncOp::create(b, loc, "layer_" + std::to_string(layer),
+                                   b.getFunctionType(inTypes, outTypes));
+    fn.setPrivate();
+    Block *fnBody = fn.addEntryBlock();
+    b.setInsertionPointToStart(fnBody);
+    IRMapping map;
+    for (Operation *c : constants)
+      b.clone(*c, map);
+    // The call goes where the last op was; then the ops move.
+    OpBuilder at(last->getNextNode());
+    auto call = func::CallOp::create(at, loc, fn, inputs.getArrayRef());
+    for (Operation *op : ops)
+      op->moveBefore(fnBody, fnBody->end());
+    for (auto [i, arg] : llvm::enumerate(fnBody->getArguments()))
+      Value(inputs[i]).replaceUsesWithIf(arg, [&](OpOperand &use) {
+        return use.getOwner()->getParentOfType<func::FuncOp>() == fn;
+      });
+    for (Operation *c : constants)
+      c->getResult(0).replaceUsesWithIf(map.lookup(c->getResult(0)), [&](OpOperand &use) {
+        return use.getOwner()->getParentOfType<func::FuncOp>() == fn;
+      });
+    for (auto [v, r] : llvm::zip(outputs, call.getResults()))
+      v.replaceUsesWithIf(r, [&](OpOperand &use) {
+        return use.getOwner()->getParentOfType<func::FuncOp>() != fn;
+      });
+    b.setInsertionPointToEnd(fnBody);
+    func::ReturnOp::create(b, loc, outputs);
+    return {fn, call};
+  }
+};
+
+} // namespace
