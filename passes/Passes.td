@@ -603,8 +603,9 @@ def K3OutlineLayersPass : Pass<"k3-outline-layers", "::mlir::ModuleOp"> {
     later phases compile each layer kind once, whatever the depth.
 
     A function is named after its entry point and what it holds
-    (`@prefill_kda_moe`, `@decode_mla_moe`, a suffix `_N` where two kinds
-    would share a name) and lists the layers that call it in `k3.layers`.
+    (`@prefill_kda_moe`, `@decode_mla_moe`, `@prefill_kda_moe_seal` for a
+    layer that seals an AttnRes block, a suffix `_N` where two kinds would
+    still share a name) and lists the layers that call it in `k3.layers`.
     Constants a layer uses from outside are cloned into it. A layer whose ops
     cannot be moved as one call (a value leaves it and comes back) stays
     inline, with a remark.
@@ -674,14 +675,16 @@ def K3QuantizeMxfp4Pass : Pass<"k3-quantize-mxfp4", "::mlir::ModuleOp"> {
 def K3ReturnArgumentsPass : Pass<"k3-return-arguments", "::mlir::ModuleOp"> {
   let summary = "Return an entry point's updated arguments themselves, not clones";
   let description = [{
-    Runs after `buffer-deallocation-pipeline`, before
-    `convert-bufferization-to-memref`. Deallocation makes every returned
+    Runs after `ownership-based-buffer-deallocation` and
+    `buffer-deallocation-simplification`, before
+    `bufferization-lower-deallocations`. Deallocation makes every returned
     memref owned by the caller, so an argument updated in place (a KDA
     state) is returned as a `bufferization.clone`: a copy of the whole
     buffer per call. In a public function that nothing in the module calls
     (an entry point: the runtime is its only caller, owns its arguments and
     never frees a result that is an input's buffer), a returned clone of an
-    entry-block argument of the same type, used only by the return, is
+    entry-block argument of the same type, used only by the return (and
+    retained by deallocations, which then retain the argument), is
     replaced by the argument.
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];

@@ -19,10 +19,14 @@
 // last. log1p goes to libm: the LLVM-dialect expansion log(1 + x) rounds
 // softplus(-30) to 0. Strided memref copies call `memrefCopy`, which
 // lib/Target/Cpu links into each kernel object itself (the runtime loads
-// kernels without MLIR's runner library). Temporaries are freed by the
-// ownership-based deallocation pipeline; k3-return-arguments then returns
-// an argument updated in place (a KDA state) as itself rather than as the
-// pipeline's clone of it. bf16 conversions are expanded to
+// kernels without MLIR's runner library). A layer function's state
+// arguments are updated in place and dropped from its results
+// (drop-equivalent-buffer-results, after canonicalize has folded the
+// branches that yield them). Temporaries are freed by the ownership-based
+// deallocation, spelled out as upstream's pipeline is, so that
+// k3-return-arguments runs before the deallocations are lowered: an entry
+// point returns an argument updated in place (a KDA state) as itself rather
+// than as the deallocation's clone of it. bf16 conversions are expanded to
 // integer ops (round to nearest even): on a CPU without AVX512-BF16, LLVM
 // would otherwise call __truncsfbf2, which Debian 12's libgcc lacks.
 //

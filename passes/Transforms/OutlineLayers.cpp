@@ -60,7 +60,8 @@ bool isConstant(Operation *op) {
          op->hasTrait<OpTrait::ConstantLike>();
 }
 
-/// A short name for what a layer holds: its mixer and its feed-forward.
+/// A short name for what a layer holds: its mixer, its feed-forward, and
+/// whether it seals an AttnRes block before its attention.
 std::string kindName(func::FuncOp fn) {
   bool kda = false, mla = false, moe = false;
   fn.walk([&](Operation *op) {
@@ -69,8 +70,12 @@ std::string kindName(func::FuncOp fn) {
     mla |= name.starts_with("k3.mla");
     moe |= name.starts_with("k3.moe") || name == "k3.router";
   });
+  // A layer that seals an AttnRes block reads the blocks alone before its
+  // attention (the running sum is the last block).
+  auto reads = fn.getOps<k3::AttnResOp>();
+  bool seal = !reads.empty() && (*reads.begin()).getSources().size() == 1;
   std::string s = kda ? "kda" : mla ? "mla" : "layer";
-  return s + (moe ? "_moe" : "_dense");
+  return s + (moe ? "_moe" : "_dense") + (seal ? "_seal" : "");
 }
 
 /// The text of `fn`'s signature and body without locations or its own

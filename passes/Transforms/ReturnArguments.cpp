@@ -7,7 +7,9 @@
 // of an entry point, owns its arguments and never frees a result that is an
 // input's buffer (CpuExecutable::freeResults), so the clone, a copy of the
 // whole state per call (a kernel on the GPU), is not needed: the argument
-// is returned itself.
+// is returned itself. It runs before the deallocations are lowered: a
+// deallocation that retains the clone (with calls to layer functions, the
+// entry's deallocation checks aliases at run time) retains the argument.
 //
 //===----------------------------------------------------------------------===//
 

@@ -104,4 +104,51 @@ module attributes {gpu.container_module} {
     %v = memref.load %a[%c0] : memref<8xf32>
     return %v : f32
   }
+
+  // A layer function (private, its host code only launches and frees):
+  // neither its return nor the calls to it wait; the entry point waits once,
+  // before it reads memory. A private function that reads host memory is
+  // called as before: a wait before the call, and its return waits.
+  // CHECK-LABEL: func.func private @layer
+  // CHECK: gpu.launch_func async
+  // CHECK-NOT: gpu.wait [
+  // CHECK: return
+  func.func private @layer(%a: memref<8xf32>) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<8xf32>)
+    return
+  }
+  // CHECK-LABEL: func.func private @reads
+  // CHECK: memref.load
+  // CHECK: gpu.launch_func async
+  // CHECK-NEXT: gpu.wait [
+  // CHECK-NEXT: return
+  func.func private @reads(%a: memref<8xf32>) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %v = memref.load %a[%c0] : memref<8xf32>
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<8xf32>)
+    return %v : f32
+  }
+  // CHECK-LABEL: func.func @layers
+  // CHECK-NEXT: %[[C0:.*]] = arith.constant 0
+  // CHECK-NEXT: call @layer
+  // CHECK-NEXT: call @layer
+  // CHECK-NEXT: %[[W:.*]] = gpu.wait async
+  // CHECK-NEXT: gpu.wait [%[[W]]]
+  // CHECK-NEXT: call @reads
+  // CHECK-NEXT: call @layer
+  // CHECK-NEXT: %[[W2:.*]] = gpu.wait async
+  // CHECK-NEXT: gpu.wait [%[[W2]]]
+  // CHECK-NEXT: memref.load
+  func.func @layers(%a: memref<8xf32>) -> f32 {
+    %c0 = arith.constant 0 : index
+    func.call @layer(%a) : (memref<8xf32>) -> ()
+    func.call @layer(%a) : (memref<8xf32>) -> ()
+    %r = func.call @reads(%a) : (memref<8xf32>) -> f32
+    func.call @layer(%a) : (memref<8xf32>) -> ()
+    %v = memref.load %a[%c0] : memref<8xf32>
+    %s = arith.addf %r, %v : f32
+    return %s : f32
+  }
 }

@@ -11,6 +11,8 @@
 //   k3-bench device BINARY.k3b --function=NAME [--compare=CPU.k3b ...]
 //     (DeviceBench.cpp: one function on the binary's device, timed, and its
 //     outputs against another binary's)
+//   k3-bench compile MODEL_DIR [--layers=4 --targets=cpu,sm_90a] (CompileBench.cpp:
+//     compile time, kernels and code bytes at two depths, depth_cost_ratio)
 //
 // `cpu`: prefill and decode tokens/s of the compiled CPU binary (through the
 // runtime) against the plain C++ reference forward (fp32) on the same
@@ -48,6 +50,7 @@ int runMlaBench(int argc, char **argv);
 int runMoeBench(int argc, char **argv);
 int runTtftBench(int argc, char **argv);
 int runDeviceBench(int argc, char **argv);
+int runCompileBench(int argc, char **argv);
 
 int main(int argc, char **argv) {
   if (argc >= 2 && std::string(argv[1]) == "kda")
@@ -60,11 +63,14 @@ int main(int argc, char **argv) {
     return runTtftBench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "device")
     return runDeviceBench(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "compile")
+    return runCompileBench(argc, argv);
   if (argc < 4 || std::string(argv[1]) != "cpu")
     return fail("usage: k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] "
                 "[--decode=N] | k3-bench kda [flags] | k3-bench mla [flags] | "
                 "k3-bench moe [flags] | k3-bench ttft BINARY.k3b [flags] | "
-                "k3-bench device BINARY.k3b --function=NAME [flags]");
+                "k3-bench device BINARY.k3b --function=NAME [flags] | "
+                "k3-bench compile MODEL_DIR [flags]");
   std::string dir = argv[2], path = argv[3];
   int prompt = 32, decode = 8;
   for (int i = 4; i < argc; ++i) {

@@ -31,12 +31,14 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -232,8 +234,70 @@ static cl::opt<bool>
                         "`language_model.model.`"),
                cl::cat(k3Category));
 
+static cl::opt<bool> timePhases(
+    "time-phases",
+    cl::desc("Print each phase's wall-clock seconds on stderr when the compile ends"),
+    cl::cat(k3Category));
+
+namespace {
+/// The phase under way: its wall-clock time for --time-phases, and a
+/// progress line (the phase, and `kernel i/N` while ptxas runs) redrawn in
+/// place when stderr is a terminal; nothing is drawn otherwise.
+class Phases {
+public:
+  Phases() : tty(llvm::errs().is_displayed()), start(Clock::now()), began(start) {}
+  void begin(const char *name) {
+    end();
+    current = name;
+    began = Clock::now();
+    draw(current);
+  }
+  void end() {
+    if (!current.empty())
+      times.push_back({current, seconds(began)});
+    current.clear();
+  }
+  void kernels(size_t done, size_t total) {
+    draw(current + ": kernel " + std::to_string(done) + "/" + std::to_string(total));
+  }
+  /// Clears the progress line (before any other output on stderr).
+  void clear() {
+    if (tty && drawn)
+      llvm::errs() << "\r\033[K";
+    drawn = false;
+  }
+  void report() {
+    end();
+    clear();
+    llvm::errs() << "phase     seconds\n";
+    for (auto &[name, t] : times)
+      llvm::errs() << llvm::format("%-8s %8.3f\n", name.c_str(), t);
+    llvm::errs() << llvm::format("%-8s %8.3f\n", "total", seconds(start));
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  static double seconds(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  }
+  void draw(const std::string &line) {
+    if (!tty)
+      return;
+    llvm::errs() << "\r\033[Kk3-compile: " << line;
+    llvm::errs().flush();
+    drawn = true;
+  }
+  bool tty, drawn = false;
+  Clock::time_point start, began;
+  std::string current;
+  std::vector<std::pair<std::string, double>> times;
+};
+Phases phases;
+} // namespace
+
 /// One line on stderr and a failing exit status (DESIGN.md §5).
 static int fail(const llvm::Twine &message) {
+  phases.clear();
   llvm::errs() << "k3-compile: error: " << message << "\n";
   return 1;
 }
@@ -445,6 +509,7 @@ int main(int argc, char **argv) {
 
   OwningOpRef<ModuleOp> module;
   std::unique_ptr<model::Checkpoint> checkpoint;
+  phases.begin("input");
   if (isDir) {
     std::string error;
     checkpoint = model::Checkpoint::open(inputPath, error);
@@ -501,6 +566,7 @@ int main(int argc, char **argv) {
     return printModule(*module, error);
   // Phase k3: weights become arguments (the bundle binds them, the kernels
   // read them); MXFP4 weights stay packed and the GEMMs decode them.
+  phases.begin("k3");
   if (!stage(*module, [&](OpPassManager &pm) {
         mlir::k3::CpuK3Options options;
         options.dequantize = compileTo != "bundle";
@@ -539,6 +605,7 @@ int main(int argc, char **argv) {
         {"ptx", [&](OpPassManager &pm) { mlir::k3::buildPtxStage(pm, *chip); }},
     };
     for (const GpuPhase &phase : gpuPhases) {
+      phases.begin(phase.name);
       if (!stage(*lowered, phase.build))
         return fail(firstError.empty() ? std::string("the ") + phase.name + " phase failed"
                                        : firstError);
@@ -552,11 +619,16 @@ int main(int argc, char **argv) {
     gpuOptions.chip = chip->chip;
     gpuOptions.ptxas = ptxas;
     gpuOptions.maxSpillBytes = maxSpillBytes;
+    gpuOptions.progress = [](size_t done, size_t total) { phases.kernels(done, total); };
+    phases.begin("cubin");
     if (!mlir::k3::extractDeviceKernels(*lowered, gpuOptions, code.deviceKernels, error))
       return fail(error);
-    if (ptxas.empty() && ptxasPath != "none")
+    phases.begin("host");
+    if (ptxas.empty() && ptxasPath != "none") {
+      phases.clear();
       llvm::errs() << "k3-compile: note: no ptxas found; the kernels are PTX only (the "
                       "driver compiles them at load)\n";
+    }
     if (!stage(*lowered, [&](OpPassManager &pm) { mlir::k3::buildGpuHostStage(pm); }))
       return fail(firstError.empty() ? "the cubin phase failed" : firstError);
     if (!dump(*lowered, "cubin"))
@@ -569,6 +641,7 @@ int main(int argc, char **argv) {
   } else if (compileTo != "bundle") {
     OwningOpRef<ModuleOp> lowered = module->clone();
     exportEntryPoints(*lowered);
+    phases.begin("tiles");
     if (!stage(*lowered, [&](OpPassManager &pm) {
           mlir::k3::buildCpuTilesStage(pm, forms);
         }))
@@ -586,6 +659,7 @@ int main(int argc, char **argv) {
     }
     if (compileTo == "tiles")
       return printModule(*lowered, error);
+    phases.begin("cpu");
     if (!stage(*lowered, [&](OpPassManager &pm) {
           mlir::k3::buildCpuLlvmStage(pm, gpuReductions);
           if (lineTables)
@@ -596,11 +670,16 @@ int main(int argc, char **argv) {
       return fail(error);
     if (compileTo == "cpu")
       return printModule(*lowered, error);
+    phases.begin("object");
     if (!mlir::k3::emitHostSharedObject(*lowered, code.hostObject, code.cpu, error))
       return fail(firstError.empty() ? error : error + ": " + firstError);
   }
+  phases.begin("bundle");
   if (!mlir::k3::writeBundle(*module, checkpoint.get(), code, outputPath, error, omitWeights))
     return fail(error);
+  if (timePhases)
+    phases.report();
+  phases.clear();
   // MOE_MXFP4.md §2: 0x00 scales are legal but worth knowing about.
   if (checkpoint && checkpoint->zeroScaleBlocks())
     llvm::errs() << "k3-compile: note: " << checkpoint->zeroScaleBlocks()
@@ -623,6 +702,9 @@ static void exportEntryPoints(ModuleOp module) {
 
 /// Prints `module` to -o (elided weights), or fails with one line.
 static int printModule(ModuleOp module, std::string &error) {
+  if (timePhases)
+    phases.report();
+  phases.clear();
   auto output = openOutputFile(outputPath, &error);
   if (!output)
     return fail(error);

@@ -1,6 +1,7 @@
 //===- GpuTarget.cpp - PTX kernels to cubins and bundle kernels -----------===//
 //
-// Part of k3. ptxas runs once per kernel with -v: its report gives the
+// Part of k3. ptxas runs once per kernel with -v (several at once, one per
+// core): its report gives the
 // registers, spill bytes and static shared memory the dump shows and the
 // spill budget checks. The launch block comes from the host program's
 // gpu.launch_func ops (k3-gpu-map-loops makes it constant).
@@ -17,9 +18,12 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 
 using namespace mlir;
 
@@ -144,7 +148,12 @@ bool mlir::k3::extractDeviceKernels(ModuleOp module, const GpuTargetOptions &opt
       dynamicShared.try_emplace(launch.getKernelModuleName().getValue(), smem.getZExtValue());
   });
 
+  // Every kernel's PTX first; then ptxas on each, as many at once as the
+  // machine has cores (a process per kernel, nothing shared but the
+  // progress count); then the checks, in kernel order, so that the error
+  // reported is the first kernel's whatever finished first.
   MLIRContext *ctx = module.getContext();
+  SmallVector<gpu::BinaryOp> binaries;
   for (auto binary : module.getOps<gpu::BinaryOp>()) {
     std::string name = binary.getName().str();
     auto objects = binary.getObjects();
@@ -158,26 +167,49 @@ bool mlir::k3::extractDeviceKernels(ModuleOp module, const GpuTargetOptions &opt
     k.ptx = object.getObject().getValue().str();
     if (auto it = blocks.find(name); it != blocks.end())
       k.block = it->second;
-    if (!options.ptxas.empty()) {
-      if (!assemble(options.ptxas, options.chip, name, k.ptx, k, error))
-        return false;
-      if (options.maxSpillBytes >= 0 && k.spillBytes > options.maxSpillBytes) {
-        error = "kernel '" + name + "' spills " + std::to_string(k.spillBytes) +
-                " bytes to local memory (" + std::to_string(k.registers) +
-                " registers), over the budget --max-spill-bytes=" +
-                std::to_string(options.maxSpillBytes);
-        return false;
-      }
+    kernels.push_back(std::move(k));
+    binaries.push_back(binary);
+  }
+  size_t first = kernels.size() - binaries.size();
+  std::vector<std::string> errors(binaries.size());
+  if (!options.ptxas.empty()) {
+    std::mutex progressMutex;
+    size_t done = 0;
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
+    for (size_t i = 0; i < binaries.size(); ++i)
+      pool.async([&, i] {
+        DeviceKernel &k = kernels[first + i];
+        (void)assemble(options.ptxas, options.chip, k.name, k.ptx, k, errors[i]);
+        if (options.progress) {
+          std::lock_guard<std::mutex> lock(progressMutex);
+          options.progress(++done, binaries.size());
+        }
+      });
+    pool.wait();
+  }
+  for (size_t i = 0; i < binaries.size(); ++i) {
+    DeviceKernel &k = kernels[first + i];
+    if (!errors[i].empty()) {
+      error = errors[i];
+      return false;
     }
-    if (auto it = dynamicShared.find(name); it != dynamicShared.end())
+    if (!options.ptxas.empty() && options.maxSpillBytes >= 0 &&
+        k.spillBytes > options.maxSpillBytes) {
+      error = "kernel '" + k.name + "' spills " + std::to_string(k.spillBytes) +
+              " bytes to local memory (" + std::to_string(k.registers) +
+              " registers), over the budget --max-spill-bytes=" +
+              std::to_string(options.maxSpillBytes);
+      return false;
+    }
+    if (auto it = dynamicShared.find(k.name); it != dynamicShared.end())
       k.sharedMemoryBytes += it->second;
     // The host program keeps a reference: mgpuModuleLoad receives these
     // bytes and the runtime loads the bundle's kernel of that name.
-    std::string reference = kKernelReferencePrefix + name;
+    auto object = cast<gpu::ObjectAttr>(binaries[i].getObjects()[0]);
+    std::string reference = kKernelReferencePrefix + k.name;
     auto ref = gpu::ObjectAttr::get(ctx, object.getTarget(), gpu::CompilationTarget::Binary,
                                     StringAttr::get(ctx, reference), nullptr, nullptr);
-    binary.setObjectsAttr(ArrayAttr::get(ctx, {ref}));
-    kernels.push_back(std::move(k));
+    binaries[i].setObjectsAttr(ArrayAttr::get(ctx, {ref}));
   }
   return true;
 }

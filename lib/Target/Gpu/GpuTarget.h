@@ -16,6 +16,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct GpuTargetOptions {
   std::string ptxas;
   /// Largest spill (store bytes) a kernel may have; -1: no limit.
   int64_t maxSpillBytes = 64;
+  /// Called as each kernel's ptxas run ends (kernels done, of how many),
+  /// from one thread at a time.
+  std::function<void(size_t, size_t)> progress;
 };
 
 /// The prefix of a kernel reference in the host program's binaries.
