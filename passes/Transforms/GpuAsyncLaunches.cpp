@@ -20,10 +20,12 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #define DEBUG_TYPE "k3-gpu-async-launches"
 
@@ -64,16 +66,94 @@ bool launchesInside(Operation *op) {
   return found;
 }
 
-/// True when host code in `op`'s regions may touch memory (what the chain
-/// below would wait for).
-bool touchesMemoryInside(Operation *op) {
+/// The buffers only host code uses: allocations whose every use, through
+/// casts and views, is a host load or store, a free, a pointer or metadata
+/// read, or a call to a private function that launches nothing. These are
+/// the deallocation's run-time alias checks (arrays of pointers and of
+/// ownership bits, with calls to layer functions): no kernel reads or
+/// writes them, so touching one needs no wait.
+class HostLocal {
+public:
+  explicit HostLocal(ModuleOp module) {
+    module.walk([&](Operation *op) {
+      if (isa<memref::AllocOp, memref::AllocaOp, gpu::AllocOp>(op) && op->getNumResults() &&
+          isa<MemRefType>(op->getResult(op->getNumResults() - 1).getType())) {
+        Value buffer = op->getResult(op->getNumResults() - 1);
+        if (onlyHostUses(buffer))
+          local.insert(buffer);
+      }
+    });
+  }
+
+  /// Whether `op` (without regions) touches memory only in host-local
+  /// buffers: a load, a store or such a call, every memref operand local.
+  bool onlyTouchesLocal(Operation *op) const {
+    if (!isa<memref::LoadOp, memref::StoreOp, func::CallOp>(op))
+      return false;
+    if (auto call = dyn_cast<func::CallOp>(op); call && !quietCallee(call))
+      return false;
+    bool any = false;
+    for (Value v : op->getOperands())
+      if (isa<MemRefType>(v.getType())) {
+        if (!isLocal(v))
+          return false;
+        any = true;
+      }
+    return any;
+  }
+
+private:
+  bool quietCallee(func::CallOp call) const {
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
+    return callee && callee.isPrivate() && !callee.isExternal() &&
+           !launchesInside(callee);
+  }
+  bool isLocal(Value v) const {
+    while (true) {
+      if (local.count(v))
+        return true;
+      Operation *def = v.getDefiningOp();
+      if (auto cast = dyn_cast_or_null<memref::CastOp>(def))
+        v = cast.getSource();
+      else if (auto view = dyn_cast_or_null<ViewLikeOpInterface>(def))
+        v = view.getViewSource();
+      else
+        return false;
+    }
+  }
+  bool onlyHostUses(Value v) const {
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<memref::LoadOp, memref::StoreOp, memref::DeallocOp, gpu::DeallocOp,
+              memref::ExtractAlignedPointerAsIndexOp, memref::DimOp>(user))
+        continue;
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      if (isa<memref::CastOp>(user) || (view && view.getViewSource() == v)) {
+        for (Value r : user->getResults())
+          if (!onlyHostUses(r))
+            return false;
+        continue;
+      }
+      if (auto call = dyn_cast<func::CallOp>(user); call && quietCallee(call))
+        continue;
+      return false;
+    }
+    return true;
+  }
+
+  llvm::DenseSet<Value> local;
+};
+
+/// True when host code in `op`'s regions may touch memory a kernel may use
+/// (what the chain below would wait for).
+bool touchesMemoryInside(Operation *op, const HostLocal &hostLocal) {
   bool found = false;
   op->walk([&](Operation *inner) {
     if (inner == op || inner->getNumRegions() != 0 ||
         isa<gpu::LaunchFuncOp, gpu::DeallocOp, gpu::AllocOp, gpu::WaitOp>(inner) ||
         inner->hasTrait<OpTrait::IsTerminator>())
       return;
-    if (!isMemoryEffectFree(inner))
+    if (!isMemoryEffectFree(inner) && !hostLocal.onlyTouchesLocal(inner))
       found = true;
   });
   return found;
@@ -95,9 +175,9 @@ public:
   /// no wait before it, and its return none (the caller waits where it
   /// must). `returnWaits`: whether this function's return waits.
   Chainer(MLIRContext *ctx, const llvm::SmallPtrSetImpl<Operation *> &launchOnly,
-          bool returnWaits)
+          const HostLocal &hostLocal, bool returnWaits)
       : b(ctx), tokenType(gpu::AsyncTokenType::get(ctx)), launchOnly(launchOnly),
-        returnWaits(returnWaits) {}
+        hostLocal(hostLocal), returnWaits(returnWaits) {}
 
   /// Chains `block`; returns whether work is pending at its end.
   bool chain(Block &block, bool pending) {
@@ -149,7 +229,7 @@ public:
         // Each body chained on its own; a loop's body starts with its
         // previous iteration's work pending. Work queued before a body that
         // touches memory is waited for once, here, not in every iteration.
-        if (pending && touchesMemoryInside(&op))
+        if (pending && touchesMemoryInside(&op, hostLocal))
           wait(op.getLoc());
         bool loop = isa<scf::ForOp, scf::WhileOp>(op), inside = launchesInside(&op);
         bool after = pending || inside;
@@ -180,7 +260,7 @@ public:
           continue;
         }
       }
-      if (op.getNumRegions() == 0 && isMemoryEffectFree(&op))
+      if (op.getNumRegions() == 0 && (isMemoryEffectFree(&op) || hostLocal.onlyTouchesLocal(&op)))
         continue;
       // Host memory use, a call, or regions this pass does not know.
       wait(op.getLoc());
@@ -207,6 +287,7 @@ private:
   OpBuilder b;
   Type tokenType;
   const llvm::SmallPtrSetImpl<Operation *> &launchOnly;
+  const HostLocal &hostLocal;
   bool returnWaits;
 };
 
@@ -231,13 +312,14 @@ struct K3GpuAsyncLaunchesPass
       return signalPassFailure();
     // Private functions whose host code touches no memory (the layer
     // functions of k3-outline-layers).
+    HostLocal hostLocal(getOperation());
     llvm::SmallPtrSet<Operation *, 8> launchOnly;
     for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (fn.isPrivate() && !fn.isExternal() && !touchesMemoryInside(fn))
+      if (fn.isPrivate() && !fn.isExternal() && !touchesMemoryInside(fn, hostLocal))
         launchOnly.insert(fn);
     for (auto fn : getOperation().getOps<func::FuncOp>())
       if (!fn.isExternal())
-        Chainer(&getContext(), launchOnly, !launchOnly.count(fn))
+        Chainer(&getContext(), launchOnly, hostLocal, !launchOnly.count(fn))
             .chain(fn.getBody().front(), /*pending=*/false);
   }
 };

@@ -166,94 +166,131 @@ struct LowerAttnRes : OpRewritePattern<AttnResOp> {
 
   /// A stack of N blocks [N, T, D] first, then [T, D] candidates: the same
   /// softmax with the blocks' part as reductions over N (N need not be
-  /// static). The [T, D] candidates start each reduction.
+  /// static), in as few loop nests as the variadic form: one per
+  /// candidate for its dot product and sum of squares together, one for
+  /// the [T, D] candidates' running maximum and denominator, one online
+  /// softmax over the blocks (maximum and denominator rescaled as it goes),
+  /// the blocks' probabilities, and the weighted sum, started from the
+  /// [T, D] candidates' part.
   LogicalResult stacked(AttnResOp op, PatternRewriter &b) const {
     Location loc = op.getLoc();
     MLIRContext *ctx = b.getContext();
     auto outType = cast<RankedTensorType>(op.getOut().getType());
+    int64_t d = outType.getDimSize(1);
+    double eps = op.getEps().convertToDouble();
     Value stack = op.getSources().front();
     ValueRange rest = op.getSources().drop_front();
-    Value stackScores = attnResScore(b, loc, op, stack); // [N, T]
-    SmallVector<Value> scores;                            // [T] each
-    for (Value v : rest)
-      scores.push_back(attnResScore(b, loc, op, v));
-    SmallVector<OpFoldResult> tokens{sizesOf(b, loc, stack)[1]};
-    auto tokenType = RankedTensorType::get({outType.getDimSize(0)}, b.getF32Type());
     using utils::IteratorType;
-    const SmallVector<IteratorType> tn{IteratorType::parallel, IteratorType::reduction};
-    const AffineMap byTokenN = project(ctx, 2, {1, 0}), byToken = project(ctx, 2, {0});
-
-    // The per-token maximum: over the [T, D] candidates, then the blocks.
-    Value start =
-        scores.empty()
-            ? linalg::FillOp::create(b, loc, cst(b, loc, -INFINITY),
-                                     empty(b, loc, tokens, b.getF32Type()))
-                  .getResult(0)
-            : elementwise(b, loc, scores, tokenType, [&](OpBuilder &nb, Location nl, ValueRange a) {
-                Value mx = a[0];
-                for (Value x : a.drop_front())
-                  mx = arith::MaximumFOp::create(nb, nl, mx, x);
-                return mx;
-              });
-    Value mx = generic(b, loc, stackScores, start, {byTokenN, byToken}, tn,
-                       [](OpBuilder &nb, Location nl, ValueRange a) {
-                         return SmallVector<Value>{arith::MaximumFOp::create(nb, nl, a[1], a[0])};
-                       })
-                   .front();
+    // (Σ_d v·norm·query, Σ_d v²) over the last dimension, in one nest.
+    auto partials = [&](Value v) {
+      unsigned r = cast<RankedTensorType>(v.getType()).getRank();
+      SmallVector<OpFoldResult> sizes = sizesOf(b, loc, v);
+      sizes.pop_back();
+      SmallVector<IteratorType> its(r, IteratorType::parallel);
+      its.back() = IteratorType::reduction;
+      return generic(b, loc, {v, op.getNormWeight(), op.getQuery()},
+                     {zeros(b, loc, sizes), zeros(b, loc, sizes)},
+                     {identity(ctx, r), project(ctx, r, {r - 1}), project(ctx, r, {r - 1}),
+                      leading(ctx, r), leading(ctx, r)},
+                     its, [](OpBuilder &nb, Location nl, ValueRange a) {
+                       Value t = arith::MulFOp::create(
+                           nb, nl, arith::MulFOp::create(nb, nl, a[0], a[1]), a[2]);
+                       return SmallVector<Value>{
+                           arith::AddFOp::create(nb, nl, a[3], t, kReassociable),
+                           arith::AddFOp::create(nb, nl, a[4],
+                                                 arith::MulFOp::create(nb, nl, a[0], a[0]),
+                                                 kReassociable)};
+                     });
+    };
+    auto score = [&](OpBuilder &nb, Location nl, Value dot, Value sumsq) {
+      Value mean = arith::DivFOp::create(nb, nl, sumsq, cst(nb, nl, double(d)));
+      Value rms = math::SqrtOp::create(nb, nl, arith::AddFOp::create(nb, nl, mean, cst(nb, nl, eps)));
+      return Value(arith::DivFOp::create(nb, nl, dot, rms));
+    };
     auto expMinus = [](OpBuilder &nb, Location nl, Value x, Value m) {
       return Value(math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, x, m)));
     };
-    // The softmax's denominator, then each candidate's probability.
-    SmallVector<Value> restAndMax(scores);
-    restAndMax.push_back(mx);
-    Value sumStart = elementwise(b, loc, restAndMax, tokenType,
-                                 [&](OpBuilder &nb, Location nl, ValueRange a) {
-                                   Value sum = cst(nb, nl, 0.0);
-                                   for (Value x : a.drop_back())
-                                     sum = arith::AddFOp::create(nb, nl, sum,
-                                                                 expMinus(nb, nl, x, a.back()));
-                                   return sum;
-                                 });
-    Value sum = generic(b, loc, {stackScores, mx}, sumStart, {byTokenN, byToken, byToken}, tn,
-                        [&](OpBuilder &nb, Location nl, ValueRange a) {
-                          return SmallVector<Value>{arith::AddFOp::create(
-                              nb, nl, a[2], expMinus(nb, nl, a[0], a[1]))};
-                        })
-                    .front();
-    auto prob = [&](OpBuilder &nb, Location nl, ValueRange a) {
-      return Value(arith::DivFOp::create(nb, nl, expMinus(nb, nl, a[0], a[1]), a[2]));
+    SmallVector<Value> stackParts = partials(stack); // [N, T] each
+    SmallVector<Value> restParts;                    // [T] each, two per candidate
+    for (Value v : rest)
+      llvm::append_range(restParts, partials(v));
+    SmallVector<OpFoldResult> tokens{sizesOf(b, loc, stack)[1]};
+    size_t n = rest.size();
+
+    // The [T, D] candidates' maximum and denominator (or -inf and 0).
+    Value m0, s0;
+    if (n == 0) {
+      m0 = linalg::FillOp::create(b, loc, cst(b, loc, -INFINITY),
+                                  empty(b, loc, tokens, b.getF32Type()))
+               .getResult(0);
+      s0 = zeros(b, loc, tokens);
+    } else {
+      SmallVector<AffineMap> maps(2 * n + 2, identity(ctx, 1));
+      SmallVector<Value> start =
+          generic(b, loc, restParts,
+                  {empty(b, loc, tokens, b.getF32Type()), empty(b, loc, tokens, b.getF32Type())},
+                  maps, {IteratorType::parallel}, [&](OpBuilder &nb, Location nl, ValueRange a) {
+                    SmallVector<Value> scores;
+                    for (size_t j = 0; j < n; ++j)
+                      scores.push_back(score(nb, nl, a[2 * j], a[2 * j + 1]));
+                    Value mx = scores[0];
+                    for (Value x : ArrayRef(scores).drop_front())
+                      mx = arith::MaximumFOp::create(nb, nl, mx, x);
+                    Value sum = cst(nb, nl, 0.0);
+                    for (Value x : scores)
+                      sum = arith::AddFOp::create(nb, nl, sum, expMinus(nb, nl, x, mx));
+                    return SmallVector<Value>{mx, sum};
+                  });
+      m0 = start[0];
+      s0 = start[1];
+    }
+    // The online softmax over the blocks: m' = max(m, x),
+    // s' = s·e^{m - m'} + e^{x - m'}.
+    const AffineMap byTokenN = project(ctx, 2, {1, 0}), byToken = project(ctx, 2, {0});
+    SmallVector<Value> ms = generic(
+        b, loc, stackParts, {m0, s0}, {byTokenN, byTokenN, byToken, byToken},
+        {IteratorType::parallel, IteratorType::reduction},
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value x = score(nb, nl, a[0], a[1]);
+          Value m = arith::MaximumFOp::create(nb, nl, a[2], x);
+          Value kept = arith::MulFOp::create(nb, nl, a[3], expMinus(nb, nl, a[2], m));
+          return SmallVector<Value>{m, arith::AddFOp::create(nb, nl, kept, expMinus(nb, nl, x, m))};
+        });
+    auto prob = [&](OpBuilder &nb, Location nl, Value dot, Value sumsq, Value m, Value sum) {
+      return Value(
+          arith::DivFOp::create(nb, nl, expMinus(nb, nl, score(nb, nl, dot, sumsq), m), sum));
     };
-    Value stackProbs = generic(b, loc, {stackScores, mx, sum},
-                               empty(b, loc, sizesOf(b, loc, stackScores), b.getF32Type()),
-                               {identity(ctx, 2), project(ctx, 2, {1}), project(ctx, 2, {1}),
-                                identity(ctx, 2)},
-                               {IteratorType::parallel, IteratorType::parallel},
-                               [&](OpBuilder &nb, Location nl, ValueRange a) {
-                                 return SmallVector<Value>{prob(nb, nl, a)};
-                               })
-                           .front();
+    Value stackProbs =
+        generic(b, loc, {stackParts[0], stackParts[1], ms[0], ms[1]},
+                empty(b, loc, sizesOf(b, loc, stackParts[0]), b.getF32Type()),
+                {identity(ctx, 2), identity(ctx, 2), project(ctx, 2, {1}), project(ctx, 2, {1}),
+                 identity(ctx, 2)},
+                {IteratorType::parallel, IteratorType::parallel},
+                [&](OpBuilder &nb, Location nl, ValueRange a) {
+                  return SmallVector<Value>{prob(nb, nl, a[0], a[1], a[2], a[3])};
+                })
+            .front();
     // out[t, d] = Σ_j p_j[t]·v_j[t, d] over the [T, D] candidates, then
     // Σ_n p[n, t]·stack[n, t, d] accumulated onto it.
-    SmallVector<OpFoldResult> outSizes{tokens[0], b.getIndexAttr(outType.getDimSize(1))};
+    SmallVector<OpFoldResult> outSizes{tokens[0], b.getIndexAttr(d)};
     Value init;
-    if (rest.empty()) {
+    if (n == 0) {
       init = zeros(b, loc, outSizes);
     } else {
       SmallVector<Value> ins(rest.begin(), rest.end());
-      for (Value s : scores)
-        ins.push_back(s);
-      ins.push_back(mx);
-      ins.push_back(sum);
-      size_t n = rest.size();
+      llvm::append_range(ins, restParts);
+      ins.push_back(ms[0]);
+      ins.push_back(ms[1]);
       SmallVector<AffineMap> maps(n, identity(ctx, 2));
-      maps.append(n + 2, project(ctx, 2, {0}));
+      maps.append(2 * n + 2, project(ctx, 2, {0}));
       maps.push_back(identity(ctx, 2));
       init = generic(b, loc, ins, empty(b, loc, outSizes, b.getF32Type()), maps,
                      {IteratorType::parallel, IteratorType::parallel},
                      [&](OpBuilder &nb, Location nl, ValueRange a) {
                        Value acc = cst(nb, nl, 0.0);
                        for (size_t j = 0; j < n; ++j) {
-                         Value p = prob(nb, nl, {a[n + j], a[2 * n], a[2 * n + 1]});
+                         Value p = prob(nb, nl, a[n + 2 * j], a[n + 2 * j + 1], a[3 * n],
+                                        a[3 * n + 1]);
                          acc = arith::AddFOp::create(nb, nl, acc,
                                                      arith::MulFOp::create(nb, nl, p, a[j]));
                        }
