@@ -294,6 +294,14 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
       core->removeFnAttr(llvm::Attribute::NoInline);
       core->addFnAttr(llvm::Attribute::AlwaysInline);
     }
+    // A GPU host program's entry point only sequences launches and layer
+    // calls: compiled without optimisation (fast instruction selection,
+    // linear in its size), where the optimising selector's time grows with
+    // the square of a block's call arguments (K3: 93 layer calls).
+    if (gpuHost) {
+      fn->addFnAttr(llvm::Attribute::OptimizeNone);
+      fn->addFnAttr(llvm::Attribute::NoInline);
+    }
   }
   // A GPU host program (one without a launch too): its kernel modules load
   // when the runtime attaches its device, not at dlopen.
