@@ -76,12 +76,11 @@ class HostLocal {
 public:
   explicit HostLocal(ModuleOp module) {
     module.walk([&](Operation *op) {
-      if (isa<memref::AllocOp, memref::AllocaOp, gpu::AllocOp>(op) && op->getNumResults() &&
-          isa<MemRefType>(op->getResult(op->getNumResults() - 1).getType())) {
-        Value buffer = op->getResult(op->getNumResults() - 1);
-        if (onlyHostUses(buffer))
+      if (!isa<memref::AllocOp, memref::AllocaOp, gpu::AllocOp>(op))
+        return;
+      for (Value buffer : op->getResults()) // not gpu.alloc's async token
+        if (isa<MemRefType>(buffer.getType()) && onlyHostUses(buffer))
           local.insert(buffer);
-      }
     });
   }
 
