@@ -160,7 +160,8 @@ struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPa
   /// Moves `ops` (layer `layer` of `entry`) into a new private function and
   /// calls it where the layer's last op was. Returns nulls, with a remark,
   /// when the layer cannot be one call.
-  std::pair<func::FuncOp, func::CallOp> outlineLayer(func::FuncOp entry, int64_t layer, ArrayRef<Operation *> ops) {
+  std::pair<func::FuncOp, func::CallOp> outlineLayer(func::FuncOp entry, int64_t layer,
+                                                      ArrayRef<Operation *> ops) {
     llvm::SmallPtrSet<Operation *, 32> inLayer(ops.begin(), ops.end());
     auto inside = [&](Operation *op) {
       for (; op; op = op->getParentOp())

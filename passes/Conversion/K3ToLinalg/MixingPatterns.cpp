@@ -204,7 +204,8 @@ struct LowerAttnRes : OpRewritePattern<AttnResOp> {
     };
     auto score = [&](OpBuilder &nb, Location nl, Value dot, Value sumsq) {
       Value mean = arith::DivFOp::create(nb, nl, sumsq, cst(nb, nl, double(d)));
-      Value rms = math::SqrtOp::create(nb, nl, arith::AddFOp::create(nb, nl, mean, cst(nb, nl, eps)));
+      Value rms =
+          math::SqrtOp::create(nb, nl, arith::AddFOp::create(nb, nl, mean, cst(nb, nl, eps)));
       return Value(arith::DivFOp::create(nb, nl, dot, rms));
     };
     auto expMinus = [](OpBuilder &nb, Location nl, Value x, Value m) {
@@ -299,7 +300,8 @@ struct LowerAttnRes : OpRewritePattern<AttnResOp> {
                  .front();
     }
     Value out = generic(b, loc, {stack, stackProbs}, init,
-                        {project(ctx, 3, {2, 0, 1}), project(ctx, 3, {2, 0}), project(ctx, 3, {0, 1})},
+                        {project(ctx, 3, {2, 0, 1}), project(ctx, 3, {2, 0}),
+                         project(ctx, 3, {0, 1})},
                         {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
                         [](OpBuilder &nb, Location nl, ValueRange a) {
                           return SmallVector<Value>{arith::AddFOp::create(
