@@ -64,7 +64,7 @@ struct CpuK3Options {
 
 /// The CPU path's stages (passes/Pipelines/CpuPipeline.cpp), one per phase:
 /// `k3` (decompose, chunk KDA, dequantize MXFP4 when asked, outline
-/// weights), `tiles` (linalg on tensors) and `cpu` (bufferized, LLVM
+/// weights, then each layer kind as one function: k3-outline-layers), `tiles` (linalg on tensors) and `cpu` (bufferized, LLVM
 /// dialect).
 void buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options);
 /// The forms convert-k3-to-linalg picks where there is a choice: the CPU's
