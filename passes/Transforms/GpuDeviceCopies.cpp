@@ -3,7 +3,8 @@
 // Part of k3. Implements k3-gpu-device-copies: the `memref.copy`s that
 // bufferization leaves in the host program (chunk slices of KDA, cache
 // windows) become `linalg.copy`, which the GPU stage maps to kernels like
-// any other loop nest. On the host they would be CPU copies through managed
+// any other loop nest; a strided view's offset becomes dynamic, so that
+// copies into different places of one buffer share their kernel. On the host they would be CPU copies through managed
 // memory: a synchronisation with the kernels before each one, and pages
 // migrated both ways.
 //
@@ -26,6 +27,21 @@ using namespace mlir;
 
 namespace {
 
+/// A strided view with its offset made dynamic: the copy kernel then takes
+/// the offset as an argument, so that copies into different places of one
+/// buffer (the AttnRes seals' rows of the blocks' stack) are one kernel.
+Value dynamicOffset(OpBuilder &b, Value v) {
+  auto type = cast<MemRefType>(v.getType());
+  auto strided = dyn_cast<StridedLayoutAttr>(type.getLayout());
+  if (!strided || ShapedType::isDynamic(strided.getOffset()))
+    return v;
+  auto layout = StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                                       strided.getStrides());
+  return memref::CastOp::create(
+      b, v.getLoc(),
+      MemRefType::get(type.getShape(), type.getElementType(), layout, type.getMemorySpace()), v);
+}
+
 struct K3GpuDeviceCopiesPass : k3::impl::K3GpuDeviceCopiesPassBase<K3GpuDeviceCopiesPass> {
   using Base::Base;
 
@@ -43,7 +59,8 @@ struct K3GpuDeviceCopiesPass : k3::impl::K3GpuDeviceCopiesPassBase<K3GpuDeviceCo
     });
     for (memref::CopyOp copy : copies) {
       OpBuilder b(copy);
-      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(), copy.getTarget());
+      linalg::CopyOp::create(b, copy.getLoc(), dynamicOffset(b, copy.getSource()),
+                             dynamicOffset(b, copy.getTarget()));
       copy.erase();
     }
   }
