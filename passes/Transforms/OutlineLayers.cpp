@@ -228,18 +228,17 @@ struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPa
     auto call = func::CallOp::create(at, loc, fn, inputs.getArrayRef());
     for (Operation *op : ops)
       op->moveBefore(fnBody, fnBody->end());
-    for (auto [i, arg] : llvm::enumerate(fnBody->getArguments()))
-      Value(inputs[i]).replaceUsesWithIf(arg, [&](OpOperand &use) {
-        return use.getOwner()->getParentOfType<func::FuncOp>() == fn;
-      });
+    // Uses inside the new function read its arguments and clones; uses
+    // outside read the call's results.
+    auto inFn = [&](OpOperand &use) {
+      return use.getOwner()->getParentOfType<func::FuncOp>() == fn;
+    };
+    for (auto [v, arg] : llvm::zip(inputs.getArrayRef(), fnBody->getArguments()))
+      Value(v).replaceUsesWithIf(arg, inFn);
     for (Operation *c : constants)
-      c->getResult(0).replaceUsesWithIf(map.lookup(c->getResult(0)), [&](OpOperand &use) {
-        return use.getOwner()->getParentOfType<func::FuncOp>() == fn;
-      });
+      c->getResult(0).replaceUsesWithIf(map.lookup(c->getResult(0)), inFn);
     for (auto [v, r] : llvm::zip(outputs, call.getResults()))
-      v.replaceUsesWithIf(r, [&](OpOperand &use) {
-        return use.getOwner()->getParentOfType<func::FuncOp>() != fn;
-      });
+      v.replaceUsesWithIf(r, [&](OpOperand &use) { return !inFn(use); });
     b.setInsertionPointToEnd(fnBody);
     func::ReturnOp::create(b, loc, outputs);
     return {fn, call};
