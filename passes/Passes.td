@@ -606,6 +606,11 @@ def K3OutlineLayersPass : Pass<"k3-outline-layers", "::mlir::ModuleOp"> {
     (`@prefill_kda_moe`, `@decode_mla_moe`, `@prefill_kda_moe_seal` for a
     layer that seals an AttnRes block, a suffix `_N` where two kinds would
     still share a name) and lists the layers that call it in `k3.layers`.
+    The embedding (ops at `"embed"`) and the output (`"output"`: the last
+    AttnRes read, the final norm, lm_head) move likewise into
+    `@<entry>_embed` and `@<entry>_output`, so the entry point holds calls
+    and the AttnRes stack's views only: code the back ends compile without
+    optimisation, in time linear in the depth.
     Constants a layer uses from outside are cloned into it. A layer whose ops
     cannot be moved as one call (a value leaves it and comes back) stays
     inline, with a remark.

@@ -460,8 +460,10 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     numTokens = tensor::DimOp::create(b, loc, ids, zero);
   }
 
-  Value emb = EmbedOp::create(b, loc, act({c.hiddenSize}), ids,
-                              weight("embed_tokens.weight"));
+  // Located at "embed" as the final ops are at "output": k3-outline-layers
+  // moves both into functions of their own, leaving the entry point calls.
+  Value emb = EmbedOp::create(b, NameLoc::get(b.getStringAttr("embed")), act({c.hiddenSize}),
+                              ids, weight("embed_tokens.weight"));
 
   // The AttnRes walk of K3_CHECKPOINT.md §6; without attn_res_block_size the
   // usual pre-norm residual. The sealed blocks live in one stack [B, T, D]

@@ -5,6 +5,7 @@
 // function called in its place, and layers with identical functions share
 // one. The later phases then compile a layer kind once, not once per layer:
 // compile time, kernel count and code size follow the kinds, not the depth.
+// The embedding and the output move into functions of their own too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
+
 #define DEBUG_TYPE "k3-outline-layers"
 
 namespace mlir::k3 {
@@ -31,15 +34,26 @@ using namespace mlir;
 
 namespace {
 
-/// The layer N of a location "layers.N" (the importer's NameLoc), looking
-/// through the wrappers passes add (a name over a call site or a fusion of
-/// locations of the same layer).
+/// The parts of an entry point besides its layers, as group numbers that
+/// keep the order of the model: the embedding before layer 0, the output
+/// (last AttnRes read, final norm, lm_head) after the last layer.
+constexpr int64_t kEmbedGroup = -1;
+constexpr int64_t kOutputGroup = std::numeric_limits<int64_t>::max();
+
+/// The group of a location: N for "layers.N" (the importer's NameLoc),
+/// kEmbedGroup for "embed", kOutputGroup for "output", looking through the
+/// wrappers passes add (a name over a call site or a fusion of locations of
+/// the same group).
 std::optional<int64_t> layerOf(Location loc) {
   if (auto name = dyn_cast<NameLoc>(loc)) {
     StringRef rest = name.getName().getValue();
     int64_t layer;
     if (rest.consume_front("layers.") && !rest.getAsInteger(10, layer))
       return layer;
+    if (rest == "embed")
+      return kEmbedGroup;
+    if (rest == "output")
+      return kOutputGroup;
     return layerOf(name.getChildLoc());
   }
   if (auto fused = dyn_cast<FusedLoc>(loc)) {
@@ -53,6 +67,15 @@ std::optional<int64_t> layerOf(Location loc) {
     return common;
   }
   return std::nullopt;
+}
+
+/// The location name of a group: "layers.N", "embed" or "output".
+std::string groupName(int64_t group) {
+  if (group == kEmbedGroup)
+    return "embed";
+  if (group == kOutputGroup)
+    return "output";
+  return "layers." + std::to_string(group);
 }
 
 bool isConstant(Operation *op) {
@@ -127,6 +150,18 @@ struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPa
       auto [fn, call] = outlineLayer(entry, layer, ops);
       if (!fn)
         continue;
+      // The embedding and the output are one of a kind: no sharing, and
+      // named for what they are.
+      if (layer == kEmbedGroup || layer == kOutputGroup) {
+        std::string name = entry.getName().str() + "_" + groupName(layer);
+        for (unsigned n = 1; symbols.lookup(name); ++n)
+          name = entry.getName().str() + "_" + groupName(layer) + "_" + std::to_string(n);
+        fn.setSymName(name);
+        call.setCallee(name);
+        symbols.insert(fn);
+        made.push_back(fn);
+        continue;
+      }
       std::string key = structuralKey(fn);
       auto [it, fresh] = byKey.try_emplace(key, fn);
       if (!fresh) {
@@ -198,7 +233,7 @@ struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPa
             continue;
           Operation *top = entry.getBody().front().findAncestorOpInBlock(*user);
           if (!top || !last->isBeforeInBlock(top)) {
-            emitRemark(op->getLoc()) << "layer " << layer << " stays inline: a value it "
+            emitRemark(op->getLoc()) << groupName(layer) << " stays inline: a value it "
                                      << "computes is used before its last op";
             return {};
           }
@@ -214,8 +249,8 @@ struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPa
       inTypes.push_back(v.getType());
     for (Value v : outputs)
       outTypes.push_back(v.getType());
-    Location loc = NameLoc::get(b.getStringAttr("layers." + std::to_string(layer)));
-    auto fn = func::FuncOp::create(b, loc, "layer_" + std::to_string(layer),
+    Location loc = NameLoc::get(b.getStringAttr(groupName(layer)));
+    auto fn = func::FuncOp::create(b, loc, "outlined_" + groupName(layer),
                                    b.getFunctionType(inTypes, outTypes));
     fn.setPrivate();
     Block *fnBody = fn.addEntryBlock();

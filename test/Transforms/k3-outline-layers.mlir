@@ -3,8 +3,9 @@
 
 // Layers 0 and 1 compute the same thing with their own weights: one
 // function, called twice; layer 2 is another kind (a product, not a sum).
-// The constant layer 0's op hoisted is cloned into each function; the ops
-// of no layer (the final norm) stay in the entry point.
+// The constant layer 0's op hoisted is cloned into each function; the
+// output's ops (the final norm) get a function of their own, and the entry
+// point holds calls only.
 // CHECK-LABEL: func.func private @f_layer_dense(%arg0: tensor<?x4xf32>, %arg1: tensor<4xf32>) -> tensor<?x4xf32>
 // CHECK-SAME: attributes {k3.layers = array<i64: 0, 1>}
 // CHECK: arith.constant 0 : index
@@ -14,12 +15,15 @@
 // CHECK-LABEL: func.func private @f_layer_dense_1(%arg0: tensor<?x4xf32>, %arg1: tensor<4xf32>) -> tensor<?x4xf32>
 // CHECK-SAME: attributes {k3.layers = array<i64: 2>}
 // CHECK: arith.mulf
+// CHECK-LABEL: func.func private @f_output(%arg0: tensor<?x4xf32>, %arg1: tensor<4xf32>) -> tensor<?x4xf32>
+// CHECK-NOT: k3.layers
+// CHECK-NEXT: k3.rms_norm %arg0, %arg1
 // CHECK-LABEL: func.func @f(
 // CHECK-NEXT: %[[C:.+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[A:.+]] = call @f_layer_dense(%arg0, %arg1)
 // CHECK-NEXT: %[[B:.+]] = call @f_layer_dense(%[[A]], %arg2)
 // CHECK-NEXT: %[[D:.+]] = call @f_layer_dense_1(%[[B]], %arg3)
-// CHECK-NEXT: %[[N:.+]] = k3.rms_norm %[[D]], %arg4
+// CHECK-NEXT: %[[N:.+]] = call @f_output(%[[D]], %arg4)
 // CHECK-NEXT: return %[[N]]
 func.func @f(%x: tensor<?x4xf32>, %w0: tensor<4xf32>, %w1: tensor<4xf32>, %w2: tensor<4xf32>,
              %wn: tensor<4xf32>) -> tensor<?x4xf32> {
@@ -51,7 +55,7 @@ func.func @f(%x: tensor<?x4xf32>, %w0: tensor<4xf32>, %w1: tensor<4xf32>, %w2: t
 // CHECK: arith.addf
 // CHECK: call @g_layer_dense(
 func.func @g(%x: tensor<?x4xf32>, %w0: tensor<4xf32>, %w1: tensor<4xf32>) -> tensor<?x4xf32> {
-  // REMARK: remark: {{.*}}layer 0 stays inline: a value it computes is used before its last op
+  // REMARK: remark: {{.*}}layers.0 stays inline: a value it computes is used before its last op
   %n0 = k3.rms_norm %x, %w0 {eps = 1.0e-05 : f32} : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32> loc("layers.0")
   %m = arith.negf %n0 : tensor<?x4xf32>
   %h0 = arith.addf %x, %m : tensor<?x4xf32> loc("layers.0")

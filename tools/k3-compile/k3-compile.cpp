@@ -29,6 +29,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -351,6 +352,7 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions(); // --mlir-timing: each pass's time
   // DESIGN.md §5 fixes `--stats`, which LLVM also registers (pass
   // statistics, unused here): drop LLVM's before declaring ours.
   cl::HideUnrelatedOptions(k3Category); // the rest: --help-hidden
@@ -556,6 +558,7 @@ int main(int argc, char **argv) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return false;
+    applyDefaultTimingPassManagerCLOptions(pm);
     build(pm);
     return succeeded(pm.run(m));
   };

@@ -19,6 +19,14 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassInstrumentation.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/Transforms/IPO/AlwaysInliner.h"
+#include "llvm/Transforms/IPO/GlobalDCE.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/EarlyCSE.h"
+#include "llvm/Transforms/Scalar/SROA.h"
+#include "llvm/Transforms/Scalar/SimplifyCFG.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
@@ -28,6 +36,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 using namespace mlir;
@@ -227,6 +236,87 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   mpm.run(m, mam);
 }
 
+/// Moves `entries` (the entry points, their C wrappers and packed entries)
+/// out of `m` into a module of their own and returns it. What they use from
+/// `m` stays there, made visible to the linker (hidden: not exported from
+/// the shared object).
+std::unique_ptr<llvm::Module> splitEntries(llvm::Module &m,
+                                           const llvm::SmallPtrSetImpl<llvm::Function *> &entries) {
+  // The globals an entry reads, directly or inside constant expressions.
+  std::function<void(llvm::Value *)> expose = [&](llvm::Value *v) {
+    if (auto *gv = dyn_cast<llvm::GlobalValue>(v)) {
+      auto *f = dyn_cast<llvm::Function>(gv);
+      if (gv->hasLocalLinkage() && !(f && entries.contains(f))) {
+        gv->setLinkage(llvm::GlobalValue::ExternalLinkage);
+        gv->setVisibility(llvm::GlobalValue::HiddenVisibility);
+      }
+    } else if (auto *c = dyn_cast<llvm::ConstantExpr>(v)) {
+      for (llvm::Value *op : c->operands())
+        expose(op);
+    }
+  };
+  for (llvm::Function *f : entries)
+    for (llvm::Instruction &i : llvm::instructions(*f))
+      for (llvm::Value *v : i.operands())
+        expose(v);
+  llvm::ValueToValueMapTy map;
+  std::unique_ptr<llvm::Module> host = llvm::CloneModule(
+      m, map, [&](const llvm::GlobalValue *gv) {
+        auto *f = dyn_cast<llvm::Function>(gv);
+        return f && entries.contains(f);
+      });
+  for (llvm::Function *f : entries)
+    f->dropAllReferences();
+  for (llvm::Function *f : entries)
+    f->eraseFromParent();
+  return host;
+}
+
+/// What the entry points need before instruction selection: the core
+/// inlined into its wrapper, and the descriptors that inlining packs and
+/// unpacks folded away (SROA, instcombine). Nothing that grows faster than
+/// the code.
+void tidyEntries(llvm::Module &m, llvm::TargetMachine &tm) {
+  llvm::PassBuilder pb(&tm);
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  mpm.addPass(llvm::AlwaysInlinerPass());
+  llvm::FunctionPassManager fpm;
+  fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  fpm.addPass(llvm::EarlyCSEPass());
+  fpm.addPass(llvm::InstCombinePass());
+  fpm.addPass(llvm::SimplifyCFGPass());
+  mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+  mpm.addPass(llvm::GlobalDCEPass());
+  mpm.run(m, mam);
+}
+
+/// Writes `m`'s object code to a new temporary file.
+bool emitObject(llvm::Module &m, llvm::TargetMachine &tm, SmallString<128> &path,
+                std::string &error) {
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("k3-cpu", "o", fd, path)) {
+    error = "cannot create temporary files for the object";
+    return false;
+  }
+  llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit objects";
+    return false;
+  }
+  pm.run(m);
+  return true;
+}
+
 } // namespace
 
 bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
@@ -281,6 +371,7 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
     error = "the module has no entry points (llvm.emit_c_interface)";
     return false;
   }
+  llvm::SmallPtrSet<llvm::Function *, 8> entrySet;
   for (auto &[fn, name] : entries) {
     addPackedEntry(*m, *fn, name);
     // The entry point itself takes every memref descriptor expanded into
@@ -294,14 +385,10 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
       core->removeFnAttr(llvm::Attribute::NoInline);
       core->addFnAttr(llvm::Attribute::AlwaysInline);
     }
-    // A GPU host program's entry point only sequences launches and layer
-    // calls: compiled without optimisation (fast instruction selection,
-    // linear in its size), where the optimising selector's time grows with
-    // the square of a block's call arguments (K3: 93 layer calls).
-    if (gpuHost) {
-      fn->addFnAttr(llvm::Attribute::OptimizeNone);
-      fn->addFnAttr(llvm::Attribute::NoInline);
-    }
+    entrySet.insert(fn);
+    entrySet.insert(m->getFunction(("k3_entry_" + name)));
+    if (llvm::Function *core = m->getFunction(name); core && !core->isDeclaration())
+      entrySet.insert(core);
   }
   // A GPU host program (one without a launch too): its kernel modules load
   // when the runtime attaches its device, not at dlopen.
@@ -311,12 +398,24 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
     hoistStaticAllocas(*m);
   }
 
+  // The entry points only sequence calls (the embedding, each layer, the
+  // output; launches on a GPU host) and the AttnRes stack's copies: they
+  // grow with the depth, and LLVM's optimising pipeline and instruction
+  // selector grow faster than that on them (the selector with the square of
+  // a block's call arguments: K3's 93 layer calls, each passing its weights
+  // as descriptors). They are compiled apart, tidied and then selected
+  // without optimisation (fast instruction selection and register
+  // allocation, linear in their size); the kernels and layer functions get
+  // the O2 pipeline.
+  std::unique_ptr<llvm::Module> host = splitEntries(*m, entrySet);
+  std::unique_ptr<llvm::TargetMachine> hostTm(target->createTargetMachine(
+      triple, cpuName, "", options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::None));
   optimize(*m, *tm);
+  tidyEntries(*host, *hostTm);
 
-  SmallString<128> objPath, soPath, supportPath;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("k3-cpu", "o", fd, objPath) ||
-      llvm::sys::fs::createTemporaryFile("k3-cpu", "so", soPath) ||
+  SmallString<128> objPath, hostObjPath, soPath, supportPath;
+  if (llvm::sys::fs::createTemporaryFile("k3-cpu", "so", soPath) ||
       llvm::sys::fs::createTemporaryFile("k3-cpu-support", "c", supportPath)) {
     error = "cannot create temporary files for the object";
     return false;
@@ -327,29 +426,24 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
     if (gpuHost)
       support << kGpuOpsHeader << kGpuSupportC;
   }
-  {
-    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
-    llvm::legacy::PassManager pm;
-    if (tm->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::ObjectFile)) {
-      error = "the target cannot emit objects";
-      return false;
-    }
-    pm.run(*m);
-  }
+  if (!emitObject(*m, *tm, objPath, error) || !emitObject(*host, *hostTm, hostObjPath, error))
+    return false;
   // Link with the host C compiler: libm for the math calls (libm lowering).
   auto cc = llvm::sys::findProgramByName("cc");
   if (!cc) {
     llvm::sys::fs::remove(objPath);
+    llvm::sys::fs::remove(hostObjPath);
     llvm::sys::fs::remove(supportPath);
     error = "no host C compiler ('cc') to link the CPU kernels";
     return false;
   }
   std::string ccPath = *cc;
   SmallVector<StringRef> argv{ccPath, "-shared", "-fPIC", "-O2", "-o", soPath,
-                              objPath, supportPath, "-lm"};
+                              objPath, hostObjPath, supportPath, "-lm"};
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0, &linkError);
   llvm::sys::fs::remove(objPath);
+  llvm::sys::fs::remove(hostObjPath);
   llvm::sys::fs::remove(supportPath);
   if (rc != 0) {
     llvm::sys::fs::remove(soPath);
