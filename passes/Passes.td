@@ -776,8 +776,9 @@ def K3TileContractionsPass : Pass<"k3-tile-contractions"> {
   let description = [{
     The CPU tiles of the contractions a lowering marks with
     `k3.tile = array<i64: ...>` (one tile size per loop; 0 keeps a loop
-    whole): each marked `linalg.generic` is tiled with `scf.for` loops,
-    its reduction loops innermost, and each tile is vectorised. The
+    whole): each marked `linalg.generic` is tiled, its parallel tiles one
+    `scf.forall` (run on the thread pool: k3-cpu-parallel-loops) and its
+    reduction tiles `scf.for` loops inside, and each tile is vectorised. The
     accumulator tile of the innermost reduction loop is then hoisted into
     the loop's iteration arguments, so a tile of, say, 4 × 16 outputs stays
     in vector registers for the whole reduction, and the contraction is
@@ -790,6 +791,31 @@ def K3TileContractionsPass : Pass<"k3-tile-contractions"> {
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
   ];
+}
+
+def K3CpuParallelLoopsPass : Pass<"k3-cpu-parallel-loops"> {
+  let summary = "Keep the scf.parallel loops worth a thread pool, serialise the rest";
+  let description = [{
+    The CPU's loops come as `scf.parallel` (`convert-linalg-to-parallel-loops`,
+    `scf-forall-to-parallel` of the contractions' tiles), and
+    `convert-scf-to-openmp` turns each remaining one into an OpenMP
+    work-shared loop on libomp's pool. A fork and join costs about a
+    microsecond, so this pass keeps only the outermost parallel loop of each
+    nest, and only where the nest does enough work: its estimated innermost
+    iterations (static trip counts; a dynamic extent, the tokens of a
+    prompt, counts as `dynamic-extent`) reach `min-work`. Everything else
+    (a parallel loop inside another, a decode step's norm over one token)
+    becomes `scf.for` loops. Results do not depend on the thread count: each
+    iteration writes its own elements, and reductions stay inside one
+    iteration.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"16384",
+           "Innermost iterations below which a nest runs on one thread">,
+    Option<"dynamicExtent", "dynamic-extent", "int64_t", /*default=*/"64",
+           "What a dynamic trip count counts as in the estimate">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
 #endif // K3_PASSES_TD

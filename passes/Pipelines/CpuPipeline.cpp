@@ -10,8 +10,11 @@
 //   tiles: convert-k3-to-linalg, k3-tile-contractions,
 //          convert-elementwise-to-linalg, canonicalize
 //          (linalg on tensors: what each tile computes, target independent)
-//   cpu:   one-shot bufferization → loops → LLVM dialect
-//          (an scf.forall, from the GPU forms, runs as nested scf.for)
+//   cpu:   one-shot bufferization → parallel loops → OpenMP → LLVM dialect
+//          (every loop nest a linalg op or a contraction's tiles make is an
+//          scf.parallel; k3-cpu-parallel-loops keeps the outermost of each
+//          nest that does enough work and serialises the rest, and
+//          convert-scf-to-openmp runs what is left on libomp's pool)
 //
 // The cpu stage's order is the usual one for linalg on tensors: bufferize
 // before lowering linalg to loops, expand strided metadata (and lower the
@@ -52,11 +55,14 @@ constexpr const char *kCpuStage =
     "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
     "ownership-based-buffer-deallocation,canonicalize,buffer-deallocation-simplification,"
     "k3-return-arguments,bufferization-lower-deallocations,cse,canonicalize,convert-bufferization-to-memref,"
-    "convert-vector-to-scf{{full-unroll=true},{0}convert-linalg-to-loops,scf-forall-to-for,"
+    "convert-vector-to-scf{{full-unroll=true},{0}convert-linalg-to-parallel-loops,"
+    "scf-forall-to-parallel,k3-cpu-parallel-loops,convert-scf-to-openmp,canonicalize,"
     "convert-scf-to-cf,expand-strided-metadata,"
     "lower-affine,"
     "arith-expand{{include-bf16=true include-f8e8m0=true},"
     "convert-math-to-llvm{{approximate-log1p=false},convert-math-to-libm,"
+    // After the bf16 expansion: it converts the arith ops inside its regions.
+    "convert-openmp-to-llvm,"
     "convert-vector-to-llvm,finalize-memref-to-llvm,"
     "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,convert-ub-to-llvm,"
     "reconcile-unrealized-casts";

@@ -1,7 +1,7 @@
 //===- TileContractions.cpp - Register tiles for marked contractions ------===//
 //
 // Part of k3. Implements k3-tile-contractions: the `k3.tile` generics are
-// tiled (reductions innermost), vectorised, their accumulators hoisted out
+// tiled (parallel tiles as one scf.forall, reductions innermost), vectorised, their accumulators hoisted out
 // of the reduction loop, and the vector contractions lowered to outer
 // products.
 //
@@ -61,24 +61,48 @@ struct K3TileContractionsPass
       op->removeAttr(kTileAttr);
       if (!sizes || !op.hasPureTensorSemantics() || !tilesEvenly(op, sizes.asArrayRef()))
         continue;
-      // Parallel tile loops outside, reduction tile loops inside: the
-      // accumulator tile is then invariant in the innermost loop.
-      SmallVector<int64_t> order;
+      // Parallel tile loops outside, as one scf.forall (the tiles are
+      // independent: k3-cpu-parallel-loops runs them on the thread pool),
+      // reduction tile loops inside as scf.for: the accumulator tile is then
+      // invariant in the innermost loop.
+      ArrayRef<int64_t> all = sizes.asArrayRef();
       SmallVector<utils::IteratorType> its = op.getIteratorTypesArray();
-      for (bool reduction : {false, true})
-        for (auto [i, it] : llvm::enumerate(its))
-          if ((it == utils::IteratorType::reduction) == reduction)
-            order.push_back(i);
-      scf::SCFTilingOptions options;
-      options.setTileSizes(getAsIndexOpFoldResult(ctx, sizes.asArrayRef()));
-      options.setInterchange(order);
+      SmallVector<int64_t> outer(all), inner(all);
+      bool anyOuter = false, anyInner = false;
+      for (auto [i, it] : llvm::enumerate(its)) {
+        bool reduction = it == utils::IteratorType::reduction;
+        (reduction ? outer : inner)[i] = 0;
+        (reduction ? anyInner : anyOuter) |= all[i] != 0;
+      }
       rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTilingResult> tiled =
-          scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled))
-        continue;
-      rewriter.replaceOp(op, tiled->replacements);
-      for (Operation *t : tiled->tiledOps) {
+      TilingInterface current = cast<TilingInterface>(op.getOperation());
+      SmallVector<Operation *> tiledOps;
+      if (anyOuter) {
+        scf::SCFTilingOptions options;
+        options.setTileSizes(getAsIndexOpFoldResult(ctx, outer));
+        options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+        FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(rewriter, current, options);
+        if (failed(tiled))
+          continue;
+        rewriter.replaceOp(current, tiled->replacements);
+        tiledOps = tiled->tiledOps;
+      }
+      if (!anyOuter)
+        tiledOps.push_back(op);
+      if (anyInner && tiledOps.size() == 1) {
+        auto t = cast<TilingInterface>(tiledOps.front());
+        rewriter.setInsertionPoint(t);
+        scf::SCFTilingOptions options;
+        options.setTileSizes(getAsIndexOpFoldResult(ctx, inner));
+        FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(rewriter, t, options);
+        if (succeeded(tiled)) {
+          rewriter.replaceOp(t, tiled->replacements);
+          tiledOps = tiled->tiledOps;
+        } else if (!anyOuter) {
+          continue; // not tiled at all: left as it is
+        }
+      }
+      for (Operation *t : tiledOps) {
         rewriter.setInsertionPoint(t);
         FailureOr<linalg::VectorizationResult> v = linalg::vectorize(rewriter, t);
         if (succeeded(v))

@@ -17,8 +17,10 @@
 #include <xmmintrin.h>
 #endif
 #include <algorithm>
+#include <atomic>
 #include <csetjmp>
 #include <dlfcn.h>
+#include <sched.h>
 #include <map>
 #include <set>
 #include <sys/mman.h>
@@ -222,6 +224,10 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
         return makeStatus(K3RT_DATA_LOSS, "entry point '" + ep->name()->str() +
                                               "': its kernel exports no " + symbol);
       exe->entries[ep->name()->str()] = fn;
+      // Objects with parallel loops take the process's thread count
+      // (k3rt_set_threads) on each call; older ones have no setter.
+      if (auto set = reinterpret_cast<void (*)(int)>(dlsym(h, "k3_set_threads")))
+        exe->threadSetters[ep->name()->str()] = set;
     }
   if (device)
     if (k3rt_status_t s = exe->bindWeightsOnDevice())
@@ -421,6 +427,8 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
   std::vector<void *> args{result.data()};
   for (auto &d : descs)
     args.push_back(d.data());
+  if (auto set = threadSetters.find(name); set != threadSetters.end())
+    set->second(k3rt_threads());
   const bool completed = callKernel(fn->second, args.data(), device);
   if (device) {
     device->synchronize();
@@ -606,3 +614,27 @@ void CpuExecutable::freeResults(const std::vector<int64_t> &result, const EntryP
 }
 
 } // namespace k3rt
+
+//===--- Threads ----------------------------------------------------------===//
+
+namespace {
+/// 0: the default, the cores this process may run on.
+std::atomic<int> gThreads{0};
+
+int affinityCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0)
+    return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+} // namespace
+
+extern "C" int k3rt_set_threads(int threads) {
+  gThreads.store(threads > 0 ? threads : 0);
+  return k3rt_threads();
+}
+
+extern "C" int k3rt_threads(void) {
+  int n = gThreads.load();
+  return n > 0 ? n : affinityCores();
+}

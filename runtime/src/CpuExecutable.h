@@ -111,6 +111,8 @@ private:
   std::vector<void *> handles;
   std::vector<int> fds; ///< the memfds backing `handles`
   std::map<std::string, void (*)(void **)> entries; ///< by entry point name
+  /// k3_set_threads of each entry point's object, where it has one.
+  std::map<std::string, void (*)(int)> threadSetters;
 };
 
 } // namespace k3rt

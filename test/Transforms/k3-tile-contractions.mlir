@@ -1,17 +1,18 @@
 // RUN: k3-opt %s --split-input-file --k3-tile-contractions | FileCheck %s
 
 // C[i, j] += A[i, k] · B[k, j] over loops (i, k, j), marked for 4 × 16 tiles:
-// tile loops over i and j, the reduction loop innermost carrying the
-// 4 × 16 accumulator as a vector (read before it, written after it).
+// the i and j tiles one scf.forall (independent tiles: the thread pool's
+// work), the reduction loop inside carrying the 4 × 16 accumulator as a
+// vector (read before it, written after it).
 // CHECK-LABEL: func.func @matmul
-//       CHECK:   scf.for %{{.+}} = %c0 to %c8 step %c4
-//       CHECK:     scf.for %{{.+}} = %c0 to %c32 step %c16
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (8, 32) step (4, 16)
 //       CHECK:       %[[ACC:.+]] = vector.transfer_read {{.+}} : tensor<4x16xf32>, vector<4x16xf32>
-//       CHECK:       %[[R:.+]]:3 = scf.for %{{.+}} = %c0 to %c64 step %c1 iter_args({{.+}}, %[[V:.+]] = %[[ACC]]) -> ({{.+}}, vector<4x16xf32>)
+//       CHECK:       %[[R:.+]]:2 = scf.for %{{.+}} = %c0 to %c64 step %c1 iter_args({{.+}}, %[[V:.+]] = %[[ACC]]) -> ({{.+}}, vector<4x16xf32>)
 //       CHECK:         arith.mulf {{.+}} : vector<4x16xf32>
 //       CHECK:         arith.addf {{.+}} : vector<64xf32>
 //       CHECK:         scf.yield {{.+}} : {{.+}}, vector<4x16xf32>
-//       CHECK:       vector.transfer_write %[[R]]#2
+//       CHECK:       %[[W:.+]] = vector.transfer_write %[[R]]#1
+//       CHECK:       tensor.parallel_insert_slice %[[W]]
 //   CHECK-NOT:   linalg.generic
 //   CHECK-NOT:   k3.tile
 #a = affine_map<(i, k, j) -> (i, k)>

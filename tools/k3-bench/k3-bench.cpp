@@ -3,7 +3,7 @@
 // Part of k3. A program, not a test: it measures in one run and prints
 // ratios (DESIGN.md §7).
 //
-//   k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] [--decode=N]
+//   k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] [--decode=N] [--threads=1,2]
 //   k3-bench kda [--tokens=4096 --heads=4 --dk=128 --dv=128 ...] (KdaBench.cpp)
 //   k3-bench mla [--context=4096 --heads=16 ...] (MlaBench.cpp)
 //   k3-bench moe [--tokens=512 --experts=64 --top-k=8 ...] (MoeBench.cpp)
@@ -15,8 +15,10 @@
 //     compile time, kernels and code bytes at two depths, depth_cost_ratio)
 //
 // `cpu`: prefill and decode tokens/s of the compiled CPU binary (through the
-// runtime) against the plain C++ reference forward (fp32) on the same
-// checkpoint, tokens and machine.
+// runtime) at each --threads count (default: the cores the process may use)
+// with each count's speed-up over the first, then the last count against the
+// plain C++ reference forward (fp32) on the same checkpoint, tokens and
+// machine.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,7 @@
 #include "test/Reference/Reference.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <string>
@@ -67,21 +70,40 @@ int main(int argc, char **argv) {
     return runCompileBench(argc, argv);
   if (argc < 4 || std::string(argv[1]) != "cpu")
     return fail("usage: k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] "
-                "[--decode=N] | k3-bench kda [flags] | k3-bench mla [flags] | "
+                "[--decode=N] [--threads=N[,N...]] | k3-bench kda [flags] | k3-bench mla [flags] | "
                 "k3-bench moe [flags] | k3-bench ttft BINARY.k3b [flags] | "
                 "k3-bench device BINARY.k3b --function=NAME [flags] | "
                 "k3-bench compile MODEL_DIR [flags]");
   std::string dir = argv[2], path = argv[3];
   int prompt = 32, decode = 8;
+  std::vector<int> threadCounts; // empty: the runtime's default
   for (int i = 4; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--prompt=", 0) == 0)
       prompt = std::stoi(a.substr(9));
     else if (a.rfind("--decode=", 0) == 0)
       decode = std::stoi(a.substr(9));
-    else
+    else if (a.rfind("--threads=", 0) == 0) {
+      // One count, or several (1,2): each measured in turn, in this run.
+      std::string list = a.substr(10);
+      for (size_t at = 0; at <= list.size();) {
+        size_t comma = std::min(list.find(',', at), list.size());
+        char *end = nullptr;
+        std::string item = list.substr(at, comma - at);
+        long n = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end || n < 1 || n > 4096)
+          return fail("--threads takes counts from 1 to 4096 separated by commas, not '" +
+                      list + "'");
+        threadCounts.push_back(int(n));
+        at = comma + 1;
+      }
+    } else
       return fail("unknown flag '" + a + "'");
   }
+  if (prompt < 1 || decode < 0)
+    return fail("--prompt must be at least 1 and --decode at least 0");
+  if (threadCounts.empty())
+    threadCounts.push_back(k3rt_threads());
   std::string error;
   auto ck = k3::model::Checkpoint::open(dir, error);
   if (!ck)
@@ -97,30 +119,42 @@ int main(int argc, char **argv) {
   for (int i = 0; i < prompt; ++i)
     ids[i] = int32_t((i * 7919 + 11) % vocab);
 
-  // Compiled: prefill, then greedy decode steps, through a runtime session.
-  std::unique_ptr<k3rt::Session> session;
-  if (k3rt_status_t s = k3rt::Session::create(*exe, session))
-    return fail(k3rt_status_message(s));
-  std::vector<float> out;
-  auto run = [&](const std::vector<int32_t> &tokens) {
-    if (k3rt_status_t s = session->append(tokens.data(), tokens.size(), out)) {
-      std::fprintf(stderr, "k3-bench: error: %s\n", k3rt_status_message(s));
-      std::exit(1);
-    }
-    return k3rt::argmax(out.data() + out.size() - vocab, vocab);
+  // Compiled: prefill, then greedy decode steps, through a runtime session,
+  // once per thread count.
+  struct Timed {
+    int threads;
+    double prefill, decode;
+    int32_t next;
   };
-  auto t = Clock::now();
-  int32_t next = run(ids);
-  double compiledPrefill = since(t);
-  t = Clock::now();
-  for (int i = 0; i < decode; ++i)
-    next = run({next});
-  double compiledDecode = since(t);
+  std::vector<Timed> timed;
+  for (int threads : threadCounts) {
+    k3rt_set_threads(threads);
+    std::unique_ptr<k3rt::Session> session;
+    if (k3rt_status_t s = k3rt::Session::create(*exe, session))
+      return fail(k3rt_status_message(s));
+    std::vector<float> out;
+    auto run = [&](const std::vector<int32_t> &tokens) {
+      if (k3rt_status_t s = session->append(tokens.data(), tokens.size(), out)) {
+        std::fprintf(stderr, "k3-bench: error: %s\n", k3rt_status_message(s));
+        std::exit(1);
+      }
+      return k3rt::argmax(out.data() + out.size() - vocab, vocab);
+    };
+    auto t = Clock::now();
+    int32_t next = run(ids);
+    double prefill = since(t);
+    t = Clock::now();
+    for (int i = 0; i < decode; ++i)
+      next = run({next});
+    timed.push_back({threads, prefill, since(t), next});
+  }
+  double compiledPrefill = timed.back().prefill, compiledDecode = timed.back().decode;
+  int32_t next = timed.back().next;
 
   // Reference (fp32) on the same tokens.
   k3::ref::Model<float> ref(*ck);
   auto rs = ref.initialState();
-  t = Clock::now();
+  auto t = Clock::now();
   std::vector<float> logits = ref.forward(ids, rs);
   double refPrefill = since(t);
   int32_t rnext = k3rt::argmax(logits.data() + (prompt - 1) * vocab, vocab);
@@ -133,6 +167,13 @@ int main(int argc, char **argv) {
 
   std::printf("model: %s, prompt %d tokens, %d decode steps\n", dir.c_str(),
               prompt, decode);
+  // Each thread count against the first, measured in this run.
+  for (const Timed &t : timed)
+    std::printf("threads %d: prefill_tokens_per_s %.1f decode_tokens_per_s %.2f "
+                "prefill_speedup %.2f decode_speedup %.2f same_tokens %s\n",
+                t.threads, prompt / t.prefill, decode / t.decode,
+                timed.front().prefill / t.prefill, timed.front().decode / t.decode,
+                t.next == timed.front().next ? "yes" : "no");
   std::printf("prefill_tokens_per_s: compiled %.1f reference %.1f\n",
               prompt / compiledPrefill, prompt / refPrefill);
   std::printf("decode_tokens_per_s: compiled %.2f reference %.2f\n",

@@ -86,6 +86,9 @@ struct Options {
   bool servingFlag = false; ///< a flag that only --requests takes
   /// --synthetic-weights=SEED: fill an --omit-weights binary's weights.
   std::optional<uint64_t> syntheticWeights;
+  /// --threads=N: the CPU kernels' threads (default: the cores this process
+  /// may use).
+  int threads = 0;
 };
 
 /// One line per problem, in the order the flags were given.
@@ -112,7 +115,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         key == "--input" || key == "--output" || key == "--requests" ||
         key == "--max-batch" || key == "--speculate" || key == "--block-tokens" ||
         key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-kib" ||
-        key == "--dump-logits-dir" || key == "--synthetic-weights";
+        key == "--dump-logits-dir" || key == "--synthetic-weights" || key == "--threads";
     if (flagWithValue && take().empty()) {
       error = key + " needs a value";
       return false;
@@ -174,6 +177,12 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         return false;
       }
       o.syntheticWeights = seed;
+    } else if (key == "--threads") {
+      if (!parseInt(take(), 1, 4096, n)) {
+        error = "--threads: '" + value + "' is not a thread count (1..4096)";
+        return false;
+      }
+      o.threads = int(n);
     } else if (key == "--device") {
       o.device = take();
       if (o.device != "cpu" && o.device != "cuda" && o.device != "auto") {
@@ -412,7 +421,7 @@ int main(int argc, char **argv) {
       std::printf("usage: k3-run FILE.k3b --tokens=1,2,3 [--generate=N] "
                   "[--temperature=T --top-k=K --top-p=P --seed=S] "
                   "[--device=cpu|cuda|auto] [--dump-logits=PATH.npy] "
-                  "[--synthetic-weights=SEED]\n"
+                  "[--synthetic-weights=SEED] [--threads=N]\n"
                   "       k3-run FILE.k3b --function=NAME --input=@a.npy ... "
                   "--output=@o.npy\n"
                   "       k3-run FILE.k3b --requests=FILE.jsonl [--max-batch=N] "
@@ -423,6 +432,8 @@ int main(int argc, char **argv) {
     }
     return fail(error);
   }
+  if (o.threads)
+    k3rt_set_threads(o.threads);
 
   // The CUDA driver is loaded at run time, never linked (DESIGN.md §4).
   std::unique_ptr<k3rt::CudaDevice> cuda;

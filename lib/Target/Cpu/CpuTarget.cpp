@@ -19,6 +19,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassInstrumentation.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/IR/CFG.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/Transforms/IPO/AlwaysInliner.h"
 #include "llvm/Transforms/IPO/GlobalDCE.h"
@@ -52,6 +53,9 @@ void addPackedEntry(llvm::Module &m, llvm::Function &ciface, StringRef name) {
   auto *entry = llvm::Function::Create(fnTy, llvm::GlobalValue::ExternalLinkage,
                                        ("k3_entry_" + name).str(), m);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  // The support code's k3_enter: the thread count for this call's loops.
+  b.CreateCall(m.getOrInsertFunction("k3_enter", llvm::FunctionType::get(
+                                                     llvm::Type::getVoidTy(ctx), false)));
   SmallVector<llvm::Value *> args;
   for (unsigned i = 0; i < ciface.arg_size(); ++i) {
     llvm::Value *slot = b.CreateConstGEP1_64(ptrTy, entry->getArg(0), i);
@@ -61,7 +65,7 @@ void addPackedEntry(llvm::Module &m, llvm::Function &ciface, StringRef name) {
   b.CreateRetVoid();
 }
 
-/// The one runtime helper the lowered code calls: a strided copy with the
+/// The runtime helpers the lowered code calls: a strided copy with the
 /// ABI of MLIR's `memrefCopy` (element size, then unranked source and
 /// destination descriptors). Compiled into every kernel object, so the
 /// runtime needs no MLIR library.
@@ -109,6 +113,16 @@ void memrefCopy(int64_t size, Unranked *src, Unranked *dst) {
     if (k < 0)
       return;
   }
+}
+/* The kernels' thread count (k3rt_set_threads). libomp keeps it per calling
+   thread, so every packed entry point applies it first; weak, so that a
+   program without parallel loops needs no libomp. */
+extern void omp_set_num_threads(int) __attribute__((weak));
+static int k3_threads;
+void k3_set_threads(int n) { k3_threads = n; }
+void k3_enter(void) {
+  if (k3_threads > 0 && omp_set_num_threads)
+    omp_set_num_threads(k3_threads);
 }
 )c";
 
@@ -236,6 +250,19 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   mpm.run(m, mam);
 }
 
+/// Whether `f` branches back to a block at or before the branch (the
+/// lowered loops' back edges: MLIR emits a loop's blocks in order).
+bool hasLoop(llvm::Function &f) {
+  llvm::DenseMap<llvm::BasicBlock *, unsigned> order;
+  for (llvm::BasicBlock &bb : f)
+    order[&bb] = order.size();
+  for (llvm::BasicBlock &bb : f)
+    for (llvm::BasicBlock *succ : llvm::successors(&bb))
+      if (order.lookup(succ) <= order.lookup(&bb))
+        return true;
+  return false;
+}
+
 /// Moves `entries` (the entry points, their C wrappers and packed entries)
 /// out of `m` into a module of their own and returns it. What they use from
 /// `m` stays there, made visible to the linker (hidden: not exported from
@@ -247,6 +274,10 @@ std::unique_ptr<llvm::Module> splitEntries(llvm::Module &m,
     if (auto *gv = dyn_cast<llvm::GlobalValue>(v)) {
       auto *f = dyn_cast<llvm::Function>(gv);
       if (gv->hasLocalLinkage() && !(f && entries.contains(f))) {
+        // An unnamed global (OpenMP's source locations) would get a
+        // different made-up name in each object: name it.
+        if (!gv->hasName())
+          gv->setName("k3.shared");
         gv->setLinkage(llvm::GlobalValue::ExternalLinkage);
         gv->setVisibility(llvm::GlobalValue::HiddenVisibility);
       }
@@ -385,9 +416,14 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
       core->removeFnAttr(llvm::Attribute::NoInline);
       core->addFnAttr(llvm::Attribute::AlwaysInline);
     }
+    // An entry point with loops of its own (--unroll-layers, a test's
+    // single-op function) is compute: it stays with the kernels, at O2.
+    llvm::Function *core = m->getFunction(name);
+    if (core && !core->isDeclaration() && hasLoop(*core))
+      continue;
     entrySet.insert(fn);
     entrySet.insert(m->getFunction(("k3_entry_" + name)));
-    if (llvm::Function *core = m->getFunction(name); core && !core->isDeclaration())
+    if (core && !core->isDeclaration())
       entrySet.insert(core);
   }
   // A GPU host program (one without a launch too): its kernel modules load
@@ -407,6 +443,8 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   // without optimisation (fast instruction selection and register
   // allocation, linear in their size); the kernels and layer functions get
   // the O2 pipeline.
+  // The parallel loops (k3-cpu-parallel-loops) call into libomp.
+  bool openMP = m->getFunction("__kmpc_fork_call") != nullptr;
   std::unique_ptr<llvm::Module> host = splitEntries(*m, entrySet);
   std::unique_ptr<llvm::TargetMachine> hostTm(target->createTargetMachine(
       triple, cpuName, "", options, llvm::Reloc::PIC_, std::nullopt,
@@ -440,6 +478,8 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   std::string ccPath = *cc;
   SmallVector<StringRef> argv{ccPath, "-shared", "-fPIC", "-O2", "-o", soPath,
                               objPath, hostObjPath, supportPath, "-lm"};
+  if (openMP)
+    argv.push_back("-l:libomp.so.5"); // Debian's libomp5 (libomp-dev)
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0, &linkError);
   llvm::sys::fs::remove(objPath);

@@ -74,6 +74,16 @@ void k3rt_bundle_release(k3rt_bundle_t *bundle);
 uint32_t k3rt_bundle_format_version(const k3rt_bundle_t *bundle);
 uint32_t k3rt_runtime_format_version(void);
 
+/*===--- Threads ----------------------------------------------------------===*/
+
+/* The threads the CPU kernels' parallel loops run on, for the whole process:
+ * one OpenMP pool (libomp), started on the first parallel loop and kept.
+ * 0 (the default) means the cores this process may run on
+ * (sched_getaffinity). Takes effect from the next kernel call; returns the
+ * count now in effect. */
+int k3rt_set_threads(int threads);
+int k3rt_threads(void);
+
 /*===--- Sessions: one request over a binary's CPU kernels -----------------===*/
 
 typedef struct k3rt_session_s k3rt_session_t;

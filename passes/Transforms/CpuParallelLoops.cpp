@@ -1,0 +1,113 @@
+//===- CpuParallelLoops.cpp - Which loops run on the thread pool ----------===//
+//
+// Part of k3. Implements k3-cpu-parallel-loops: of the CPU's scf.parallel
+// loops, the outermost of each nest that does enough work stays parallel
+// (convert-scf-to-openmp then runs it on libomp's pool); every other one
+// becomes scf.for loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::k3 {
+#define GEN_PASS_DEF_K3CPUPARALLELLOOPSPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::k3
+
+using namespace mlir;
+
+namespace {
+
+/// A loop's trip count, or `dynamic` when it is not a constant.
+int64_t tripCount(Value lb, Value ub, Value step, int64_t dynamic) {
+  std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
+                         s = getConstantIntValue(step);
+  if (!l || !u || !s || *s <= 0)
+    return dynamic;
+  return std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
+}
+
+/// Saturating product: estimates only need to know "large".
+int64_t mul(int64_t a, int64_t b) {
+  constexpr int64_t kCap = int64_t(1) << 40;
+  return (a > kCap / std::max<int64_t>(b, 1)) ? kCap : a * b;
+}
+
+/// The innermost iterations a parallel nest runs: its own trip counts times
+/// the deepest chain of loops inside it.
+int64_t work(scf::ParallelOp loop, int64_t dynamic) {
+  int64_t own = 1;
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+    own = mul(own, tripCount(lb, ub, step, dynamic));
+  int64_t deepest = 1;
+  loop.getBody()->walk([&](Operation *op) {
+    int64_t chain = 1;
+    for (Operation *p = op->getParentOp(); p && p != loop; p = p->getParentOp()) {
+      if (auto f = dyn_cast<scf::ForOp>(p))
+        chain = mul(chain, tripCount(f.getLowerBound(), f.getUpperBound(), f.getStep(), dynamic));
+      else if (auto inner = dyn_cast<scf::ParallelOp>(p))
+        for (auto [lb, ub, step] :
+             llvm::zip(inner.getLowerBound(), inner.getUpperBound(), inner.getStep()))
+          chain = mul(chain, tripCount(lb, ub, step, dynamic));
+    }
+    deepest = std::max(deepest, chain);
+  });
+  return mul(own, deepest);
+}
+
+/// Replaces `loop` (no reductions) by one scf.for per dimension. The body's
+/// ops move (not copies): loops nested in it stay the same ops.
+void serialise(RewriterBase &rewriter, scf::ParallelOp loop) {
+  rewriter.setInsertionPoint(loop);
+  Location loc = loop.getLoc();
+  SmallVector<Value> ivs;
+  Block *innermost = nullptr;
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    auto f = scf::ForOp::create(rewriter, loc, lb, ub, step);
+    ivs.push_back(f.getInductionVar());
+    innermost = f.getBody();
+    rewriter.setInsertionPointToStart(innermost);
+  }
+  Block *body = loop.getBody();
+  rewriter.eraseOp(body->getTerminator()); // scf.reduce, empty
+  rewriter.inlineBlockBefore(body, innermost->getTerminator(), ivs);
+  rewriter.eraseOp(loop);
+}
+
+struct K3CpuParallelLoopsPass : k3::impl::K3CpuParallelLoopsPassBase<K3CpuParallelLoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    // Outermost first: a loop kept parallel makes the ones inside it serial.
+    SmallVector<scf::ParallelOp> loops;
+    getOperation()->walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
+      loops.push_back(loop);
+    });
+    IRRewriter rewriter(&getContext());
+    llvm::SmallPtrSet<Operation *, 16> kept;
+    for (scf::ParallelOp loop : loops) {
+      if (loop.getNumReductions() != 0) {
+        loop.emitOpError() << "has " << loop.getNumReductions()
+                           << " reductions; the CPU lowering makes none";
+        return signalPassFailure();
+      }
+      bool nested = false;
+      for (Operation *p = loop->getParentOp(); p; p = p->getParentOp())
+        nested |= kept.contains(p);
+      if (!nested && work(loop, dynamicExtent) >= minWork) {
+        kept.insert(loop);
+        continue;
+      }
+      serialise(rewriter, loop);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,81 @@
+// RUN: k3-opt %s --split-input-file --k3-cpu-parallel-loops --verify-diagnostics | FileCheck %s
+
+// A nest with enough work (128 × 256 = 32768 innermost iterations) stays
+// parallel; the parallel loop inside it becomes scf.for loops.
+// CHECK-LABEL: func.func @big
+//       CHECK:   scf.parallel (%{{.+}}) = (%c0) to (%c128) step (%c1)
+//       CHECK:     scf.for %{{.+}} = %c0 to %c16 step %c1
+//       CHECK:       scf.for %{{.+}} = %c0 to %c16 step %c1
+//       CHECK:         memref.store
+//   CHECK-NOT:   scf.parallel
+func.func @big(%m: memref<128x16x16xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  scf.parallel (%i) = (%c0) to (%c128) step (%c1) {
+    scf.parallel (%j, %k) = (%c0, %c0) to (%c16, %c16) step (%c1, %c1) {
+      memref.store %v, %m[%i, %j, %k] : memref<128x16x16xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A decode step's norm over one token (1 × 1024 iterations): one thread,
+// the fork and join would cost more than the loop.
+// CHECK-LABEL: func.func @small
+//       CHECK:   scf.for %{{.+}} = %c0 to %c1 step %c1
+//       CHECK:     scf.for %{{.+}} = %c0 to %c1024 step %c1
+//   CHECK-NOT:   scf.parallel
+func.func @small(%m: memref<1x1024xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1024 = arith.constant 1024 : index
+  scf.parallel (%t) = (%c0) to (%c1) step (%c1) {
+    scf.for %d = %c0 to %c1024 step %c1 {
+      memref.store %v, %m[%t, %d] : memref<1x1024xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A dynamic extent (a prompt's tokens) counts as 64: 64 × 512 iterations
+// are worth the pool.
+// CHECK-LABEL: func.func @dynamic
+//       CHECK:   scf.parallel
+func.func @dynamic(%m: memref<?x512xf32>, %n: index, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : index
+  scf.parallel (%t, %d) = (%c0, %c0) to (%n, %c512) step (%c1, %c1) {
+    memref.store %v, %m[%t, %d] : memref<?x512xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// The CPU lowering makes no parallel reductions: one would be a bug.
+func.func @reduction(%n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{has 1 reductions; the CPU lowering makes none}}
+  %r = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%zero) -> f32 {
+    %one = arith.constant 1.0 : f32
+    scf.reduce(%one : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  return %r : f32
+}
