@@ -17,6 +17,10 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit", "I
 
 # Captures reset at every CHECK-LABEL; `$`-prefixed names stay global.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+# The CPU kernels' OpenMP threads sleep as soon as a parallel loop ends
+# instead of spinning for 200 ms: lit runs tests side by side, each with a
+# thread per core.
+config.environment["KMP_BLOCKTIME"] = "0"
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%k3_src", config.k3_src_root))

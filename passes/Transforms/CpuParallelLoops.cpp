@@ -81,6 +81,55 @@ void serialise(RewriterBase &rewriter, scf::ParallelOp loop) {
   rewriter.eraseOp(loop);
 }
 
+/// A loop with dynamic bounds (a grouped expert GEMM over the tokens routed
+/// to one expert: none or one in a decode step) runs in parallel only when
+/// its actual iterations reach the threshold: `scf.if` between it and a
+/// serial copy. (An OpenMP `if` clause would do it without the copy, but
+/// Debian's libomp, LLVM 14, lacks the __kmpc_fork_call_if LLVM 22 emits,
+/// and a team of one thread resizes the pool on every switch.)
+void version(RewriterBase &rewriter, scf::ParallelOp loop, int64_t minWork,
+             int64_t dynamic) {
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  // Static inner work times the actual outer trips.
+  int64_t inner = 1;
+  loop.getBody()->walk([&](Operation *op) {
+    int64_t chain = 1;
+    for (Operation *p = op->getParentOp(); p && p != loop; p = p->getParentOp())
+      if (auto f = dyn_cast<scf::ForOp>(p))
+        chain = mul(chain, tripCount(f.getLowerBound(), f.getUpperBound(), f.getStep(), dynamic));
+    inner = std::max(inner, chain);
+  });
+  SmallVector<std::tuple<Value, Value, Value>> dynamicDims;
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    int64_t trips = tripCount(lb, ub, step, -1);
+    if (trips < 0)
+      dynamicDims.push_back({lb, ub, step});
+    else
+      inner = mul(inner, trips);
+  }
+  Value total = arith::ConstantIndexOp::create(rewriter, loc, inner);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  for (auto [lb, ub, step] : dynamicDims) {
+    Value span = arith::SubIOp::create(rewriter, loc, ub, lb);
+    Value trips = arith::CeilDivSIOp::create(rewriter, loc, span, step);
+    trips = arith::MaxSIOp::create(rewriter, loc, trips, zero);
+    total = arith::MulIOp::create(rewriter, loc, total, trips);
+  }
+  Value fork = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, total,
+                                     arith::ConstantIndexOp::create(rewriter, loc, minWork));
+  auto branch = scf::IfOp::create(rewriter, loc, fork, /*withElseRegion=*/true);
+  rewriter.setInsertionPointToStart(branch.elseBlock());
+  auto serial = cast<scf::ParallelOp>(rewriter.clone(*loop));
+  rewriter.moveOpBefore(loop, branch.thenBlock()->getTerminator());
+  // The copy's own nested parallel loops are serial too.
+  SmallVector<scf::ParallelOp> inside;
+  serial->walk([&](scf::ParallelOp p) { inside.push_back(p); }); // post-order
+  for (scf::ParallelOp p : inside)
+    serialise(rewriter, p);
+}
+
 struct K3CpuParallelLoopsPass : k3::impl::K3CpuParallelLoopsPassBase<K3CpuParallelLoopsPass> {
   using Base::Base;
 
@@ -101,11 +150,17 @@ struct K3CpuParallelLoopsPass : k3::impl::K3CpuParallelLoopsPassBase<K3CpuParall
       bool nested = false;
       for (Operation *p = loop->getParentOp(); p; p = p->getParentOp())
         nested |= kept.contains(p);
-      if (!nested && work(loop, dynamicExtent) >= minWork) {
-        kept.insert(loop);
+      if (nested || work(loop, dynamicExtent) < minWork) {
+        serialise(rewriter, loop);
         continue;
       }
-      serialise(rewriter, loop);
+      kept.insert(loop);
+      bool dynamic = false;
+      for (auto [lb, ub, step] :
+           llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+        dynamic |= tripCount(lb, ub, step, -1) < 0;
+      if (dynamic)
+        version(rewriter, loop, minWork, dynamicExtent);
     }
   }
 };

@@ -47,9 +47,20 @@ func.func @small(%m: memref<1x1024xf32>, %v: f32) {
 // -----
 
 // A dynamic extent (a prompt's tokens) counts as 64: 64 × 512 iterations
-// are worth the pool.
+// are worth the pool, but the loop forks only when its actual iterations
+// (512 per token here) reach 16384, and runs a serial copy otherwise (a
+// decode step's one token, an expert routed none).
 // CHECK-LABEL: func.func @dynamic
-//       CHECK:   scf.parallel
+//       CHECK:   %[[TRIPS:.+]] = arith.ceildivsi
+//       CHECK:   %[[POS:.+]] = arith.maxsi %[[TRIPS]]
+//       CHECK:   %[[TOTAL:.+]] = arith.muli %{{.+}}, %[[POS]]
+//       CHECK:   %[[FORK:.+]] = arith.cmpi sge, %[[TOTAL]], %c16384
+//       CHECK:   scf.if %[[FORK]] {
+//       CHECK:     scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%arg1, %c512)
+//       CHECK:   } else {
+//       CHECK:     scf.for %{{.+}} = %c0 to %arg1 step %c1
+//       CHECK:       scf.for %{{.+}} = %c0 to %c512 step %c1
+//       CHECK:   }
 func.func @dynamic(%m: memref<?x512xf32>, %n: index, %v: f32) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
