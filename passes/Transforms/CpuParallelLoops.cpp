@@ -150,7 +150,13 @@ struct K3CpuParallelLoopsPass : k3::impl::K3CpuParallelLoopsPassBase<K3CpuParall
       bool nested = false;
       for (Operation *p = loop->getParentOp(); p; p = p->getParentOp())
         nested |= kept.contains(p);
-      if (nested || work(loop, dynamicExtent) < minWork) {
+      // A loop of one iteration (a decode step's token) parallelises
+      // nothing: serial, so that a parallel loop inside it is a candidate.
+      int64_t own = 1;
+      for (auto [lb, ub, step] :
+           llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+        own = mul(own, tripCount(lb, ub, step, dynamicExtent));
+      if (nested || own < 2 || work(loop, dynamicExtent) < minWork) {
         serialise(rewriter, loop);
         continue;
       }

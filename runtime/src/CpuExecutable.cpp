@@ -621,11 +621,29 @@ namespace {
 /// 0: the default, the cores this process may run on.
 std::atomic<int> gThreads{0};
 
-int affinityCores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0)
-    return 1;
-  return std::max(1, CPU_COUNT(&set));
+/// The default, computed once (before libomp may pin the calling thread):
+/// OMP_NUM_THREADS when it is a count, else the cores in the process's
+/// affinity mask (sized for any machine), else the online cores.
+int defaultThreads() {
+  static const int n = [] {
+    if (const char *env = std::getenv("OMP_NUM_THREADS")) {
+      char *end = nullptr;
+      long v = std::strtol(env, &end, 10);
+      if (end != env && *end == '\0' && v > 0 && v <= 4096)
+        return int(v);
+    }
+    long online = sysconf(_SC_NPROCESSORS_CONF);
+    int cpus = online > 0 ? int(online) : 1;
+    cpu_set_t *set = CPU_ALLOC(cpus);
+    size_t size = CPU_ALLOC_SIZE(cpus);
+    int count = 0;
+    if (set && sched_getaffinity(0, size, set) == 0)
+      count = CPU_COUNT_S(size, set);
+    if (set)
+      CPU_FREE(set);
+    return std::max(1, count > 0 ? count : cpus);
+  }();
+  return n;
 }
 } // namespace
 
@@ -636,5 +654,5 @@ extern "C" int k3rt_set_threads(int threads) {
 
 extern "C" int k3rt_threads(void) {
   int n = gThreads.load();
-  return n > 0 ? n : affinityCores();
+  return n > 0 ? n : defaultThreads();
 }

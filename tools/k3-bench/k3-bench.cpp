@@ -127,7 +127,11 @@ int main(int argc, char **argv) {
     int32_t next;
   };
   std::vector<Timed> timed;
-  for (int threads : threadCounts) {
+  // One untimed pass first: the mapped weights' page faults and the pool's
+  // start-up would otherwise count against the first thread count only.
+  bool warm = false;
+  for (size_t c = 0; c <= threadCounts.size(); ++c) {
+    int threads = threadCounts[c == 0 ? 0 : c - 1];
     k3rt_set_threads(threads);
     std::unique_ptr<k3rt::Session> session;
     if (k3rt_status_t s = k3rt::Session::create(*exe, session))
@@ -146,7 +150,9 @@ int main(int argc, char **argv) {
     t = Clock::now();
     for (int i = 0; i < decode; ++i)
       next = run({next});
-    timed.push_back({threads, prefill, since(t), next});
+    if (warm)
+      timed.push_back({threads, prefill, since(t), next});
+    warm = true;
   }
   double compiledPrefill = timed.back().prefill, compiledDecode = timed.back().decode;
   int32_t next = timed.back().next;

@@ -30,6 +30,7 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -119,10 +120,11 @@ void memrefCopy(int64_t size, Unranked *src, Unranked *dst) {
    program without parallel loops needs no libomp. */
 extern void omp_set_num_threads(int) __attribute__((weak));
 static int k3_threads;
-void k3_set_threads(int n) { k3_threads = n; }
+void k3_set_threads(int n) { __atomic_store_n(&k3_threads, n, __ATOMIC_RELAXED); }
 void k3_enter(void) {
-  if (k3_threads > 0 && omp_set_num_threads)
-    omp_set_num_threads(k3_threads);
+  int n = __atomic_load_n(&k3_threads, __ATOMIC_RELAXED);
+  if (n > 0 && omp_set_num_threads)
+    omp_set_num_threads(n);
 }
 )c";
 
@@ -269,7 +271,8 @@ bool hasLoop(llvm::Function &f) {
 /// the shared object).
 std::unique_ptr<llvm::Module> splitEntries(llvm::Module &m,
                                            const llvm::SmallPtrSetImpl<llvm::Function *> &entries) {
-  // The globals an entry reads, directly or inside constant expressions.
+  // The globals an entry reads, directly or inside constants.
+  llvm::SmallPtrSet<llvm::Constant *, 32> seen;
   std::function<void(llvm::Value *)> expose = [&](llvm::Value *v) {
     if (auto *gv = dyn_cast<llvm::GlobalValue>(v)) {
       auto *f = dyn_cast<llvm::Function>(gv);
@@ -281,9 +284,12 @@ std::unique_ptr<llvm::Module> splitEntries(llvm::Module &m,
         gv->setLinkage(llvm::GlobalValue::ExternalLinkage);
         gv->setVisibility(llvm::GlobalValue::HiddenVisibility);
       }
-    } else if (auto *c = dyn_cast<llvm::ConstantExpr>(v)) {
-      for (llvm::Value *op : c->operands())
-        expose(op);
+    } else if (auto *c = dyn_cast<llvm::Constant>(v)) {
+      // Constant expressions, structs and arrays (a global's descriptor
+      // folded into a constant struct) hold globals too.
+      if (seen.insert(c).second)
+        for (llvm::Value *op : c->operands())
+          expose(op);
     }
   };
   for (llvm::Function *f : entries)
@@ -421,10 +427,19 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
     llvm::Function *core = m->getFunction(name);
     if (core && !core->isDeclaration() && hasLoop(*core))
       continue;
-    entrySet.insert(fn);
-    entrySet.insert(m->getFunction(("k3_entry_" + name)));
+    // Likewise one another public function calls: it stays where its
+    // caller is.
+    SmallVector<llvm::Function *, 3> group{fn, m->getFunction("k3_entry_" + name)};
     if (core && !core->isDeclaration())
-      entrySet.insert(core);
+      group.push_back(core);
+    bool alone = llvm::all_of(group, [&](llvm::Function *f) {
+      return llvm::all_of(f->users(), [&](llvm::User *u) {
+        auto *call = dyn_cast<llvm::Instruction>(u);
+        return call && llvm::is_contained(group, call->getFunction());
+      });
+    });
+    if (alone)
+      entrySet.insert(group.begin(), group.end());
   }
   // A GPU host program (one without a launch too): its kernel modules load
   // when the runtime attaches its device, not at dlopen.
@@ -452,26 +467,38 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   optimize(*m, *tm);
   tidyEntries(*host, *hostTm);
 
+  // Every temporary file goes when this function returns, on every path.
   SmallString<128> objPath, hostObjPath, soPath, supportPath;
+  std::vector<std::unique_ptr<llvm::FileRemover>> removers;
+  auto removeLater = [&](const SmallString<128> &path) {
+    removers.push_back(std::make_unique<llvm::FileRemover>(path));
+  };
   if (llvm::sys::fs::createTemporaryFile("k3-cpu", "so", soPath) ||
       llvm::sys::fs::createTemporaryFile("k3-cpu-support", "c", supportPath)) {
     error = "cannot create temporary files for the object";
     return false;
   }
+  removeLater(soPath);
+  removeLater(supportPath);
   {
     std::ofstream support(supportPath.str().str());
     support << kSupportC;
     if (gpuHost)
       support << kGpuOpsHeader << kGpuSupportC;
   }
-  if (!emitObject(*m, *tm, objPath, error) || !emitObject(*host, *hostTm, hostObjPath, error))
+  bool emitted = emitObject(*m, *tm, objPath, error);
+  if (!objPath.empty())
+    removeLater(objPath);
+  if (!emitted)
+    return false;
+  emitted = emitObject(*host, *hostTm, hostObjPath, error);
+  if (!hostObjPath.empty())
+    removeLater(hostObjPath);
+  if (!emitted)
     return false;
   // Link with the host C compiler: libm for the math calls (libm lowering).
   auto cc = llvm::sys::findProgramByName("cc");
   if (!cc) {
-    llvm::sys::fs::remove(objPath);
-    llvm::sys::fs::remove(hostObjPath);
-    llvm::sys::fs::remove(supportPath);
     error = "no host C compiler ('cc') to link the CPU kernels";
     return false;
   }
@@ -482,11 +509,7 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
     argv.push_back("-l:libomp.so.5"); // Debian's libomp5 (libomp-dev)
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0, &linkError);
-  llvm::sys::fs::remove(objPath);
-  llvm::sys::fs::remove(hostObjPath);
-  llvm::sys::fs::remove(supportPath);
   if (rc != 0) {
-    llvm::sys::fs::remove(soPath);
     error = "linking the CPU kernels failed (cc exited " + std::to_string(rc) +
             (linkError.empty() ? "" : ": " + linkError) + ")";
     return false;
@@ -496,6 +519,5 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   ss << in.rdbuf();
   std::string bytes = ss.str();
   so.assign(bytes.begin(), bytes.end());
-  llvm::sys::fs::remove(soPath);
   return true;
 }

@@ -78,8 +78,8 @@ uint32_t k3rt_runtime_format_version(void);
 
 /* The threads the CPU kernels' parallel loops run on, for the whole process:
  * one OpenMP pool (libomp), started on the first parallel loop and kept.
- * 0 (the default) means the cores this process may run on
- * (sched_getaffinity). Takes effect from the next kernel call; returns the
+ * 0 (the default) means OMP_NUM_THREADS when set, else the cores this
+ * process may run on (sched_getaffinity), read once. Takes effect from the next kernel call; returns the
  * count now in effect. */
 int k3rt_set_threads(int threads);
 int k3rt_threads(void);
