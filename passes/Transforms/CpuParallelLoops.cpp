@@ -38,13 +38,17 @@ int64_t mul(int64_t a, int64_t b) {
   return (a > kCap / std::max<int64_t>(b, 1)) ? kCap : a * b;
 }
 
-/// The innermost iterations a parallel nest runs: its own trip counts times
-/// the deepest chain of loops inside it.
-int64_t work(scf::ParallelOp loop, int64_t dynamic) {
+/// The product of a parallel loop's own trip counts.
+int64_t ownTrips(scf::ParallelOp loop, int64_t dynamic) {
   int64_t own = 1;
   for (auto [lb, ub, step] :
        llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
     own = mul(own, tripCount(lb, ub, step, dynamic));
+  return own;
+}
+
+/// The iterations of the deepest chain of loops inside `loop`'s body.
+int64_t innerWork(scf::ParallelOp loop, int64_t dynamic) {
   int64_t deepest = 1;
   loop.getBody()->walk([&](Operation *op) {
     int64_t chain = 1;
@@ -52,13 +56,11 @@ int64_t work(scf::ParallelOp loop, int64_t dynamic) {
       if (auto f = dyn_cast<scf::ForOp>(p))
         chain = mul(chain, tripCount(f.getLowerBound(), f.getUpperBound(), f.getStep(), dynamic));
       else if (auto inner = dyn_cast<scf::ParallelOp>(p))
-        for (auto [lb, ub, step] :
-             llvm::zip(inner.getLowerBound(), inner.getUpperBound(), inner.getStep()))
-          chain = mul(chain, tripCount(lb, ub, step, dynamic));
+        chain = mul(chain, ownTrips(inner, dynamic));
     }
     deepest = std::max(deepest, chain);
   });
-  return mul(own, deepest);
+  return deepest;
 }
 
 /// Replaces `loop` (no reductions) by one scf.for per dimension. The body's
@@ -92,14 +94,7 @@ void version(RewriterBase &rewriter, scf::ParallelOp loop, int64_t minWork,
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   // Static inner work times the actual outer trips.
-  int64_t inner = 1;
-  loop.getBody()->walk([&](Operation *op) {
-    int64_t chain = 1;
-    for (Operation *p = op->getParentOp(); p && p != loop; p = p->getParentOp())
-      if (auto f = dyn_cast<scf::ForOp>(p))
-        chain = mul(chain, tripCount(f.getLowerBound(), f.getUpperBound(), f.getStep(), dynamic));
-    inner = std::max(inner, chain);
-  });
+  int64_t inner = innerWork(loop, dynamic);
   SmallVector<std::tuple<Value, Value, Value>> dynamicDims;
   for (auto [lb, ub, step] :
        llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
@@ -152,19 +147,13 @@ struct K3CpuParallelLoopsPass : k3::impl::K3CpuParallelLoopsPassBase<K3CpuParall
         nested |= kept.contains(p);
       // A loop of one iteration (a decode step's token) parallelises
       // nothing: serial, so that a parallel loop inside it is a candidate.
-      int64_t own = 1;
-      for (auto [lb, ub, step] :
-           llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
-        own = mul(own, tripCount(lb, ub, step, dynamicExtent));
-      if (nested || own < 2 || work(loop, dynamicExtent) < minWork) {
+      int64_t own = ownTrips(loop, dynamicExtent);
+      if (nested || own < 2 || mul(own, innerWork(loop, dynamicExtent)) < minWork) {
         serialise(rewriter, loop);
         continue;
       }
       kept.insert(loop);
-      bool dynamic = false;
-      for (auto [lb, ub, step] :
-           llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
-        dynamic |= tripCount(lb, ub, step, -1) < 0;
+      bool dynamic = ownTrips(loop, -1) < 0;
       if (dynamic)
         version(rewriter, loop, minWork, dynamicExtent);
     }

@@ -223,6 +223,20 @@ void hoistStaticAllocas(llvm::Module &m) {
   }
 }
 
+/// Runs `mpm` on `m` with `pb`'s analyses.
+void runPipeline(llvm::Module &m, llvm::PassBuilder &pb, llvm::ModulePassManager &mpm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  mpm.run(m, mam);
+}
+
 /// LLVM's O2 module pipeline (what mlir::makeOptimizingTransformer runs)
 /// without CalledValuePropagation: that pass only annotates indirect calls,
 /// which k3's code has none of, and its solver grows with the product of
@@ -239,17 +253,8 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   callbacks.registerShouldRunOptionalPassCallback(
       [](llvm::StringRef pass, llvm::Any) { return pass != "CalledValuePropagationPass"; });
   llvm::PassBuilder pb(&tm, tuning, std::nullopt, &callbacks);
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
-  mpm.run(m, mam);
+  runPipeline(m, pb, mpm);
 }
 
 /// Whether `f` branches back to a block at or before the branch (the
@@ -315,15 +320,6 @@ std::unique_ptr<llvm::Module> splitEntries(llvm::Module &m,
 /// the code.
 void tidyEntries(llvm::Module &m, llvm::TargetMachine &tm) {
   llvm::PassBuilder pb(&tm);
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::AlwaysInlinerPass());
   llvm::FunctionPassManager fpm;
@@ -333,7 +329,7 @@ void tidyEntries(llvm::Module &m, llvm::TargetMachine &tm) {
   fpm.addPass(llvm::SimplifyCFGPass());
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.addPass(llvm::GlobalDCEPass());
-  mpm.run(m, mam);
+  runPipeline(m, pb, mpm);
 }
 
 /// Writes `m`'s object code to a new temporary file.
