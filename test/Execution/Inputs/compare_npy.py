@@ -1,8 +1,9 @@
 """Relative RMSE between two float32 .npy files of one shape (DESIGN §6).
 
-usage: compare_npy.py REF.npy OUT.npy THRESHOLD
+usage: compare_npy.py REF.npy OUT.npy THRESHOLD [ROWS]
 Prints `rows=R cols=C relative_rmse=X` and exits 1 if X >= THRESHOLD or the
-shapes differ.
+shapes differ. With ROWS, only the first ROWS rows are compared, and the
+worst row's own relative RMSE is printed too (`worst_row=I:X`).
 """
 import math
 import struct
@@ -24,8 +25,23 @@ out_shape, out = load(sys.argv[2])
 if ref_shape != out_shape:
     print("shape mismatch: %s vs %s" % (ref_shape, out_shape))
     sys.exit(1)
+rows = ref_shape[0]
+cols = len(ref) // rows if rows else 0
+worst = ""
+if len(sys.argv) > 4:
+    rows = min(rows, int(sys.argv[4]))
+    ref, out = ref[:rows * cols], out[:rows * cols]
+    per_row = []
+    for r in range(rows):
+        a, b = ref[r * cols:(r + 1) * cols], out[r * cols:(r + 1) * cols]
+        n = sum((x - y) ** 2 for x, y in zip(a, b))
+        d = sum(x * x for x in a)
+        per_row.append(math.sqrt(n / d) if d else math.sqrt(n))
+    if per_row:
+        i = max(range(rows), key=lambda r: per_row[r])
+        worst = " worst_row=%d:%.3g" % (i, per_row[i])
 num = sum((a - b) ** 2 for a, b in zip(ref, out))
 den = sum(a * a for a in ref)
 rel = math.sqrt(num / den) if den else math.sqrt(num)
-print("rows=%d cols=%d relative_rmse=%.3g" % (ref_shape[0], ref_shape[1], rel))
+print("rows=%d cols=%d relative_rmse=%.3g%s" % (rows, cols, rel, worst))
 sys.exit(0 if rel < float(sys.argv[3]) else 1)

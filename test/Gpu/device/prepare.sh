@@ -13,6 +13,11 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/k3b" "$out/tmp"
 cp "$build/bin/k3-run" "$build/bin/k3-bench" "$build/bin/k3-dump" "$out/bin/"
 cp "$root/test/Execution/Inputs/compare_npy.py" "$out/"
+# The CPU builds' parallel loops call libomp (Debian's libomp5), which the
+# GPU machine's image lacks: it travels beside the tools (run.sh puts it on
+# LD_LIBRARY_PATH).
+mkdir -p "$out/lib"
+cp "$(readlink -f "$(/sbin/ldconfig -p | awk '/libomp\.so\.5 /{print $NF; exit}')")" "$out/lib/libomp.so.5"
 
 compile() { # NAME SOURCE [flags]: NAME.cpu.k3b and NAME.sm90a.k3b
   local name=$1 src=$2
