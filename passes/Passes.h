@@ -80,7 +80,7 @@ struct LinalgForms {
   int64_t mlaSplitKeys = 0;
   /// `parts` or `fused` (k3.attend_parts: one kernel, the GPU default).
   std::string mlaDecode = "parts";
-  static LinalgForms cpu() { return {"grouped", "per-head", "loops", "loops", 0, "parts"}; }
+  static LinalgForms cpu() { return {"grouped", "heads", "loops", "loops", 0, "parts"}; }
   static LinalgForms gpu() { return {"mma", "kernel", "chunks", "picks", 256, "fused"}; }
 };
 void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::cpu());

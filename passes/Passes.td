@@ -31,7 +31,8 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     k3-gpu-moe-experts; MmaMoePattern.cpp), a sum over each token's slots
     and the rest as slots; or, with `moe-dispatch=per-token`, one
     matrix-vector product per token and selected expert (the benchmark's
-    baseline). `k3.kda_decode` loops over value heads, or with
+    baseline). `k3.kda_decode` loops over value heads (`kda-decode=heads`:
+    as an `scf.forall`, the CPU's threads), or with
     `kda-decode=batched` runs each step for all heads at once, or with
     `kda-decode=kernel` becomes one `k3.kda_step` (one kernel on a GPU:
     k3-gpu-kda-step; KdaStepPattern.cpp). With
@@ -58,7 +59,8 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
            "experts as k3.moe_experts, for k3-gpu-moe-experts; the rest as "
            "slots) or per-token">,
     Option<"kdaDecode", "kda-decode", "std::string", [{"per-head"}],
-           "How k3.kda_decode runs: per-head (a loop over value heads), "
+           "How k3.kda_decode runs: per-head (an scf.for over value heads), "
+           "heads (an scf.forall over them: the CPU form), "
            "batched (every step once for all heads) or kernel (k3.kda_step, "
            "for k3-gpu-kda-step: the GPU form)">,
     Option<"kdaPrefill", "kda-prefill", "std::string", [{"loops"}],

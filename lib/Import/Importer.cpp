@@ -33,12 +33,14 @@ namespace {
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
-/// Builds one entry point (prefill or decode) of the model.
+/// Builds one entry point of the model: prefill (every position's logits),
+/// prefill_last (the last position's only: the usual prompt needs nothing
+/// else, and the lm_head is a large part of a prefill) or decode.
 class EntryBuilder {
 public:
-  EntryBuilder(OpBuilder &b, const Checkpoint &ck, bool decode,
+  EntryBuilder(OpBuilder &b, const Checkpoint &ck, bool decode, bool lastOnly,
                const ImportOptions &options)
-      : b(b), ck(ck), c(ck.config()), decode(decode), f32(b.getF32Type()),
+      : b(b), ck(ck), c(ck.config()), decode(decode), lastOnly(lastOnly), f32(b.getF32Type()),
         cacheType(options.f32MlaCache ? b.getF32Type() : b.getBF16Type()),
         snapshotInterval(decode ? 0 : options.kdaSnapshotInterval) {
     for (const TensorSpec &s : ck.specs())
@@ -50,7 +52,7 @@ public:
 private:
   //===--- Types and weights ------------------------------------------===//
 
-  int64_t tokens() const { return decode ? 1 : kDyn; }
+  int64_t tokens() const { return decode || outputRow ? 1 : kDyn; }
   RankedTensorType act(ArrayRef<int64_t> inner) {
     SmallVector<int64_t> shape{tokens()};
     shape.append(inner.begin(), inner.end());
@@ -218,6 +220,8 @@ private:
   const Checkpoint &ck;
   const Config &c;
   bool decode;
+  bool lastOnly;
+  bool outputRow = false; // building prefill_last's output: one row
   Type f32;
   Type cacheType;
   Location loc = b.getUnknownLoc();
@@ -426,7 +430,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
       appendsRows.push_back(inputs.size() - 1);
     }
   }
-  SmallVector<Type> results{RankedTensorType::get({tokens(), c.vocabSize}, f32)};
+  SmallVector<Type> results{RankedTensorType::get({lastOnly ? 1 : tokens(), c.vocabSize}, f32)};
   results.append(inputs.begin() + 1, inputs.end());
   // Then, with snapshots, one [⌊T/N⌋, H, K, K] tensor per KDA layer.
   SmallVector<std::string> snapshotNames;
@@ -438,7 +442,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     }
 
   b.setInsertionPointToEnd(module.getBody());
-  auto fn = func::FuncOp::create(b, loc, decode ? "decode" : "prefill",
+  auto fn = func::FuncOp::create(b, loc, decode ? "decode" : lastOnly ? "prefill_last" : "prefill",
                                  b.getFunctionType(inputs, results));
   fn.setArgAttr(0, "k3.name", b.getStringAttr("ids"));
   fn.setResultAttr(0, "k3.name", b.getStringAttr("logits"));
@@ -530,6 +534,25 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     running = arith::AddFOp::create(b, loc, running, ffn(y, l));
   }
   loc = NameLoc::get(b.getStringAttr("output"));
+  if (lastOnly) {
+    // Every op of the output is per position: the last row of the running
+    // sum and of the sealed blocks give the last position's logits.
+    Value last = arith::SubIOp::create(b, loc, numTokens,
+                                       arith::ConstantIndexOp::create(b, loc, 1));
+    outputRow = true;
+    running = tensor::ExtractSliceOp::create(
+        b, loc, act({c.hiddenSize}), running, ArrayRef<OpFoldResult>{last, b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(c.hiddenSize)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+    if (c.attnResBlockSize) {
+      Value blocks = tensor::DimOp::create(b, loc, view, 0);
+      view = tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get({kDyn, 1, c.hiddenSize}, f32), view,
+          ArrayRef<OpFoldResult>{b.getIndexAttr(0), last, b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{blocks, b.getIndexAttr(1), b.getIndexAttr(c.hiddenSize)},
+          SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+    }
+  }
   Value h = running;
   if (c.attnResBlockSize)
     h = attnRes({view, running}, "output_attn_res_norm.weight",
@@ -554,8 +577,8 @@ OwningOpRef<ModuleOp> mlir::k3::importCheckpoint(MLIRContext &context,
                       linalg::LinalgDialect, tensor::TensorDialect>();
   OpBuilder b(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
-  for (bool decode : {false, true}) {
-    EntryBuilder entry(b, ck, decode, options);
+  for (auto [decode, lastOnly] : {std::pair{false, false}, {false, true}, {true, false}}) {
+    EntryBuilder entry(b, ck, decode, lastOnly, options);
     entry.build(*module);
   }
   return module;

@@ -117,7 +117,7 @@ struct CpuPipelineOptions : mlir::PassPipelineOptions<CpuPipelineOptions> {
   Option<std::string> moeDispatch{*this, "moe-dispatch",
                                   llvm::cl::desc("grouped, slots or per-token"),
                                   llvm::cl::init(mlir::k3::LinalgForms::cpu().moeDispatch)};
-  Option<std::string> kdaDecode{*this, "kda-decode", llvm::cl::desc("per-head or batched"),
+  Option<std::string> kdaDecode{*this, "kda-decode", llvm::cl::desc("heads, per-head or batched"),
                                 llvm::cl::init(mlir::k3::LinalgForms::cpu().kdaDecode)};
   Option<std::string> kdaPrefill{*this, "kda-prefill", llvm::cl::desc("loops or scan"),
                                  llvm::cl::init(mlir::k3::LinalgForms::cpu().kdaPrefill)};

@@ -126,11 +126,18 @@ struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPa
       if (fn.isPublic() && !fn.isExternal())
         entries.push_back(fn);
     SymbolTable symbols(module);
+    // Structural key → the function serving it, over all entry points:
+    // prefill and prefill_last differ only in their output, and share
+    // every layer function.
+    std::map<std::string, func::FuncOp> byKey;
+    llvm::StringMap<unsigned> nameUses; // names already taken
     for (func::FuncOp entry : entries)
-      outlineEntry(entry, symbols);
+      outlineEntry(entry, symbols, byKey, nameUses);
   }
 
-  void outlineEntry(func::FuncOp entry, SymbolTable &symbols) {
+  void outlineEntry(func::FuncOp entry, SymbolTable &symbols,
+                    std::map<std::string, func::FuncOp> &byKey,
+                    llvm::StringMap<unsigned> &nameUses) {
     Block &body = entry.getBody().front();
     // The top-level ops of each layer, in block order (nested ops move
     // with their parents).
@@ -142,17 +149,31 @@ struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPa
         if (!isConstant(&op))
           layers[*l].push_back(&op);
 
-    // Structural key → the function serving it; names already taken.
-    std::map<std::string, func::FuncOp> byKey;
-    llvm::StringMap<unsigned> nameUses;
     SmallVector<func::FuncOp> made; // in order of their first layer
     for (auto &[layer, ops] : layers) {
       auto [fn, call] = outlineLayer(entry, layer, ops);
       if (!fn)
         continue;
-      // The embedding and the output are one of a kind: no sharing, and
-      // named for what they are.
-      if (layer == kEmbedGroup || layer == kOutputGroup) {
+      const bool layerGroup = layer != kEmbedGroup && layer != kOutputGroup;
+      std::string key = structuralKey(fn);
+      auto [it, fresh] = byKey.try_emplace(key, fn);
+      if (!fresh) {
+        func::FuncOp shared = it->second;
+        call.setCallee(shared.getName());
+        if (layerGroup) {
+          auto list = shared->getAttrOfType<DenseI64ArrayAttr>("k3.layers");
+          SmallVector<int64_t> ids(list.asArrayRef());
+          // Another entry point's layer of the same number lists once.
+          if (!llvm::is_contained(ids, layer))
+            ids.push_back(layer);
+          shared->setAttr("k3.layers", DenseI64ArrayAttr::get(&getContext(), ids));
+        }
+        fn.erase();
+        continue;
+      }
+      // The embedding and the output are named for what they are (shared
+      // only by another entry point's identical one).
+      if (!layerGroup) {
         std::string name = entry.getName().str() + "_" + groupName(layer);
         for (unsigned n = 1; symbols.lookup(name); ++n)
           name = entry.getName().str() + "_" + groupName(layer) + "_" + std::to_string(n);
@@ -160,18 +181,6 @@ struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPa
         call.setCallee(name);
         symbols.insert(fn);
         made.push_back(fn);
-        continue;
-      }
-      std::string key = structuralKey(fn);
-      auto [it, fresh] = byKey.try_emplace(key, fn);
-      if (!fresh) {
-        func::FuncOp shared = it->second;
-        call.setCallee(shared.getName());
-        auto list = shared->getAttrOfType<DenseI64ArrayAttr>("k3.layers");
-        SmallVector<int64_t> ids(list.asArrayRef());
-        ids.push_back(layer);
-        shared->setAttr("k3.layers", DenseI64ArrayAttr::get(&getContext(), ids));
-        fn.erase();
         continue;
       }
       // A name that says what the kind holds; `_N` where two kinds would

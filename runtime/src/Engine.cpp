@@ -125,6 +125,8 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
     }
     e->inputs.push_back(in);
   }
+  if (k3rt_status_t st = checkPrefillLast(exe))
+    return st;
   const auto *logits = prefill->outputs()->Get(0)->shape();
   e->vocab = logits->size() == 2 ? logits->Get(1) : 0;
   // A page is pageTokens rows of one MLA layer (at least 4 KiB without MLA).
@@ -257,7 +259,8 @@ k3rt_status_t Engine::admit(Request &r, const std::vector<Block *> &hit) {
   return nullptr;
 }
 
-k3rt_status_t Engine::call(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out) {
+k3rt_status_t Engine::call(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out,
+                           bool allRows) {
   HostTensor idT = HostTensor::zeros(DType_I32, {n});
   std::memcpy(idT.bytes.data(), ids, size_t(n) * 4);
   std::vector<uint8_t> blob(static_cast<size_t>(kdaBytes));
@@ -286,7 +289,7 @@ k3rt_status_t Engine::call(Request &r, const int32_t *ids, int64_t n, std::vecto
   std::vector<HostTensor *> args{&idT};
   for (HostTensor &t : state)
     args.push_back(&t);
-  return exe.run(n == 1 && r.len > 0 ? "decode" : "prefill", args, out);
+  return exe.run(entryFor(exe, n, r.len, allRows), args, out);
 }
 
 k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out) {
@@ -421,7 +424,8 @@ k3rt_status_t Engine::advance(Request &r) {
     std::vector<int32_t> d = draft(r, std::min(opt.speculate, room));
     feed.insert(feed.end(), d.begin(), d.end());
   }
-  if (k3rt_status_t s = call(r, feed.data(), int64_t(feed.size()), out))
+  // A verify needs every position's logits (one per draft).
+  if (k3rt_status_t s = call(r, feed.data(), int64_t(feed.size()), out, feed.size() > 1))
     return s;
   const int64_t k = int64_t(feed.size()) - 1;
   int64_t a = 0;

@@ -31,6 +31,7 @@
 
 #include "runtime/src/CpuExecutable.h"
 #include "runtime/src/PrefixCache.h"
+#include "runtime/src/Session.h"
 
 #include <memory>
 #include <string>
@@ -103,7 +104,10 @@ private:
   /// Pages `hit` pins that the request's table will not hold.
   int64_t pinnedOnly(const std::vector<Block *> &hit) const;
   k3rt_status_t advance(Request &r);
-  k3rt_status_t call(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out);
+  /// Runs `n` tokens of `r`; `allRows`: every position's logits (a
+  /// speculative verify), else the last position's.
+  k3rt_status_t call(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out,
+                     bool allRows = false);
   k3rt_status_t commit(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out);
   void emit(Request &r, int32_t token, const float *logits);
   void finish(Request &r);

@@ -7,11 +7,45 @@
 #include "runtime/src/Session.h"
 #include "runtime/src/Status.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace k3::bundle;
 
 namespace k3rt {
+
+const char *entryFor(const CpuExecutable &exe, int64_t n, int64_t seen, bool allRows) {
+  if (n == 1 && seen > 0)
+    return "decode";
+  return allRows || !exe.entry("prefill_last") ? "prefill" : "prefill_last";
+}
+
+k3rt_status_t checkPrefillLast(const CpuExecutable &exe) {
+  const EntryPoint *last = exe.entry("prefill_last"), *all = exe.entry("prefill");
+  if (!last)
+    return nullptr;
+  auto sameTensor = [](const TensorInfo *a, const TensorInfo *b) {
+    return a->dtype() == b->dtype() && a->appends_rows() == b->appends_rows() &&
+           a->shape()->size() == b->shape()->size() &&
+           std::equal(a->shape()->begin(), a->shape()->end(), b->shape()->begin());
+  };
+  bool ok = all && last->inputs() && last->outputs() && all->inputs() && all->outputs() &&
+            last->inputs()->size() == all->inputs()->size() &&
+            last->outputs()->size() == all->outputs()->size() && last->outputs()->size() > 0;
+  for (size_t i = 0; ok && i < all->inputs()->size(); ++i)
+    ok = sameTensor(last->inputs()->Get(i), all->inputs()->Get(i));
+  for (size_t i = 1; ok && i < all->outputs()->size(); ++i)
+    ok = sameTensor(last->outputs()->Get(i), all->outputs()->Get(i));
+  if (ok) {
+    const auto *l = last->outputs()->Get(0)->shape(), *a = all->outputs()->Get(0)->shape();
+    ok = l->size() == 2 && a->size() == 2 && l->Get(0) == 1 && l->Get(1) == a->Get(1);
+  }
+  if (!ok)
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      "the prefill_last entry does not take and return the prefill entry's "
+                      "state with one row of logits");
+  return nullptr;
+}
 
 k3rt_status_t Session::create(CpuExecutable &exe, std::unique_ptr<Session> &out) {
   const EntryPoint *prefill = exe.entry("prefill");
@@ -42,6 +76,8 @@ k3rt_status_t Session::create(CpuExecutable &exe, std::unique_ptr<Session> &out)
       decode->outputs()->size() < decode->inputs()->size())
     return makeStatus(K3RT_INVALID_ARGUMENT,
                       "the decode entry does not take and return the prefill entry's state");
+  if (k3rt_status_t st = checkPrefillLast(exe))
+    return st;
   for (size_t i = 0; i < prefill->inputs()->size(); ++i)
     if (prefill->inputs()->Get(i)->appends_rows() != decode->inputs()->Get(i)->appends_rows())
       return makeStatus(K3RT_INVALID_ARGUMENT,
@@ -56,7 +92,7 @@ k3rt_status_t Session::create(CpuExecutable &exe, std::unique_ptr<Session> &out)
 }
 
 k3rt_status_t Session::append(const int32_t *ids, size_t n,
-                              std::vector<float> &logits) {
+                              std::vector<float> &logits, bool allRows) {
   if (n == 0)
     return makeStatus(K3RT_INVALID_ARGUMENT, "no tokens to append");
   for (size_t i = 0; i < n; ++i)
@@ -68,7 +104,7 @@ k3rt_status_t Session::append(const int32_t *ids, size_t n,
   if (broken)
     return makeStatus(K3RT_INVALID_ARGUMENT,
                       "the session's state was lost in a failed call: start a new session");
-  const char *name = n == 1 && seen > 0 ? "decode" : "prefill";
+  const char *name = entryFor(exe, int64_t(n), seen, allRows);
   // An MLA cache goes in with room for this call's rows, which it writes.
   const EntryPoint *ep = exe.entry(name);
   for (size_t i = 0; i < state.size(); ++i)

@@ -2,8 +2,9 @@
 //
 // Part of k3. Holds a request's KDA conv windows and recurrent state and its
 // MLA latent cache (the entry points' state tensors, threaded from one call
-// to the next) and appends tokens: the first call runs `prefill`, later ones
-// `prefill` for several tokens or `decode` for one.
+// to the next) and appends tokens: the first call runs `prefill_last` (the
+// last position's logits) or, when every position's logits are asked for,
+// `prefill`; later ones those for several tokens or `decode` for one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,14 +17,26 @@
 
 namespace k3rt {
 
+/// The entry point that runs `n` tokens after `seen` ones: `decode` for one
+/// token after the first, else `prefill` when every position's logits are
+/// needed or the binary has no `prefill_last` (older binaries), else
+/// `prefill_last`.
+const char *entryFor(const CpuExecutable &exe, int64_t n, int64_t seen, bool allRows);
+
+/// Refuses a `prefill_last` that does not take and return what `prefill`
+/// does (the same state, the logits of one row).
+k3rt_status_t checkPrefillLast(const CpuExecutable &exe);
+
 class Session {
 public:
   /// A fresh request: zero conv windows and KDA state, empty MLA caches.
   static k3rt_status_t create(CpuExecutable &exe, std::unique_ptr<Session> &out);
 
-  /// Runs `ids` after the tokens seen so far; `logits` receives [n, vocab].
+  /// Runs `ids` after the tokens seen so far; `logits` receives the last
+  /// position's row [vocab], or with `allRows` every position's [n, vocab].
   /// Ids must be in the vocabulary (checked).
-  k3rt_status_t append(const int32_t *ids, size_t n, std::vector<float> &logits);
+  k3rt_status_t append(const int32_t *ids, size_t n, std::vector<float> &logits,
+                       bool allRows = false);
 
   int64_t vocabSize() const { return vocab; }
   int64_t tokens() const { return seen; }

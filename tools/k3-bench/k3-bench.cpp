@@ -13,16 +13,20 @@
 //     outputs against another binary's)
 //   k3-bench compile MODEL_DIR [--layers=4 --targets=cpu,sm_90a] (CompileBench.cpp:
 //     compile time, kernels and code bytes at two depths, depth_cost_ratio)
+//   k3-bench gemm [--shape=NxK --m=1,16,512 --threads=1,2] (GemmBench.cpp: dense
+//     projections' GFLOP/s against the machine's peak)
 //
 // `cpu`: prefill and decode tokens/s of the compiled CPU binary (through the
 // runtime) at each --threads count (default: the cores the process may use)
-// with each count's speed-up over the first, then the last count against the
-// plain C++ reference forward (fp32) on the same checkpoint, tokens and
-// machine.
+// with each count's speed-up over the first; decode's bytes read per token
+// and its GB/s next to a STREAM-style triad on as many threads, measured in
+// the same run (Bandwidth.cpp); then the last count against the plain C++
+// reference forward (fp32) on the same checkpoint, tokens and machine.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/src/CpuExecutable.h"
+#include "tools/k3-bench/Bandwidth.h"
 #include "runtime/src/Sampling.h"
 #include "runtime/src/Session.h"
 #include "test/Reference/Reference.h"
@@ -54,6 +58,7 @@ int runMoeBench(int argc, char **argv);
 int runTtftBench(int argc, char **argv);
 int runDeviceBench(int argc, char **argv);
 int runCompileBench(int argc, char **argv);
+int runGemmBench(int argc, char **argv);
 
 int main(int argc, char **argv) {
   if (argc >= 2 && std::string(argv[1]) == "kda")
@@ -68,12 +73,14 @@ int main(int argc, char **argv) {
     return runDeviceBench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "compile")
     return runCompileBench(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "gemm")
+    return runGemmBench(argc, argv);
   if (argc < 4 || std::string(argv[1]) != "cpu")
     return fail("usage: k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] "
                 "[--decode=N] [--threads=N[,N...]] | k3-bench kda [flags] | k3-bench mla [flags] | "
                 "k3-bench moe [flags] | k3-bench ttft BINARY.k3b [flags] | "
                 "k3-bench device BINARY.k3b --function=NAME [flags] | "
-                "k3-bench compile MODEL_DIR [flags]");
+                "k3-bench compile MODEL_DIR [flags] | k3-bench gemm [flags]");
   std::string dir = argv[2], path = argv[3];
   int prompt = 32, decode = 8;
   std::vector<int> threadCounts; // empty: the runtime's default
@@ -173,13 +180,23 @@ int main(int argc, char **argv) {
 
   std::printf("model: %s, prompt %d tokens, %d decode steps\n", dir.c_str(),
               prompt, decode);
-  // Each thread count against the first, measured in this run.
-  for (const Timed &t : timed)
+  // Decode's reads per token, at the mean context of the decode steps.
+  const k3bench::DecodeBytes bytes = k3bench::decodeBytes(*bundle, prompt + decode / 2);
+  std::printf("decode_bytes_per_token: %.2f MB (weights %.2f, KDA state %.2f, MLA cache %.2f; "
+              "routed experts at top_k/num_experts)\n",
+              bytes.total() / 1e6, bytes.weights / 1e6, bytes.state / 1e6, bytes.cache / 1e6);
+  // Each thread count against the first, measured in this run, and the
+  // triad on as many threads.
+  for (const Timed &t : timed) {
+    double gbps = decode > 0 ? bytes.total() * decode / t.decode / 1e9 : 0;
+    double triad = k3bench::triadGBps(t.threads);
     std::printf("threads %d: prefill_tokens_per_s %.1f decode_tokens_per_s %.2f "
-                "prefill_speedup %.2f decode_speedup %.2f same_tokens %s\n",
+                "prefill_speedup %.2f decode_speedup %.2f same_tokens %s "
+                "decode_GB_per_s %.1f triad_GB_per_s %.1f fraction_of_triad %.2f\n",
                 t.threads, prompt / t.prefill, decode / t.decode,
                 timed.front().prefill / t.prefill, timed.front().decode / t.decode,
-                t.next == timed.front().next ? "yes" : "no");
+                t.next == timed.front().next ? "yes" : "no", gbps, triad, gbps / triad);
+  }
   std::printf("prefill_tokens_per_s: compiled %.1f reference %.1f\n",
               prompt / compiledPrefill, prompt / refPrefill);
   std::printf("decode_tokens_per_s: compiled %.2f reference %.2f\n",

@@ -186,9 +186,10 @@ static cl::opt<std::string> moeDispatch(
     cl::init(""), cl::cat(k3Category));
 static cl::opt<std::string> kdaDecodeForm(
     "kda-decode-form",
-    cl::desc("The one-token KDA step: per-head (the CPU default; a loop over value "
-             "heads), batched (each step once for all heads) or kernel (the GPU "
-             "default; the whole step as one kernel, a block per value head)"),
+    cl::desc("The one-token KDA step: heads (the CPU default; the value heads on "
+             "threads), per-head (a serial loop over value heads), batched (each step "
+             "once for all heads) or kernel (the GPU default; the whole step as one "
+             "kernel, a block per value head)"),
     cl::init(""), cl::cat(k3Category));
 static cl::opt<std::string> kdaPrefillForm(
     "kda-prefill-form",
@@ -458,9 +459,11 @@ int main(int argc, char **argv) {
   if (moeDispatch == "mma" && !chip)
     return fail("--moe-dispatch=mma needs a GPU --target (the expert kernels are GPU code)");
   if (kdaDecodeForm.getNumOccurrences() == 0)
-    kdaDecodeForm = chip ? "kernel" : "per-head";
-  if (kdaDecodeForm != "per-head" && kdaDecodeForm != "batched" && kdaDecodeForm != "kernel")
-    return fail("--kda-decode-form=" + kdaDecodeForm + ": expected per-head, batched or kernel");
+    kdaDecodeForm = chip ? "kernel" : "heads";
+  if (kdaDecodeForm != "per-head" && kdaDecodeForm != "heads" && kdaDecodeForm != "batched" &&
+      kdaDecodeForm != "kernel")
+    return fail("--kda-decode-form=" + kdaDecodeForm +
+                ": expected heads, per-head, batched or kernel");
   if (kdaDecodeForm == "kernel" && !chip)
     return fail("--kda-decode-form=kernel needs a GPU --target (the step kernel is GPU code)");
   if (kdaPrefillForm.getNumOccurrences() == 0)

@@ -208,6 +208,16 @@ void printText(const json &j, const std::string &path) {
                 e["name"].get<std::string>().c_str(), e["inputs"].size(),
                 e["outputs"].size(), e["steps"].size(),
                 (unsigned long long)e["scratch_bytes"].get<uint64_t>());
+    // What a model's entry points are for (the runtime picks one per call).
+    const std::string name = e["name"].get<std::string>();
+    if (name == "prefill")
+      std::printf("    runs a prompt, returns every position's logits (dumped logits, "
+                  "speculative verification) and the state\n");
+    else if (name == "prefill_last")
+      std::printf("    runs a prompt, returns the last position's logits (the default) and "
+                  "the state\n");
+    else if (name == "decode")
+      std::printf("    runs one token after the first, returns its logits and the state\n");
     for (const char *dir : {"inputs", "outputs"})
       for (const json &t : e[dir])
         std::printf("    %s %s %s%s%s\n", dir[0] == 'i' ? "in " : "out",

@@ -352,8 +352,10 @@ int generate(k3rt::CpuExecutable &exe, const Options &o) {
     k3rt_status_free(s);
     return rc;
   }
+  // Every position's logits only when they are dumped.
+  const bool keep = !o.dumpLogits.empty();
   auto append = [&](const std::vector<int32_t> &ids, std::vector<float> &logits) {
-    if (k3rt_status_t s = session->append(ids.data(), ids.size(), logits)) {
+    if (k3rt_status_t s = session->append(ids.data(), ids.size(), logits, keep)) {
       fail(k3rt_status_message(s));
       k3rt_status_free(s);
       return false;
@@ -368,7 +370,6 @@ int generate(k3rt::CpuExecutable &exe, const Options &o) {
     return 1;
   auto t1 = std::chrono::steady_clock::now();
   // Kept only when asked for: a long generation would otherwise grow.
-  const bool keep = !o.dumpLogits.empty();
   std::vector<float> dumped;
   if (keep)
     dumped = logits;

@@ -189,7 +189,7 @@ void populateKdaScanPatterns(RewritePatternSet &patterns);
 void populateKdaChunksPatterns(RewritePatternSet &patterns);
 /// `batched`: the decode step for all heads at once (the GPU form), else a
 /// loop over heads.
-void populateKdaDecodePatterns(RewritePatternSet &patterns, bool batched);
+void populateKdaDecodePatterns(RewritePatternSet &patterns, bool batched, bool parallel);
 /// `k3.kda_decode` as one `k3.kda_step` (the GPU's decode kernel,
 /// `kda-decode=kernel`), over the loop forms.
 void populateKdaStepPatterns(RewritePatternSet &patterns);

@@ -32,9 +32,10 @@ struct ConvertK3ToLinalgPass
           << moeDispatch << "'";
       return signalPassFailure();
     }
-    if (kdaDecode != "per-head" && kdaDecode != "batched" && kdaDecode != "kernel") {
+    if (kdaDecode != "per-head" && kdaDecode != "heads" && kdaDecode != "batched" &&
+        kdaDecode != "kernel") {
       emitError(getOperation()->getLoc())
-          << "convert-k3-to-linalg: kda-decode must be per-head, batched or kernel, got '"
+          << "convert-k3-to-linalg: kda-decode must be per-head, heads, batched or kernel, got '"
           << kdaDecode
           << "'";
       return signalPassFailure();
@@ -79,7 +80,8 @@ struct ConvertK3ToLinalgPass
     k3::lowering::populateMixingPatterns(patterns);
     k3::lowering::populateTokenMixingPatterns(patterns);
     k3::lowering::populateKdaChunkedPatterns(patterns);
-    k3::lowering::populateKdaDecodePatterns(patterns, kdaDecode != "per-head");
+    k3::lowering::populateKdaDecodePatterns(patterns, kdaDecode == "batched" || kdaDecode == "kernel",
+                                            kdaDecode == "heads");
     k3::lowering::populateMlaAbsorbedPatterns(patterns, mlaSplitKeys, mlaDecode == "fused");
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -19,7 +19,10 @@
 //          of the tile, in f32 (the routing-weight epilogue and combine).
 //
 // No loop runs per token outside the two O(T·k) metadata passes and the
-// gather; the padding costs at most 3 rows per expert.
+// gather; the padding costs at most 3 rows per expert. Each GEMM's column
+// panels are an scf.forall (disjoint columns of h and of the combine): the
+// CPU runs them on its threads; the experts stay in turn, since two experts
+// add into the same token's row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +80,28 @@ scf::ForOp loop(OpBuilder &b, Location loc, Value n, int64_t step, ValueRange in
                             [&](OpBuilder &nb, Location nl, Value i, ValueRange it) {
                               scf::YieldOp::create(nb, nl, body(nb, nl, i, it));
                             });
+}
+
+/// An scf.forall over the `extent / width` column panels of `into`
+/// ([rows, extent]): `body(n0, block)` returns the panel's new [rows, width]
+/// block from its current one. Panels write disjoint columns, so they run
+/// side by side (the CPU's threads).
+Value panels(OpBuilder &b, Location loc, Value into, int64_t extent, int64_t width,
+             function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
+  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(extent / width)},
+                                      ValueRange{into}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getTerminator());
+  Value shared = forall.getRegionIterArgs()[0];
+  Value n0 = arith::MulIOp::create(b, loc, forall.getInductionVar(0), cstIndex(b, loc, width));
+  Value rows = tensor::DimOp::create(b, loc, shared, 0);
+  SmallVector<OpFoldResult> at{b.getIndexAttr(0), n0},
+      sizes{OpFoldResult(rows), b.getIndexAttr(width)};
+  Value block = tensor::ExtractSliceOp::create(b, loc, shared, at, sizes, ones(b, 2));
+  Value next = body(b, loc, n0, block);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, next, shared, at, sizes, ones(b, 2));
+  return forall.getResult(0);
 }
 
 struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
@@ -198,32 +223,30 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
 
       // GEMM1 with the GLU epilogue, one w1/w3 panel pair at a time.
       Value h0 = empty(b1, l1, {OpFoldResult(rows), b1.getIndexAttr(ie)}, f32);
-      Value h =
-          loop(b1, l1, cstIndex(b1, l1, ie), nt1, h0,
-               [&](OpBuilder &nb, Location nl, Value n0, ValueRange it) -> SmallVector<Value> {
-                 Value p1 = weightPanel(nb, nl, e1, n0, nt1), p3 = weightPanel(nb, nl, e3, n0, nt1);
-                 return {loop(nb, nl, rows, kTileRows, it[0],
-                              [&](OpBuilder &mb, Location ml, Value m0,
-                                  ValueRange it2) -> SmallVector<Value> {
-                                Value x = tile(mb, ml, a, m0, mb.getIndexAttr(0), kTileRows, dl);
-                                Value g = panelProduct(mb, ml, x, p1);
-                                Value up = panelProduct(mb, ml, x, p3);
-                                Value act = createGlu(mb, ml, g.getType(), g, up, op.getGlu(),
-                                                              op.getBeta1Attr(), op.getBeta2Attr());
-                                return {place(mb, ml, act, it2[0], m0, n0)};
-                              })
-                             .getResult(0)};
-               })
-              .getResult(0);
+      Value h = panels(
+          b1, l1, h0, ie, nt1, [&](OpBuilder &nb, Location nl, Value n0, Value block) -> Value {
+            Value p1 = weightPanel(nb, nl, e1, n0, nt1), p3 = weightPanel(nb, nl, e3, n0, nt1);
+            return loop(nb, nl, rows, kTileRows, block,
+                        [&](OpBuilder &mb, Location ml, Value m0,
+                            ValueRange it2) -> SmallVector<Value> {
+                          Value x = tile(mb, ml, a, m0, mb.getIndexAttr(0), kTileRows, dl);
+                          Value g = panelProduct(mb, ml, x, p1);
+                          Value up = panelProduct(mb, ml, x, p3);
+                          Value act = createGlu(mb, ml, g.getType(), g, up, op.getGlu(),
+                                                op.getBeta1Attr(), op.getBeta2Attr());
+                          return {place(mb, ml, act, it2[0], m0, mb.getIndexAttr(0))};
+                        })
+                .getResult(0);
+          });
       if (mxfp8)
         h = roundToMxfp8(b1, l1, h);
 
       // GEMM2 with the routing-weight epilogue: each tile row goes, times
       // its pair's weight, into its token's row of the f32 combine.
-      return loop(b1, l1, cstIndex(b1, l1, dl), nt2, u,
-                  [&](OpBuilder &nb, Location nl, Value n0, ValueRange it) -> SmallVector<Value> {
+      return panels(
+          b1, l1, u, dl, nt2, [&](OpBuilder &nb, Location nl, Value n0, Value block) -> Value {
                     Value p2 = weightPanel(nb, nl, e2, n0, nt2);
-                    return {loop(nb, nl, rows, kTileRows, it[0],
+                    return loop(nb, nl, rows, kTileRows, block,
                                  [&](OpBuilder &mb, Location ml, Value m0,
                                      ValueRange it2) -> SmallVector<Value> {
                                    Value x = tile(mb, ml, h, m0, mb.getIndexAttr(0), kTileRows, ie);
@@ -236,7 +259,7 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
                                      Value p = at(mb, ml, sorted, row);
                                      Value wt = at(mb, ml, wExt, p);
                                      Value t = tokenOf(mb, ml, p);
-                                     Value old = tile(mb, ml, acc, t, n0, 1, nt2);
+                                     Value old = tile(mb, ml, acc, t, mb.getIndexAttr(0), 1, nt2);
                                      Value yr = tile(mb, ml, y, mb.getIndexAttr(r),
                                                      mb.getIndexAttr(0), 1, nt2);
                                      Value sum = elementwise(
@@ -245,13 +268,12 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
                                            return Value(arith::AddFOp::create(
                                                bb, bl, v[0], arith::MulFOp::create(bb, bl, wt, v[1])));
                                          });
-                                     acc = place(mb, ml, sum, acc, t, n0);
+                                     acc = place(mb, ml, sum, acc, t, mb.getIndexAttr(0));
                                    }
                                    return {acc};
                                  })
-                                .getResult(0)};
-                  })
-          .getResult(0);
+                                .getResult(0);
+          });
     };
 
     auto perExpert = loop(

@@ -1,7 +1,8 @@
 //===- KdaDecodePattern.cpp - k3.kda_decode as one loop over heads --------===//
 //
 // Part of k3. The fused one-token KDA step: the windows shift once for all
-// channels, then one scf.for over value heads does, on that head's rows
+// channels, then one loop over value heads (scf.for, or with
+// `kda-decode=heads` an scf.forall the CPU runs on threads) does, on that head's rows
 // only, the conv taps with SiLU, the L2 norms, the decay gate, β, the
 // recurrent step on the head's [K, V] state slice (updated in place) and
 // the gated RMSNorm of the read. Nothing per head outlives its iteration.
@@ -87,10 +88,13 @@ Value shifted(OpBuilder &b, Location loc, Value window, Value x) {
 }
 
 struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
-  LowerKdaDecode(MLIRContext *ctx, bool batched)
-      : OpRewritePattern<KdaDecodeOp>(ctx), batched(batched) {}
+  LowerKdaDecode(MLIRContext *ctx, bool batched, bool parallel)
+      : OpRewritePattern<KdaDecodeOp>(ctx), batched(batched), parallel(parallel) {}
   /// All heads at once (the GPU form) rather than a loop over heads.
   bool batched;
+  /// The loop over heads as an scf.forall (`kda-decode=heads`, the CPU's:
+  /// threads) rather than an scf.for.
+  bool parallel;
 
   LogicalResult matchAndRewrite(KdaDecodeOp op, PatternRewriter &b) const override {
     auto sType = cast<RankedTensorType>(op.getState().getType());
@@ -179,80 +183,105 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
     }
 
     Value out = empty(b, loc, sizesOf(b, loc, op.getOut()), outType.getElementType());
+    // One head's step on the state `acc`: its new [K, V] state slice and its
+    // output row [V].
+    auto headStep = [&](OpBuilder &nb, Location nl, Value h,
+                        Value acc) -> std::pair<Value, Value> {
+      Value qh = arith::DivUIOp::create(nb, nl, h, cstIndex(nb, nl, group));
+      Value qFirst = arith::MulIOp::create(nb, nl, qh, cstIndex(nb, nl, dk));
+      Value vFirst = arith::MulIOp::create(nb, nl, h, cstIndex(nb, nl, dv));
+      Value q = l2(nb, nl, conv(nb, nl, 0, op.getWq(), qFirst, dk), scale);
+      Value k = l2(nb, nl, conv(nb, nl, 1, op.getWk(), qFirst, dk), 1.0);
+      Value v = conv(nb, nl, 2, op.getWv(), vFirst, dv);
+      OpFoldResult zero = nb.getIndexAttr(0);
+      // α = e^g per key row, g from the head's gate inputs.
+      Value fRow = slice(nb, nl, op.getF(), {zero, h, zero}, {1, 1, dk}, {dk});
+      Value dtRow = slice(nb, nl, op.getDtBias(), {h, zero}, {1, dk}, {dk});
+      Value aLog = tensor::ExtractOp::create(nb, nl, op.getALog(), ValueRange{h});
+      Value alpha = generic(nb, nl, {fRow, dtRow}, empty(nb, nl, ints(nb, {dk}), f32),
+                            {id1, id1, id1}, {IT::parallel},
+                            [&](OpBuilder &bb, Location bl, ValueRange a) {
+                              Value g = kdaDecay(bb, bl, bounded, lb, a[0], aLog, a[1]);
+                              return SmallVector<Value>{math::ExpOp::create(bb, bl, g)};
+                            })
+                        .front();
+      Value beta = sigmoid(
+          nb, nl,
+          convertScalar(nb, nl,
+                        tensor::ExtractOp::create(nb, nl, op.getBetaLogits(),
+                                                  ValueRange{cstIndex(nb, nl, 0), h}),
+                        f32));
+      // The head's state, decayed in place, then predict, update, read.
+      Value s = slice(nb, nl, acc, {h, zero, zero}, {1, dk, dv}, {dk, dv});
+      s = generic(nb, nl, alpha, s, {col2, id2}, {IT::parallel, IT::parallel},
+                  [](OpBuilder &bb, Location bl, ValueRange a) {
+                    return SmallVector<Value>{arith::MulFOp::create(bb, bl, a[1], a[0])};
+                  })
+              .front();
+      auto readOut = [&](Value state, Value vec) {
+        return generic(nb, nl, {state, vec}, zeros(nb, nl, ints(nb, {dv})),
+                       {id2, col2, row2}, {IT::reduction, IT::parallel},
+                       [&](OpBuilder &bb, Location bl, ValueRange a) {
+                         return SmallVector<Value>{
+                             sum(bb, bl, a[2], arith::MulFOp::create(bb, bl, a[0], a[1]))};
+                       })
+            .front();
+      };
+      Value pred = readOut(s, k);
+      s = generic(nb, nl, {k, v, pred}, s, {col2, row2, row2, id2},
+                  {IT::parallel, IT::parallel},
+                  [&](OpBuilder &bb, Location bl, ValueRange a) {
+                    Value delta = arith::MulFOp::create(
+                        bb, bl, beta, arith::SubFOp::create(bb, bl, a[1], a[2]));
+                    return SmallVector<Value>{
+                        sum(bb, bl, a[3], arith::MulFOp::create(bb, bl, a[0], delta))};
+                  })
+              .front();
+      Value o = readOut(s, q);
+      // y = o · rsqrt(mean(o²) + eps) · w · sigmoid(out_gate).
+      Value ms = arith::DivFOp::create(
+          nb, nl, tensor::ExtractOp::create(nb, nl, sumOfSquares(nb, nl, o), ValueRange{}),
+          cst(nb, nl, double(dv)));
+      Value inv = math::RsqrtOp::create(nb, nl, arith::AddFOp::create(nb, nl, ms, cst(nb, nl, eps)));
+      Value gateRow = slice(nb, nl, op.getOutGate(), {zero, h, zero}, {1, 1, dv}, {dv});
+      Value y = generic(nb, nl, {o, op.getNormWeight(), gateRow},
+                        empty(nb, nl, ints(nb, {dv}), outType.getElementType()),
+                        {id1, id1, id1, id1}, {IT::parallel},
+                        [&](OpBuilder &bb, Location bl, ValueRange a) {
+                          Value n = arith::MulFOp::create(
+                              bb, bl, arith::MulFOp::create(bb, bl, a[0], inv), a[1]);
+                          return SmallVector<Value>{
+                              arith::MulFOp::create(bb, bl, n, sigmoid(bb, bl, a[2]))};
+                        })
+                    .front();
+      return {s, y};
+    };
+    OpFoldResult zero = b.getIndexAttr(0);
+    if (parallel) {
+      // The heads are independent (each reads and writes its own state
+      // slice and output row): an scf.forall, which the CPU runs on threads.
+      auto loop = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(hv)},
+                                        ValueRange{op.getState(), out}, std::nullopt);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getTerminator());
+      Value h = loop.getInductionVar(0);
+      ValueRange iter = loop.getRegionIterArgs();
+      auto [s, y] = headStep(b, loc, h, iter[0]);
+      b.setInsertionPointToStart(loop.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(b, loc, s, iter[0], {h, zero, zero},
+                                            ints(b, {1, dk, dv}), ints(b, {1, 1, 1}));
+      tensor::ParallelInsertSliceOp::create(b, loc, y, iter[1], {zero, h, zero},
+                                            ints(b, {1, 1, dv}), ints(b, {1, 1, 1}));
+      b.replaceOp(op, {loop.getResult(1), windows[0], windows[1], windows[2], loop.getResult(0)});
+      return success();
+    }
     auto loop = scf::ForOp::create(
         b, loc, cstIndex(b, loc, 0), cstIndex(b, loc, hv), cstIndex(b, loc, 1),
         ValueRange{op.getState(), out},
         [&](OpBuilder &nb, Location nl, Value h, ValueRange iter) {
-          Value qh = arith::DivUIOp::create(nb, nl, h, cstIndex(nb, nl, group));
-          Value qFirst = arith::MulIOp::create(nb, nl, qh, cstIndex(nb, nl, dk));
-          Value vFirst = arith::MulIOp::create(nb, nl, h, cstIndex(nb, nl, dv));
-          Value q = l2(nb, nl, conv(nb, nl, 0, op.getWq(), qFirst, dk), scale);
-          Value k = l2(nb, nl, conv(nb, nl, 1, op.getWk(), qFirst, dk), 1.0);
-          Value v = conv(nb, nl, 2, op.getWv(), vFirst, dv);
-          OpFoldResult zero = nb.getIndexAttr(0);
-          // α = e^g per key row, g from the head's gate inputs.
-          Value fRow = slice(nb, nl, op.getF(), {zero, h, zero}, {1, 1, dk}, {dk});
-          Value dtRow = slice(nb, nl, op.getDtBias(), {h, zero}, {1, dk}, {dk});
-          Value aLog = tensor::ExtractOp::create(nb, nl, op.getALog(), ValueRange{h});
-          Value alpha = generic(nb, nl, {fRow, dtRow}, empty(nb, nl, ints(nb, {dk}), f32),
-                                {id1, id1, id1}, {IT::parallel},
-                                [&](OpBuilder &bb, Location bl, ValueRange a) {
-                                  Value g = kdaDecay(bb, bl, bounded, lb, a[0], aLog, a[1]);
-                                  return SmallVector<Value>{math::ExpOp::create(bb, bl, g)};
-                                })
-                            .front();
-          Value beta = sigmoid(
-              nb, nl,
-              convertScalar(nb, nl,
-                            tensor::ExtractOp::create(nb, nl, op.getBetaLogits(),
-                                                      ValueRange{cstIndex(nb, nl, 0), h}),
-                            f32));
-          // The head's state, decayed in place, then predict, update, read.
-          Value s = slice(nb, nl, iter[0], {h, zero, zero}, {1, dk, dv}, {dk, dv});
-          s = generic(nb, nl, alpha, s, {col2, id2}, {IT::parallel, IT::parallel},
-                      [](OpBuilder &bb, Location bl, ValueRange a) {
-                        return SmallVector<Value>{arith::MulFOp::create(bb, bl, a[1], a[0])};
-                      })
-                  .front();
-          auto readOut = [&](Value state, Value vec) {
-            return generic(nb, nl, {state, vec}, zeros(nb, nl, ints(nb, {dv})),
-                           {id2, col2, row2}, {IT::reduction, IT::parallel},
-                           [&](OpBuilder &bb, Location bl, ValueRange a) {
-                             return SmallVector<Value>{
-                                 sum(bb, bl, a[2], arith::MulFOp::create(bb, bl, a[0], a[1]))};
-                           })
-                .front();
-          };
-          Value pred = readOut(s, k);
-          s = generic(nb, nl, {k, v, pred}, s, {col2, row2, row2, id2},
-                      {IT::parallel, IT::parallel},
-                      [&](OpBuilder &bb, Location bl, ValueRange a) {
-                        Value delta = arith::MulFOp::create(
-                            bb, bl, beta, arith::SubFOp::create(bb, bl, a[1], a[2]));
-                        return SmallVector<Value>{
-                            sum(bb, bl, a[3], arith::MulFOp::create(bb, bl, a[0], delta))};
-                      })
-                  .front();
-          Value o = readOut(s, q);
-          // y = o · rsqrt(mean(o²) + eps) · w · sigmoid(out_gate).
-          Value ms = arith::DivFOp::create(
-              nb, nl, tensor::ExtractOp::create(nb, nl, sumOfSquares(nb, nl, o), ValueRange{}),
-              cst(nb, nl, double(dv)));
-          Value inv = math::RsqrtOp::create(nb, nl, arith::AddFOp::create(nb, nl, ms, cst(nb, nl, eps)));
-          Value gateRow = slice(nb, nl, op.getOutGate(), {zero, h, zero}, {1, 1, dv}, {dv});
-          Value y = generic(nb, nl, {o, op.getNormWeight(), gateRow},
-                            empty(nb, nl, ints(nb, {dv}), outType.getElementType()),
-                            {id1, id1, id1, id1}, {IT::parallel},
-                            [&](OpBuilder &bb, Location bl, ValueRange a) {
-                              Value n = arith::MulFOp::create(
-                                  bb, bl, arith::MulFOp::create(bb, bl, a[0], inv), a[1]);
-                              return SmallVector<Value>{
-                                  arith::MulFOp::create(bb, bl, n, sigmoid(bb, bl, a[2]))};
-                            })
-                        .front();
-          Value state = tensor::InsertSliceOp::create(nb, nl, s, iter[0],
-                                                      {h, zero, zero}, ints(nb, {1, dk, dv}),
-                                                      ints(nb, {1, 1, 1}));
+          auto [s, y] = headStep(nb, nl, h, iter[0]);
+          Value state = tensor::InsertSliceOp::create(nb, nl, s, iter[0], {h, zero, zero},
+                                                      ints(nb, {1, dk, dv}), ints(nb, {1, 1, 1}));
           Value outNext = tensor::InsertSliceOp::create(nb, nl, y, iter[1], {zero, h, zero},
                                                         ints(nb, {1, 1, dv}), ints(nb, {1, 1, 1}));
           scf::YieldOp::create(nb, nl, ValueRange{state, outNext});
@@ -369,6 +398,7 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
 
 } // namespace
 
-void mlir::k3::lowering::populateKdaDecodePatterns(RewritePatternSet &patterns, bool batched) {
-  patterns.add<LowerKdaDecode>(patterns.getContext(), batched);
+void mlir::k3::lowering::populateKdaDecodePatterns(RewritePatternSet &patterns, bool batched,
+                                                   bool parallel) {
+  patterns.add<LowerKdaDecode>(patterns.getContext(), batched, parallel);
 }

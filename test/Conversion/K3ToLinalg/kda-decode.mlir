@@ -1,4 +1,14 @@
 // RUN: k3-opt %s --convert-k3-to-linalg | FileCheck %s
+// RUN: k3-opt %s --convert-k3-to-linalg="kda-decode=heads" | FileCheck %s --check-prefix=HEADS
+
+// kda-decode=heads (the CPU default): the same steps per head, the heads an
+// scf.forall (the CPU's threads) writing their state slice and output row.
+// HEADS-LABEL: func.func @decode
+//       HEADS:   scf.forall (%[[H:.+]]) in (2) shared_outs(%[[S:.+]] = %arg9, %[[O:.+]] = %{{.+}}) -> (tensor<2x4x4xf32>, tensor<1x2x4xf32>)
+//       HEADS:     tensor.extract_slice %[[S]][%[[H]], 0, 0] [1, 4, 4] [1, 1, 1]
+//       HEADS:     scf.forall.in_parallel
+//  HEADS-NEXT:       tensor.parallel_insert_slice %{{.+}} into %[[S]][%[[H]], 0, 0] [1, 4, 4] [1, 1, 1]
+//  HEADS-NEXT:       tensor.parallel_insert_slice %{{.+}} into %[[O]][0, %[[H]], 0] [1, 1, 4] [1, 1, 1]
 
 // The fused decode step: windows shifted once, then one scf.for over the
 // value heads carrying the state (updated in place, one [K, V] slice per

@@ -23,21 +23,27 @@
 //       CHECK:     scf.if
 //       CHECK:       arith.divui %{{.+}}, %c2 : index
 //       CHECK:       tensor.extract_slice %{{.+}} [1, 64] [1, 1] : tensor<?x64xf32> to tensor<1x64xf32>
-//       CHECK:       scf.for %{{.+}} = %c0 to %c96 step %c16 iter_args(%{{.+}}) -> (tensor<?x96xf32>)
+// Each GEMM's 16-column panels side by side (an scf.forall: the CPU's
+// threads), each panel's column block written once.
+//       CHECK:       scf.forall (%{{.+}}) in (6) shared_outs(%{{.+}}) -> (tensor<?x96xf32>)
+//       CHECK:         tensor.extract_slice %{{.+}} [%{{.+}}, 16] [1, 1] : tensor<?x96xf32> to tensor<?x16xf32>
 //       CHECK:         linalg.generic {{.+}} ins(%{{.+}} : tensor<16x2x16xi8>, tensor<16x2xf8E8M0FNU>) outs(%{{.+}} : tensor<2x16x2x16xf32>)
 //       CHECK:           arith.shrui %{{.+}}, %c4_i8 : i8
 //       CHECK:           arith.andi %{{.+}}, %c15_i8 : i8
 //       CHECK:           tensor.extract %{{.+}} : tensor<16xf32>
 //       CHECK:         tensor.collapse_shape %{{.+}} : tensor<2x16x2x16xf32> into tensor<64x16xf32>
-//       CHECK:         scf.for %{{.+}} step %c4 iter_args(%{{.+}}) -> (tensor<?x96xf32>)
+//       CHECK:         scf.for %{{.+}} step %c4 iter_args(%{{.+}}) -> (tensor<?x16xf32>)
 //       CHECK:           linalg.generic {{.+}} ins(%{{.+}} : tensor<4x64xf32>, tensor<64x16xf32>) outs(%{{.+}} : tensor<4x16xf32>) attrs = {k3.tile = array<i64: 4, 16, 1>}
 //       CHECK:           linalg.generic {{.+}} ins(%{{.+}} : tensor<4x64xf32>, tensor<64x16xf32>) outs(%{{.+}} : tensor<4x16xf32>) attrs = {k3.tile = array<i64: 4, 16, 1>}
 //       CHECK:           math.tanh
-//       CHECK:           tensor.insert_slice %{{.+}} [4, 16] [1, 1] : tensor<4x16xf32> into tensor<?x96xf32>
-//       CHECK:       scf.for %{{.+}} = %c0 to %c64 step %c16 iter_args(%{{.+}}) -> (tensor<?x64xf32>)
+//       CHECK:           tensor.insert_slice %{{.+}} [4, 16] [1, 1] : tensor<4x16xf32> into tensor<?x16xf32>
+//       CHECK:         scf.forall.in_parallel
+//       CHECK:           tensor.parallel_insert_slice %{{.+}} [%{{.+}}, 16] [1, 1] : tensor<?x16xf32> into tensor<?x96xf32>
+//       CHECK:       scf.forall (%{{.+}}) in (4) shared_outs(%{{.+}}) -> (tensor<?x64xf32>)
 //       CHECK:         tensor.collapse_shape %{{.+}} : tensor<3x16x2x16xf32> into tensor<96x16xf32>
 //       CHECK:         linalg.generic {{.+}} ins(%{{.+}} : tensor<4x96xf32>, tensor<96x16xf32>) outs(%{{.+}} : tensor<4x16xf32>) attrs = {k3.tile = array<i64: 4, 16, 1>}
-//       CHECK:           tensor.insert_slice %{{.+}} [1, 16] [1, 1] : tensor<1x16xf32> into tensor<?x64xf32>
+//       CHECK:           tensor.insert_slice %{{.+}} [1, 16] [1, 1] : tensor<1x16xf32> into tensor<?x16xf32>
+//       CHECK:         tensor.parallel_insert_slice %{{.+}} [%{{.+}}, 16] [1, 1] : tensor<?x16xf32> into tensor<?x64xf32>
 //   CHECK-NOT:   k3.moe
 // The per-token baseline decodes inside each dot product's reduction.
 // TOKEN-LABEL: func.func @moe_mx

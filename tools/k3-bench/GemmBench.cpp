@@ -1,0 +1,165 @@
+//===- GemmBench.cpp - k3-bench gemm: dense projections against the peak --===//
+//
+// Part of k3. `k3-bench gemm` writes one op-level module per projection
+// shape, y[M, N] = x[M, K] · W[N, K]ᵀ (`k3.linear`, f32 activations, bf16
+// weights as the checkpoints store them), compiles each with the
+// k3-compile beside this program for the CPU, and times it at M = 1, 16 and
+// 512 on each --threads count. It prints GFLOP/s (2·M·N·K over the best
+// call) next to the machine's peak: cores × FMA lanes × 2 FMA units × 2
+// flops × clock, each factor printed with where it comes from. The default
+// shapes: Kimi Linear 48B's MLP (2304 → 9216 → 2304) and k3-small's
+// (1024 → 2816).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/k3-bench/BenchUtil.h"
+
+#include "runtime/include/k3rt/k3rt.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+using namespace k3bench;
+
+namespace {
+
+struct Shape {
+  int64_t n, k;
+  const char *what;
+};
+
+std::string moduleText(int64_t n, int64_t k) {
+  std::string x = "tensor<?x" + std::to_string(k) + "xf32>",
+              w = "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "xbf16>",
+              y = "tensor<?x" + std::to_string(n) + "xf32>";
+  return "func.func @gemm(%x: " + x + ", %w: " + w + ") -> " + y + " {\n  %y = k3.linear %x, %w : (" +
+         x + ", " + w + ") -> " + y + "\n  return %y : " + y + "\n}\n";
+}
+
+/// The clock in GHz: the highest `cpu MHz` of /proc/cpuinfo (0 if none).
+double clockGHz() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  double best = 0;
+  while (std::getline(in, line))
+    if (line.rfind("cpu MHz", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos)
+        best = std::max(best, std::atof(line.c_str() + colon + 1) / 1000.0);
+    }
+  return best;
+}
+
+} // namespace
+
+int runGemmBench(int argc, char **argv) {
+  int64_t repeat = 3;
+  std::vector<int64_t> ms{1, 16, 512};
+  std::vector<int> threadCounts;
+  std::vector<Shape> shapes{{9216, 2304, "Kimi Linear 48B MLP up/gate (2304 -> 9216)"},
+                            {2304, 9216, "Kimi Linear 48B MLP down (9216 -> 2304)"},
+                            {2816, 1024, "k3-small MLP up/gate (1024 -> 2816)"}};
+  std::string compiler = selfDir() + "/k3-compile";
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (positiveFlag(a, "--repeat=", repeat))
+      continue;
+    if (a.rfind("--threads=", 0) == 0 || a.rfind("--m=", 0) == 0 || a.rfind("--shape=", 0) == 0) {
+      // Lists: --threads=1,2  --m=1,16,512  --shape=NxK (one shape).
+      std::string list = a.substr(a.find('=') + 1);
+      if (a.rfind("--shape=", 0) == 0) {
+        size_t x = list.find('x');
+        char *e1 = nullptr, *e2 = nullptr;
+        long long n = x == std::string::npos ? 0 : std::strtoll(list.c_str(), &e1, 10);
+        long long k = x == std::string::npos ? 0 : std::strtoll(list.c_str() + x + 1, &e2, 10);
+        if (n < 1 || k < 1 || e1 != list.c_str() + x || *e2)
+          return fail("--shape takes NxK (output and input features), not '" + list + "'");
+        shapes = {{n, k, "given"}};
+        continue;
+      }
+      std::vector<int64_t> values;
+      std::stringstream in(list);
+      for (std::string item; std::getline(in, item, ',');) {
+        char *end = nullptr;
+        long long v = std::strtoll(item.c_str(), &end, 10);
+        if (item.empty() || *end || v < 1 || v > 1 << 20)
+          return fail(a.substr(0, a.find('=')) + " takes positive counts separated by commas, not '" +
+                      list + "'");
+        values.push_back(v);
+      }
+      if (a.rfind("--m=", 0) == 0)
+        ms = values;
+      else
+        threadCounts.assign(values.begin(), values.end());
+      continue;
+    }
+    if (a.rfind("--k3-compile=", 0) == 0) {
+      compiler = a.substr(13);
+      continue;
+    }
+    return fail("unknown flag '" + a +
+                "' (gemm takes --shape=NxK --m=1,16,512 --threads=1,2 --repeat=N --k3-compile=PATH)");
+  }
+  if (threadCounts.empty())
+    threadCounts.push_back(k3rt_threads());
+
+  // The peak of the code k3 emits for x86-64: AVX2 FMA (x86-64-v3, 8 f32
+  // lanes), two FMA units a core (Intel since Haswell, AMD since Zen 2).
+  const double ghz = clockGHz();
+  const int lanes = 8, units = 2;
+  std::printf("peak: cores x %d f32 lanes (AVX2, the CPU target's x86-64-v3) x %d FMA units x 2 "
+              "flops x %.2f GHz (highest 'cpu MHz' in /proc/cpuinfo) = %.1f GFLOP/s a core\n",
+              lanes, units, ghz, lanes * units * 2 * ghz);
+
+  std::string tmp;
+  {
+    char pattern[] = "/tmp/k3-bench-gemm-XXXXXX";
+    if (!mkdtemp(pattern))
+      return fail("cannot create a temporary directory");
+    tmp = pattern;
+  }
+  std::mt19937_64 rng(5);
+  int status = 0;
+  for (const Shape &s : shapes) {
+    std::string source = tmp + "/gemm.mlir", binary = tmp + "/gemm.k3b";
+    std::ofstream(source) << moduleText(s.n, s.k);
+    if (!spawn({compiler, source, "-o", binary})) {
+      status = fail("compiling " + source + " with " + compiler + " failed");
+      break;
+    }
+    Loaded form;
+    std::string error;
+    if (!load(binary, "gemm", form, error)) {
+      status = fail(error);
+      break;
+    }
+    k3rt::HostTensor w = randomTensor({s.n, s.k}, rng, -0.05, 0.05, k3::bundle::DType_BF16);
+    for (int64_t m : ms) {
+      std::vector<k3rt::HostTensor> inputs{randomTensor({m, s.k}, rng, -1, 1), w}, out;
+      for (int threads : threadCounts) {
+        k3rt_set_threads(threads);
+        double best = INFINITY;
+        // One untimed call first (page faults of the copies, the pool).
+        for (int64_t r = 0; r <= repeat; ++r) {
+          double dt = timedRun(form, "gemm", inputs, out, error);
+          if (dt < 0)
+            return fail(error);
+          if (r)
+            best = std::min(best, dt);
+        }
+        double gflops = 2.0 * double(m) * double(s.n) * double(s.k) / best / 1e9;
+        double peak = threads * lanes * units * 2 * ghz;
+        std::printf("N=%lld K=%lld M=%lld threads %d: %.3f ms, %.1f GFLOP/s, %.0f%% of peak "
+                    "(%.1f) [%s]\n",
+                    (long long)s.n, (long long)s.k, (long long)m, threads, best * 1e3, gflops,
+                    peak > 0 ? 100 * gflops / peak : 0.0, peak, s.what);
+      }
+    }
+  }
+  spawn({"/bin/rm", "-rf", tmp});
+  return status;
+}
