@@ -4,7 +4,8 @@
 // shape, y[M, N] = x[M, K] · W[N, K]ᵀ (`k3.linear`, f32 activations, bf16
 // weights as the checkpoints store them), compiles each with the
 // k3-compile beside this program for the CPU, and times it at M = 1, 16 and
-// 512 on each --threads count. It prints GFLOP/s (2·M·N·K over the best
+// 512 on each --threads count, checks the first rows against an f64
+// product (relative RMSE < 1e-5), and prints GFLOP/s (2·M·N·K over the best
 // call) next to the machine's peak: cores × FMA lanes × 2 FMA units × 2
 // flops × clock, each factor printed with where it comes from. The default
 // shapes: Kimi Linear 48B's MLP (2304 → 9216 → 2304) and k3-small's
@@ -20,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -150,6 +152,31 @@ int runGemmBench(int argc, char **argv) {
             return fail(error);
           if (r)
             best = std::min(best, dt);
+        }
+        if (threads == threadCounts.front()) {
+          // The first rows against an f64 product of the same bf16 weights.
+          const float *x = reinterpret_cast<const float *>(inputs[0].bytes.data());
+          const uint16_t *wb = reinterpret_cast<const uint16_t *>(w.bytes.data());
+          const float *y = out[0].f32();
+          double num = 0, den = 0;
+          for (int64_t r = 0; r < std::min<int64_t>(m, 2); ++r)
+            for (int64_t c = 0; c < s.n; ++c) {
+              double ref = 0;
+              for (int64_t i = 0; i < s.k; ++i) {
+                uint32_t bits = uint32_t(wb[c * s.k + i]) << 16;
+                float wf;
+                std::memcpy(&wf, &bits, 4);
+                ref += double(x[r * s.k + i]) * double(wf);
+              }
+              num += (y[r * s.n + c] - ref) * (y[r * s.n + c] - ref);
+              den += ref * ref;
+            }
+          double rmse = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+          std::printf("N=%lld K=%lld M=%lld: relative_rmse %.3g against f64 (first rows)\n",
+                      (long long)s.n, (long long)s.k, (long long)m, rmse);
+          if (!(rmse < 1e-5))
+            status = fail("the GEMM's output is off the f64 product (relative RMSE " +
+                          std::to_string(rmse) + ")");
         }
         double gflops = 2.0 * double(m) * double(s.n) * double(s.k) / best / 1e9;
         double peak = threads * lanes * units * 2 * ghz;
