@@ -124,6 +124,11 @@ int runGemmBench(int argc, char **argv) {
       return fail("cannot create a temporary directory");
     tmp = pattern;
   }
+  // The temporary directory goes on every return.
+  struct Remove {
+    const std::string &dir;
+    ~Remove() { spawn({"/bin/rm", "-rf", dir}); }
+  } remove{tmp};
   std::mt19937_64 rng(5);
   int status = 0;
   for (const Shape &s : shapes) {
@@ -187,6 +192,5 @@ int runGemmBench(int argc, char **argv) {
       }
     }
   }
-  spawn({"/bin/rm", "-rf", tmp});
   return status;
 }
