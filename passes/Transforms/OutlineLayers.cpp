@@ -160,8 +160,8 @@ struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPa
       if (!fresh) {
         func::FuncOp shared = it->second;
         call.setCallee(shared.getName());
-        if (layerGroup) {
-          auto list = shared->getAttrOfType<DenseI64ArrayAttr>("k3.layers");
+        auto list = shared->getAttrOfType<DenseI64ArrayAttr>("k3.layers");
+        if (layerGroup && list) {
           SmallVector<int64_t> ids(list.asArrayRef());
           // Another entry point's layer of the same number lists once.
           if (!llvm::is_contained(ids, layer))

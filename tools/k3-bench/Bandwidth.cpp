@@ -30,6 +30,8 @@ DecodeBytes decodeBytes(const k3rt_bundle_t &bundle, int64_t context) {
       c && c->num_experts() > 0 ? double(c->top_k()) / double(c->num_experts()) : 1.0;
   // A model without an lm_head of its own reads the embedding whole (tied).
   bool tied = true;
+  if (!root.weights())
+    return d;
   for (const k3::bundle::Weight *w : *root.weights())
     tied = tied && w->name()->str().find("lm_head") == std::string::npos;
   for (const k3::bundle::Weight *w : *root.weights()) {

@@ -180,12 +180,15 @@ say "## 1b. End to end: GPU against the CPU build"
 # all 70 positions.
 prompt=3,1,4,1,5,9,2,6,5,3,5,8,9,7,9,3,2,3,8,4,6,2,6,4,3,3,8,3,2,7,9,5,0,2,8,8,4,1,9,7,1,6,9,3,9,9,3,7,5,1,0,5,8,2,0,9,7,4,9,4,4,5,9
 end_to_end() { # MODEL LIMIT_SECONDS [k3-run flags]; $gpu: the GPU build (MODEL's unless set)
-  local model=$1 limit=$2 cpu_tokens gpu_tokens gpu_rc cmp cmp_rc forced forced_rc same=0
+  local model=$1 limit=$2 cpu_tokens gpu_tokens gpu_rc cmp cmp_rc forced forced_rc forced_gpu_rc same=0
   local gpu_build=${gpu:-$model}
   shift 2
+  # Named for the GPU build, and removed first: a run that fails before
+  # writing its dump must not leave an earlier build's file to compare.
+  rm -f "$rep/$model.cpu.npy" "$rep/$gpu_build.gpu.npy" "$rep/$model.cpu70.npy" "$rep/$gpu_build.gpu70.npy"
   step "$limit" "$bin/k3-run" "$k3b/$model.cpu.k3b" "$@" --tokens=$prompt --generate=8 --dump-logits="$rep/$model.cpu.npy" > /dev/null
   cpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
-  step "$limit" "$bin/k3-run" "$k3b/$gpu_build.sm90a.k3b" "$@" --device=cuda --tokens=$prompt --generate=8 --dump-logits="$rep/$model.gpu.npy" > /dev/null
+  step "$limit" "$bin/k3-run" "$k3b/$gpu_build.sm90a.k3b" "$@" --device=cuda --tokens=$prompt --generate=8 --dump-logits="$rep/$gpu_build.gpu.npy" > /dev/null
   gpu_rc=$?
   gpu_tokens=$(grep -v : "$rep/step.out" | tail -1)
   (( gpu_rc != 0 )) && gpu_tokens="error: $(grep -m1 error "$rep/step.out")"
@@ -195,15 +198,16 @@ end_to_end() { # MODEL LIMIT_SECONDS [k3-run flags]; $gpu: the GPU build (MODEL'
   IFS=, read -ra g <<< "$gpu_tokens"
   while (( same < 8 )) && [ "${c[same]:-x}" = "${g[same]:-y}" ]; do same=$((same + 1)); done
   local rows=$((63 + (same < 7 ? same : 7)))
-  cmp=$(step 60 python3 "$art/compare_npy.py" "$rep/$model.cpu.npy" "$rep/$model.gpu.npy" 5e-3 "$rows")
+  cmp=$(step 60 python3 "$art/compare_npy.py" "$rep/$model.cpu.npy" "$rep/$gpu_build.gpu.npy" 5e-3 "$rows")
   cmp_rc=$?
   # Teacher-forced: the prompt and the CPU's first 7 tokens as one prefill.
   local all=$prompt,$(echo "$cpu_tokens" | cut -d, -f1-7)
   step "$limit" "$bin/k3-run" "$k3b/$model.cpu.k3b" "$@" --tokens=$all --generate=1 --dump-logits="$rep/$model.cpu70.npy" > /dev/null
-  step "$limit" "$bin/k3-run" "$k3b/$gpu_build.sm90a.k3b" "$@" --device=cuda --tokens=$all --generate=1 --dump-logits="$rep/$model.gpu70.npy" > /dev/null
-  forced=$(step 60 python3 "$art/compare_npy.py" "$rep/$model.cpu70.npy" "$rep/$model.gpu70.npy" 5e-3 70)
+  step "$limit" "$bin/k3-run" "$k3b/$gpu_build.sm90a.k3b" "$@" --device=cuda --tokens=$all --generate=1 --dump-logits="$rep/$gpu_build.gpu70.npy" > /dev/null
+  forced_gpu_rc=$?
+  forced=$(step 60 python3 "$art/compare_npy.py" "$rep/$model.cpu70.npy" "$rep/$gpu_build.gpu70.npy" 5e-3 70)
   forced_rc=$?
-  (( gpu_rc != 0 || cmp_rc != 0 || forced_rc != 0 )) && failures=$((failures + 1))
+  (( gpu_rc != 0 || cmp_rc != 0 || forced_gpu_rc != 0 || forced_rc != 0 )) && failures=$((failures + 1))
   say ""
   say "- k3-$gpu_build, 63-token prompt + 8 greedy steps: tokens CPU [$cpu_tokens] GPU [$gpu_tokens] ($same of 8 the same)"
   say "  - logits of the rows fed the same tokens: $cmp (rc $cmp_rc)"
