@@ -593,34 +593,45 @@ def K3MlaAbsorbPass : Pass<"k3-mla-absorb"> {
 }
 
 def K3OutlineLayersPass : Pass<"k3-outline-layers", "::mlir::ModuleOp"> {
-  let summary = "One private function per distinct layer, called once per layer";
+  let summary = "One private function per distinct layer part, called once per layer";
   let description = [{
     The importer builds an entry point as the whole model unrolled, each
-    layer's ops located at `"layers.N"`. This pass moves every layer's ops
-    into a private function whose arguments are what the layer reads (the
-    hidden state, its weights, its per-request state) and whose results are
-    what later ops use (the new hidden state, the updated state), and calls
-    it in the layer's place. Layers whose functions are identical (same ops,
-    same types, same attributes; locations aside) share one function, so the
-    later phases compile each layer kind once, whatever the depth.
+    layer's ops located at one of its four parts, `"layers.N.attn_res"`
+    (the AttnRes read before the mixer), `"layers.N.mixer"` (norm and KDA
+    or MLA), `"layers.N.residual"` (the residual add) and `"layers.N.ffn"`
+    (AttnRes read, norm, MLP or MoE, add), or at `"layers.N"` for a whole
+    layer. This pass moves every part's ops into a private function whose
+    arguments are what it reads (the hidden state, its weights, its
+    per-request state) and whose results are what later ops use (the new
+    hidden state, the updated state), and calls it in the part's place.
+    Parts whose functions are identical (same ops, same types, same
+    attributes; locations aside) share one function, so the later phases
+    compile each kind once, whatever the depth. Parts rather than layers:
+    a layer that seals an AttnRes block differs from the others only in its
+    first read (over the blocks alone) and in having no residual add, so
+    with whole layers K3's seal layers would compile their KDA and MoE a
+    second time.
 
     A function is named after its entry point and what it holds
-    (`@prefill_kda_moe`, `@decode_mla_moe`, `@prefill_kda_moe_seal` for a
-    layer that seals an AttnRes block, a suffix `_N` where two kinds would
-    still share a name) and lists the layers that call it in `k3.layers`.
-    The embedding (ops at `"embed"`) and the output (`"output"`: the last
-    AttnRes read, the final norm, lm_head) move likewise into
-    `@<entry>_embed` and `@<entry>_output`, so the entry point holds calls
-    and the AttnRes stack's views only: code the back ends compile without
-    optimisation, in time linear in the depth.
-    Constants a layer uses from outside are cloned into it. A layer whose ops
+    (`@prefill_kda`, `@decode_mla`, `@decode_moe`, `@decode_dense`,
+    `@decode_attn_res`, `@decode_attn_res_seal`, `@decode_residual`;
+    `@decode_kda_moe_seal` for a whole layer; a suffix `_N` where two kinds
+    would still share a name) and lists the layers that call it in
+    `k3.layers`. The embedding (ops at `"embed"`) and the output
+    (`"output"`: the last AttnRes read, the final norm, lm_head) move
+    likewise into `@<entry>_embed` and `@<entry>_output`, so the entry
+    point holds calls and the AttnRes stack's views only: code the back
+    ends compile without optimisation, in time linear in the depth.
+    Constants a part uses from outside are cloned into it. A part whose ops
     cannot be moved as one call (a value leaves it and comes back) stays
     inline, with a remark.
 
     ```mlir
     func.func @decode(...) {
-      %h1, %s1 = call @decode_kda_moe(%h0, %s0, %w0...) : ...
-      %h2, %s2 = call @decode_kda_moe(%h1, %s1', %w1...) : ...
+      %r1 = call @decode_attn_res(%blocks, %r0, ...) : ...
+      %a1, %s1 = call @decode_kda(%r1, %s0, %w0...) : ...
+      %h1 = call @decode_residual(%r0, %a1) : ...
+      %r2 = call @decode_moe(%blocks, %h1, %w1...) : ...
     ```
   }];
 }
@@ -677,6 +688,22 @@ def K3QuantizeMxfp4Pass : Pass<"k3-quantize-mxfp4", "::mlir::ModuleOp"> {
            "Quantize float expert weights (false: only mark mxfp8 inputs)">
   ];
   let dependentDialects = ["::mlir::k3::K3Dialect"];
+}
+
+def K3SimplifyDeallocationsPass : Pass<"k3-simplify-deallocations", "::mlir::ModuleOp"> {
+  let summary = "buffer-deallocation-simplification on every function but the entry points that call layers";
+  let description = [{
+    Runs upstream's `buffer-deallocation-simplification` on each function
+    of the module except a public one that calls functions (an entry point
+    sequencing layer functions, k3-outline-layers). That entry point's one
+    deallocation holds every layer call's result buffer (K3: 301 memrefs,
+    300 retained values), whose origins the analysis cannot see: the
+    patterns' pairwise queries grow with the cube of the depth and change
+    nothing. It is lowered as it is and checks the aliases at run time.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def K3ReturnArgumentsPass : Pass<"k3-return-arguments", "::mlir::ModuleOp"> {

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <cmath>
 #include <map>
@@ -33,19 +34,22 @@ namespace {
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
+/// The checkpoint's tensors by name (the head's as `lm_head.weight`),
+/// built once for all entry points: K3's table holds half a million
+/// tensors (each routed expert's own).
+using SpecIndex = llvm::StringMap<const TensorSpec *>;
+
 /// Builds one entry point of the model: prefill (every position's logits),
 /// prefill_last (the last position's only: the usual prompt needs nothing
 /// else, and the lm_head is a large part of a prefill) or decode.
 class EntryBuilder {
 public:
-  EntryBuilder(OpBuilder &b, const Checkpoint &ck, bool decode, bool lastOnly,
-               const ImportOptions &options)
-      : b(b), ck(ck), c(ck.config()), decode(decode), lastOnly(lastOnly), f32(b.getF32Type()),
+  EntryBuilder(OpBuilder &b, const Checkpoint &ck, const SpecIndex &specs, bool decode,
+               bool lastOnly, const ImportOptions &options)
+      : b(b), ck(ck), c(ck.config()), specs(specs), decode(decode), lastOnly(lastOnly),
+        f32(b.getF32Type()),
         cacheType(options.f32MlaCache ? b.getF32Type() : b.getBF16Type()),
-        snapshotInterval(decode ? 0 : options.kdaSnapshotInterval) {
-    for (const TensorSpec &s : ck.specs())
-      specs[s.isHead ? "lm_head.weight" : s.name] = &s;
-  }
+        snapshotInterval(decode ? 0 : options.kdaSnapshotInterval) {}
 
   func::FuncOp build(ModuleOp module);
 
@@ -96,7 +100,7 @@ private:
       w = dequantize(weight(base + ".weight_packed"),
                      weight(base + ".weight_scale"));
     } else {
-      const TensorSpec &s = *specs.at(rel);
+      const TensorSpec &s = *specs.lookup(rel);
       auto [shape, dtype] = stored(s);
       if (s.packed)
         shape.back() *= 2;
@@ -145,7 +149,7 @@ private:
   Value expertWeight(const std::string &moe, const char *which,
                      const char *suffix) {
     std::string rel0 = moe + "experts.0." + which + suffix;
-    const TensorSpec &s = *specs.at(rel0);
+    const TensorSpec &s = *specs.lookup(rel0);
     auto [shape, dtype] = stored(s);
     if (s.packed)
       shape.back() *= 2;
@@ -219,6 +223,7 @@ private:
   OpBuilder &b;
   const Checkpoint &ck;
   const Config &c;
+  const SpecIndex &specs;
   bool decode;
   bool lastOnly;
   bool outputRow = false; // building prefill_last's output: one row
@@ -226,7 +231,6 @@ private:
   Type cacheType;
   Location loc = b.getUnknownLoc();
   Value numTokens;
-  std::map<std::string, const TensorSpec *> specs;
   std::map<std::string, Value> weights;
   /// State arguments consumed, and the values to return for them.
   SmallVector<Value> stateIn, stateOut;
@@ -505,9 +509,19 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     view = tensor::CastOp::create(
         b, blocksLoc, RankedTensorType::get({kDyn, tokens(), c.hiddenSize}, f32), slice);
   };
+  // Each layer's ops are located at its four parts, "layers.L.<part>":
+  // the AttnRes read before the mixer, the mixer (norm, KDA or MLA), the
+  // residual add, and the feed-forward (its AttnRes read, norm, MLP or
+  // MoE, add). k3-outline-layers makes a function of each: a layer that
+  // seals an AttnRes block differs from the others only in its first
+  // read and in having no residual add, so its mixer and feed-forward are
+  // the same functions as every other layer's.
+  auto at = [&](const std::string &lp, const char *part) {
+    loc = NameLoc::get(b.getStringAttr(lp + part));
+  };
   for (int64_t l = 0; l < c.numLayers; ++l) {
     const std::string lp = "layers." + std::to_string(l) + ".";
-    loc = NameLoc::get(b.getStringAttr(lp.substr(0, lp.size() - 1)));
+    at(lp, "attn_res");
     Value h = running;
     bool seals = c.seals(l);
     if (seals) // seal after the read: the running sum restarts at 0
@@ -523,9 +537,12 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     }
     if (seals)
       running = Value();
+    at(lp, "mixer");
     Value x = rmsNorm(h, weight(lp + "input_layernorm.weight"), c.rmsNormEps);
     Value a = c.mixer(l) == Mixer::KDA ? kda(x, l) : mla(x, l);
+    at(lp, "residual");
     running = running ? Value(arith::AddFOp::create(b, loc, running, a)) : a;
+    at(lp, "ffn");
     h = running;
     if (c.attnResBlockSize)
       h = attnRes({view, running}, lp + "mlp_res_norm.weight", lp + "mlp_res_proj.weight");
@@ -577,8 +594,11 @@ OwningOpRef<ModuleOp> mlir::k3::importCheckpoint(MLIRContext &context,
                       linalg::LinalgDialect, tensor::TensorDialect>();
   OpBuilder b(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
+  SpecIndex specs(ck.specs().size());
+  for (const TensorSpec &s : ck.specs())
+    specs[s.isHead ? "lm_head.weight" : s.name] = &s;
   for (auto [decode, lastOnly] : {std::pair{false, false}, {false, true}, {true, false}}) {
-    EntryBuilder entry(b, ck, decode, lastOnly, options);
+    EntryBuilder entry(b, ck, specs, decode, lastOnly, options);
     entry.build(*module);
   }
   return module;

@@ -227,11 +227,10 @@ bool checkSizes(const Config &c, Reader &r) {
     return false;
   }
   int64_t total = 0;
-  for (const TensorSpec &t : expectedTensors(c, c.declaredExpertFormat))
-    if (__builtin_add_overflow(total, t.parameters, &total)) {
-      r.fail("", "the model would hold more than 2^63 parameters");
-      return false;
-    }
+  if (!expectedParameters(c, c.declaredExpertFormat, total)) {
+    r.fail("", "the model would hold more than 2^63 parameters");
+    return false;
+  }
   return true;
 }
 
@@ -514,8 +513,7 @@ std::optional<Config> loadConfig(const std::string &dir, std::string &error,
 
 Stats computeStats(const Config &c) {
   Stats s;
-  for (const TensorSpec &t : expectedTensors(c, c.declaredExpertFormat))
-    s.parameters += t.parameters;
+  expectedParameters(c, c.declaredExpertFormat, s.parameters);
   s.kdaLayers = c.numKda();
   s.mlaLayers = c.numMla();
   s.kdaRecurrentStateBytes =

@@ -104,9 +104,17 @@ namespace {
 /// Appends tensors with release dtypes and parameter counts.
 struct Builder {
   std::vector<TensorSpec> out;
+  /// Counting only (expectedParameters): the sum, no table.
+  bool keep = true;
+  int64_t total = 0;
+  bool overflow = false;
 
   void add(std::string name, std::vector<int64_t> shape,
            DType dtype = DType::BF16) {
+    if (!keep) {
+      overflow |= __builtin_add_overflow(total, numElements(shape), &total);
+      return;
+    }
     TensorSpec t;
     t.parameters = numElements(shape);
     t.name = std::move(name);
@@ -124,18 +132,23 @@ struct Builder {
           fmt == ExpertFormat::F32 ? DType::F32 : DType::BF16);
       return;
     }
-    add(base + ".weight", {rows, cols});
-    TensorSpec plain = out.back();
-    out.pop_back();
-    for (TensorSpec &t : packedPair(plain))
-      out.push_back(std::move(t));
+    if (!keep) {
+      add(base, {rows, cols});
+      return;
+    }
+    // packedPair's two tensors, built in place: K3 has half a million.
+    add(base + ".weight_packed", {rows, cols / 2}, DType::U8);
+    out.back().packed = true;
+    out.back().parameters = rows * cols;
+    add(base + ".weight_scale", {rows, cols / 32}, DType::U8);
+    out.back().scale = true;
+    out.back().parameters = 0;
   }
 };
 
-} // namespace
 
-std::vector<TensorSpec> expectedTensors(const Config &c, ExpertFormat experts) {
-  Builder b;
+/// Every text tensor of `c` into `b`, in the table's order.
+void build(Builder &b, const Config &c, ExpertFormat experts) {
   const int64_t d = c.hiddenSize;
   // The two releases store the small KDA and router tensors differently
   // (KIMI_LINEAR.md, K3_CHECKPOINT.md §3).
@@ -149,7 +162,8 @@ std::vector<TensorSpec> expectedTensors(const Config &c, ExpertFormat experts) {
   }
   if (!c.tieWordEmbeddings) {
     b.add("lm_head.weight", {c.vocabSize, d});
-    b.out.back().isHead = true;
+    if (b.keep)
+      b.out.back().isHead = true;
   }
 
   for (int64_t l = 0; l < c.numLayers; ++l) {
@@ -235,7 +249,23 @@ std::vector<TensorSpec> expectedTensors(const Config &c, ExpertFormat experts) {
       b.add(mp + "shared_experts.down_proj.weight", {d, is});
     }
   }
+}
+
+} // namespace
+
+std::vector<TensorSpec> expectedTensors(const Config &c, ExpertFormat experts) {
+  Builder b;
+  b.out.reserve(16 + c.numLayers * (48 + 6 * std::max<int64_t>(c.numExperts, 0)));
+  build(b, c, experts);
   return std::move(b.out);
+}
+
+bool expectedParameters(const Config &c, ExpertFormat experts, int64_t &total) {
+  Builder b;
+  b.keep = false;
+  build(b, c, experts);
+  total = b.total;
+  return !b.overflow;
 }
 
 } // namespace k3::model

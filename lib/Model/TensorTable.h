@@ -53,6 +53,10 @@ std::vector<TensorSpec> packedPair(const TensorSpec &linear);
 std::vector<TensorSpec> expectedTensors(const Config &config,
                                         ExpertFormat experts);
 
+/// The sum of their parameters, without building the table; false if it
+/// overflows int64.
+bool expectedParameters(const Config &config, ExpertFormat experts, int64_t &total);
+
 /// Length the release stores `A_log` with: heads rounded up to 128.
 int64_t storedALogLength(const Config &config);
 

@@ -53,7 +53,7 @@ constexpr const char *kCpuStage =
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
-    "ownership-based-buffer-deallocation,canonicalize,buffer-deallocation-simplification,"
+    "ownership-based-buffer-deallocation,canonicalize,k3-simplify-deallocations,"
     "k3-return-arguments,bufferization-lower-deallocations,cse,canonicalize,convert-bufferization-to-memref,"
     "convert-vector-to-scf{{full-unroll=true},{0}convert-linalg-to-parallel-loops,"
     "scf-forall-to-parallel,k3-cpu-parallel-loops,convert-scf-to-openmp,canonicalize,"

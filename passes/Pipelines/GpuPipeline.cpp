@@ -65,7 +65,7 @@ constexpr const char *kGpuStage =
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
-    "ownership-based-buffer-deallocation,canonicalize,buffer-deallocation-simplification,"
+    "ownership-based-buffer-deallocation,canonicalize,k3-simplify-deallocations,"
     "k3-return-arguments,bufferization-lower-deallocations,cse,canonicalize,"
     "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-moe-experts,"
     "k3-gpu-device-copies,"

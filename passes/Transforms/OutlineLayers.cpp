@@ -1,11 +1,12 @@
 //===- OutlineLayers.cpp - One function per layer kind --------------------===//
 //
-// Part of k3. Implements k3-outline-layers: each layer of an entry point
-// (the ops the importer located at "layers.N") moves into a private
-// function called in its place, and layers with identical functions share
-// one. The later phases then compile a layer kind once, not once per layer:
-// compile time, kernel count and code size follow the kinds, not the depth.
-// The embedding and the output move into functions of their own too.
+// Part of k3. Implements k3-outline-layers: each part of each layer of an
+// entry point (the ops the importer located at "layers.N.<part>") moves
+// into a private function called in its place, and parts with identical
+// functions share one. The later phases then compile a kind once, not once
+// per layer: compile time, kernel count and code size follow the kinds,
+// not the depth. The embedding and the output move into functions of their
+// own too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -40,16 +42,36 @@ namespace {
 constexpr int64_t kEmbedGroup = -1;
 constexpr int64_t kOutputGroup = std::numeric_limits<int64_t>::max();
 
-/// The group of a location: N for "layers.N" (the importer's NameLoc),
-/// kEmbedGroup for "embed", kOutputGroup for "output", looking through the
-/// wrappers passes add (a name over a call site or a fusion of locations of
-/// the same group).
+/// The parts of a layer, in the model's order: the importer locates a
+/// layer's ops at "layers.L.<part>" and each part becomes a function of its
+/// own, so that a layer sealing an AttnRes block (another first read, no
+/// residual add) shares its mixer and feed-forward with the others. Layer
+/// L's part p is group 5·L + p; a bare "layers.L" is one group, the whole
+/// layer (5·L + 4).
+constexpr StringLiteral kParts[] = {"attn_res", "mixer", "residual", "ffn"};
+constexpr int64_t kPartsPerLayer = 5;
+constexpr int64_t kWholeLayer = 4;
+constexpr int64_t kAttnResPart = 0, kMixerPart = 1, kFfnPart = 3;
+
+/// The group of a location: 5·L + part for "layers.L.<part>" (the
+/// importer's NameLoc; "layers.L" the whole layer), kEmbedGroup for "embed",
+/// kOutputGroup for "output", looking through the wrappers passes add (a
+/// name over a call site or a fusion of locations of the same group).
 std::optional<int64_t> layerOf(Location loc) {
   if (auto name = dyn_cast<NameLoc>(loc)) {
     StringRef rest = name.getName().getValue();
-    int64_t layer;
-    if (rest.consume_front("layers.") && !rest.getAsInteger(10, layer))
-      return layer;
+    unsigned long long layer;
+    if (rest.consume_front("layers.") && !rest.consumeInteger(10, layer) &&
+        layer < uint64_t(std::numeric_limits<int64_t>::max() / kPartsPerLayer - 1)) {
+      if (rest.empty())
+        return int64_t(layer) * kPartsPerLayer + kWholeLayer;
+      if (!rest.consume_front("."))
+        return std::nullopt;
+      for (auto [i, part] : llvm::enumerate(kParts))
+        if (rest == part)
+          return int64_t(layer) * kPartsPerLayer + int64_t(i);
+      return std::nullopt;
+    }
     if (rest == "embed")
       return kEmbedGroup;
     if (rest == "output")
@@ -69,13 +91,19 @@ std::optional<int64_t> layerOf(Location loc) {
   return std::nullopt;
 }
 
-/// The location name of a group: "layers.N", "embed" or "output".
+/// The layer a group belongs to.
+int64_t layerNumber(int64_t group) { return group / kPartsPerLayer; }
+
+/// The location name of a group: "layers.L.<part>" ("layers.L" for a whole
+/// layer), "embed" or "output".
 std::string groupName(int64_t group) {
   if (group == kEmbedGroup)
     return "embed";
   if (group == kOutputGroup)
     return "output";
-  return "layers." + std::to_string(group);
+  std::string layer = "layers." + std::to_string(layerNumber(group));
+  return group % kPartsPerLayer == kWholeLayer ? layer : layer + "." +
+             kParts[group % kPartsPerLayer].str();
 }
 
 bool isConstant(Operation *op) {
@@ -83,9 +111,12 @@ bool isConstant(Operation *op) {
          op->hasTrait<OpTrait::ConstantLike>();
 }
 
-/// A short name for what a layer holds: its mixer, its feed-forward, and
-/// whether it seals an AttnRes block before its attention.
-std::string kindName(func::FuncOp fn) {
+/// A short name for what a layer part holds: its mixer (kda, mla), its
+/// feed-forward (moe, dense), its first AttnRes read (attn_res, and
+/// attn_res_seal for the read over the sealed blocks alone), or the part's
+/// own name (residual). A whole layer joins its mixer and feed-forward and
+/// says whether it seals a block (kda_moe_seal).
+std::string kindName(func::FuncOp fn, int64_t group) {
   bool kda = false, mla = false, moe = false;
   fn.walk([&](Operation *op) {
     StringRef name = op->getName().getStringRef();
@@ -93,12 +124,24 @@ std::string kindName(func::FuncOp fn) {
     mla |= name.starts_with("k3.mla");
     moe |= name.starts_with("k3.moe") || name == "k3.router";
   });
-  // A layer that seals an AttnRes block reads the blocks alone before its
-  // attention (the running sum is the last block).
+  // A read over the blocks alone: the running sum was just sealed as the
+  // last block.
   auto reads = fn.getOps<k3::AttnResOp>();
   bool seal = !reads.empty() && (*reads.begin()).getSources().size() == 1;
-  std::string s = kda ? "kda" : mla ? "mla" : "layer";
-  return s + (moe ? "_moe" : "_dense") + (seal ? "_seal" : "");
+  const int64_t part = group % kPartsPerLayer;
+  if (part == kWholeLayer) {
+    std::string s = kda ? "kda" : mla ? "mla" : "layer";
+    return s + (moe ? "_moe" : "_dense") + (seal ? "_seal" : "");
+  }
+  // By the part first: a feed-forward's MLP is linears by now
+  // (k3-decompose-mlp), and it reads AttnRes too.
+  if (part == kFfnPart)
+    return moe ? "moe" : "dense";
+  if (part == kMixerPart && (kda || mla))
+    return kda ? "kda" : "mla";
+  if (part == kAttnResPart && !reads.empty())
+    return seal ? "attn_res_seal" : "attn_res";
+  return kParts[part].str();
 }
 
 /// The text of `fn`'s signature and body without locations or its own
@@ -164,8 +207,8 @@ struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPa
         if (layerGroup && list) {
           SmallVector<int64_t> ids(list.asArrayRef());
           // Another entry point's layer of the same number lists once.
-          if (!llvm::is_contained(ids, layer))
-            ids.push_back(layer);
+          if (!llvm::is_contained(ids, layerNumber(layer)))
+            ids.push_back(layerNumber(layer));
           shared->setAttr("k3.layers", DenseI64ArrayAttr::get(&getContext(), ids));
         }
         fn.erase();
@@ -185,7 +228,7 @@ struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPa
       }
       // A name that says what the kind holds; `_N` where two kinds would
       // share one.
-      std::string base = entry.getName().str() + "_" + kindName(fn), name;
+      std::string base = entry.getName().str() + "_" + kindName(fn, layer), name;
       do {
         unsigned n = nameUses[base]++;
         name = n ? base + "_" + std::to_string(n) : base;
@@ -193,7 +236,7 @@ struct K3OutlineLayersPass : k3::impl::K3OutlineLayersPassBase<K3OutlineLayersPa
       fn.setSymName(name);
       call.setCallee(name);
       symbols.insert(fn);
-      fn->setAttr("k3.layers", DenseI64ArrayAttr::get(&getContext(), {layer}));
+      fn->setAttr("k3.layers", DenseI64ArrayAttr::get(&getContext(), {layerNumber(layer)}));
       made.push_back(fn);
     }
     // Printed before the entry point, in layer order.

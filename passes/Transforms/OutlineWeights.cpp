@@ -33,6 +33,15 @@ struct K3OutlineWeightsPass
       // with two types is a bug in the producer, reported on the op.
       llvm::MapVector<StringRef, SmallVector<WeightOp>> byName;
       fn.walk([&](WeightOp op) { byName[op.getName()].push_back(op); });
+      // All arguments are added at once: one at a time rebuilds the
+      // signature and its attributes each time (K3's entry points take
+      // about 1,500 weights).
+      MLIRContext *ctx = &getContext();
+      SmallVector<unsigned> indices;
+      SmallVector<Type> argTypes;
+      SmallVector<DictionaryAttr> argAttrs;
+      SmallVector<Location> argLocs;
+      SmallVector<bool> packedArgs;
       for (auto &[name, ops] : byName) {
         Type type = ops.front().getType();
         for (WeightOp op : ops)
@@ -41,8 +50,6 @@ struct K3OutlineWeightsPass
                              << type << " and " << op.getType();
             return signalPassFailure();
           }
-        unsigned index = fn.getNumArguments();
-        MLIRContext *ctx = &getContext();
         SmallVector<NamedAttribute> attrs{
             NamedAttribute(StringAttr::get(ctx, "k3.weight"), StringAttr::get(ctx, name))};
         // MXFP4 codes travel as their packed bytes (a memref of f4E2M1FN
@@ -61,15 +68,27 @@ struct K3OutlineWeightsPass
           argType = RankedTensorType::get(shape, IntegerType::get(ctx, 8));
           attrs.push_back(NamedAttribute(StringAttr::get(ctx, "k3.packed_e2m1"), UnitAttr::get(ctx)));
         }
-        if (failed(fn.insertArgument(index, argType, DictionaryAttr::get(ctx, attrs),
-                                     ops.front().getLoc()))) {
-          fn.emitOpError() << "cannot add an argument for weight '" << name << "'";
-          return signalPassFailure();
-        }
-        Value arg = fn.getArgument(index);
-        if (packed) {
+        indices.push_back(fn.getNumArguments());
+        argTypes.push_back(argType);
+        argAttrs.push_back(DictionaryAttr::get(ctx, attrs));
+        argLocs.push_back(ops.front().getLoc());
+        packedArgs.push_back(packed);
+      }
+      if (indices.empty())
+        continue;
+      unsigned first = fn.getNumArguments();
+      if (failed(fn.insertArguments(indices, argTypes, argAttrs, argLocs))) {
+        fn.emitOpError() << "cannot add arguments for its " << indices.size() << " weights";
+        return signalPassFailure();
+      }
+      for (auto [i, entry] : llvm::enumerate(byName)) {
+        auto &ops = entry.second;
+        Value arg = fn.getArgument(first + i);
+        // A builder of its own: the op it would insert before may be a
+        // weight op erased below.
+        if (packedArgs[i]) {
           OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
-          arg = UnpackE2m1Op::create(b, ops.front().getLoc(), type, arg);
+          arg = UnpackE2m1Op::create(b, ops.front().getLoc(), ops.front().getType(), arg);
         }
         for (WeightOp op : ops) {
           op.getResult().replaceAllUsesWith(arg);

@@ -63,3 +63,37 @@ func.func @g(%x: tensor<?x4xf32>, %w0: tensor<4xf32>, %w1: tensor<4xf32>) -> ten
   %h1 = arith.addf %h0, %n1 : tensor<?x4xf32> loc("layers.1")
   return %h1 : tensor<?x4xf32>
 }
+
+// -----
+
+// Parts of layers ("layers.N.<part>"): each part is a function, shared by
+// every layer whose part is the same. Layer 1 has no residual add (as a
+// layer sealing an AttnRes block has none): its mixer is still layer 0's.
+// CHECK-LABEL: func.func private @h_mixer(%arg0: tensor<?x4xf32>, %arg1: tensor<4xf32>) -> tensor<?x4xf32>
+// CHECK-SAME: attributes {k3.layers = array<i64: 0, 1>}
+// CHECK-NEXT: k3.rms_norm %arg0, %arg1
+// CHECK-LABEL: func.func private @h_residual(%arg0: tensor<?x4xf32>, %arg1: tensor<?x4xf32>) -> tensor<?x4xf32>
+// CHECK-SAME: attributes {k3.layers = array<i64: 0>}
+// CHECK-NEXT: arith.addf %arg0, %arg1
+// CHECK-LABEL: func.func @h(
+// CHECK-NEXT: %[[A:.+]] = call @h_mixer(%arg0, %arg1)
+// CHECK-NEXT: %[[R:.+]] = call @h_residual(%arg0, %[[A]])
+// CHECK-NEXT: %[[B:.+]] = call @h_mixer(%[[R]], %arg2)
+// CHECK-NEXT: return %[[B]]
+func.func @h(%x: tensor<?x4xf32>, %w0: tensor<4xf32>, %w1: tensor<4xf32>) -> tensor<?x4xf32> {
+  %a0 = k3.rms_norm %x, %w0 {eps = 1.0e-05 : f32} : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32> loc("layers.0.mixer")
+  %r0 = arith.addf %x, %a0 : tensor<?x4xf32> loc("layers.0.residual")
+  %a1 = k3.rms_norm %r0, %w1 {eps = 1.0e-05 : f32} : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32> loc("layers.1.mixer")
+  return %a1 : tensor<?x4xf32>
+}
+
+// -----
+
+// A part name k3 does not know is no group: its op stays in the entry.
+// CHECK-LABEL: func.func @u(
+// CHECK-NEXT: k3.rms_norm
+// CHECK-NEXT: return
+func.func @u(%x: tensor<?x4xf32>, %w0: tensor<4xf32>) -> tensor<?x4xf32> {
+  %a0 = k3.rms_norm %x, %w0 {eps = 1.0e-05 : f32} : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32> loc("layers.0.other")
+  return %a0 : tensor<?x4xf32>
+}
