@@ -27,6 +27,7 @@
 #include "llvm/Transforms/Scalar/EarlyCSE.h"
 #include "llvm/Transforms/Scalar/SROA.h"
 #include "llvm/Transforms/Scalar/SimplifyCFG.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -314,6 +315,53 @@ std::unique_ptr<llvm::Module> splitEntries(llvm::Module &m,
   return host;
 }
 
+/// Whether `v` is an argument of its function or an address computed
+/// from one.
+bool fromArgument(llvm::Value *v) {
+  while (auto *gep = dyn_cast<llvm::GetElementPtrInst>(v))
+    v = gep->getPointerOperand();
+  return isa<llvm::Argument>(v);
+}
+
+/// Moves each read of an argument's memref descriptor (and the address it
+/// reads) out of the entry block to just before its uses, when they all
+/// lie in one later block. The wrapper reads every descriptor up front:
+/// K3's prefill, tens of thousands of loads in one block, one DAG for the
+/// instruction selector. The descriptors are the runtime's and nothing in
+/// the entry point writes them (the layer calls get their fields, never
+/// their addresses), so a read may move past the calls before its use.
+void sinkDescriptorReads(llvm::Function &f) {
+  llvm::BasicBlock &entry = f.getEntryBlock();
+  SmallVector<llvm::Instruction *> candidates;
+  for (llvm::Instruction &i : entry)
+    if ((isa<llvm::LoadInst>(i) && fromArgument(cast<llvm::LoadInst>(i).getPointerOperand())) ||
+        (isa<llvm::GetElementPtrInst>(i) && fromArgument(&i)))
+      candidates.push_back(&i);
+  // Last first: an address moves after the read that uses it.
+  for (llvm::Instruction *i : llvm::reverse(candidates)) {
+    llvm::BasicBlock *target = nullptr;
+    bool movable = !i->use_empty();
+    for (llvm::User *u : i->users()) {
+      auto *user = dyn_cast<llvm::Instruction>(u);
+      if (!user || isa<llvm::PHINode>(user) || user->getParent() == &entry ||
+          (target && user->getParent() != target)) {
+        movable = false;
+        break;
+      }
+      target = user->getParent();
+    }
+    if (!movable)
+      continue;
+    llvm::Instruction *first = nullptr;
+    for (llvm::Instruction &j : *target)
+      if (llvm::is_contained(i->users(), &j)) {
+        first = &j;
+        break;
+      }
+    i->moveBefore(first->getIterator());
+  }
+}
+
 /// What the entry points need before instruction selection: the core
 /// inlined into its wrapper, and the descriptors that inlining packs and
 /// unpacks folded away (SROA, instcombine). Nothing that grows faster than
@@ -330,6 +378,20 @@ void tidyEntries(llvm::Module &m, llvm::TargetMachine &tm) {
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.addPass(llvm::GlobalDCEPass());
   runPipeline(m, pb, mpm);
+  // Then one block per call: the instruction selector builds one DAG per
+  // block and its scheduler grows faster than linearly in it (a K3 entry
+  // point is one block of 93 layer calls, each passing hundreds of scalar
+  // descriptor fields); blocks of one call keep it linear in the depth.
+  for (llvm::Function &f : m) {
+    SmallVector<llvm::Instruction *> splits;
+    for (llvm::Instruction &i : llvm::instructions(f))
+      if (isa<llvm::CallInst>(i) && !i.isTerminator() && !i.getNextNode()->isTerminator())
+        splits.push_back(i.getNextNode());
+    for (llvm::Instruction *at : splits)
+      llvm::SplitBlock(at->getParent(), at);
+    if (!f.isDeclaration())
+      sinkDescriptorReads(f);
+  }
 }
 
 /// Writes `m`'s object code to a new temporary file.
