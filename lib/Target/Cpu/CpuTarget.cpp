@@ -315,12 +315,18 @@ std::unique_ptr<llvm::Module> splitEntries(llvm::Module &m,
   return host;
 }
 
-/// Whether `v` is an argument of its function or an address computed
-/// from one.
+/// Whether `v` is an argument of its function or an address computed or
+/// read from one (the packed entry's argument array holds the
+/// descriptors' addresses).
 bool fromArgument(llvm::Value *v) {
-  while (auto *gep = dyn_cast<llvm::GetElementPtrInst>(v))
-    v = gep->getPointerOperand();
-  return isa<llvm::Argument>(v);
+  while (true) {
+    if (auto *gep = dyn_cast<llvm::GetElementPtrInst>(v))
+      v = gep->getPointerOperand();
+    else if (auto *load = dyn_cast<llvm::LoadInst>(v))
+      v = load->getPointerOperand();
+    else
+      return isa<llvm::Argument>(v);
+  }
 }
 
 /// Moves each read of an argument's memref descriptor (and the address it
@@ -334,7 +340,8 @@ void sinkDescriptorReads(llvm::Function &f) {
   llvm::BasicBlock &entry = f.getEntryBlock();
   SmallVector<llvm::Instruction *> candidates;
   for (llvm::Instruction &i : entry)
-    if ((isa<llvm::LoadInst>(i) && fromArgument(cast<llvm::LoadInst>(i).getPointerOperand())) ||
+    if ((isa<llvm::LoadInst>(i) && cast<llvm::LoadInst>(i).isSimple() &&
+         fromArgument(cast<llvm::LoadInst>(i).getPointerOperand())) ||
         (isa<llvm::GetElementPtrInst>(i) && fromArgument(&i)))
       candidates.push_back(&i);
   // Last first: an address moves after the read that uses it.
@@ -469,6 +476,12 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   llvm::SmallPtrSet<llvm::Function *, 8> entrySet;
   for (auto &[fn, name] : entries) {
     addPackedEntry(*m, *fn, name);
+    // The runtime calls k3_entry_<name> only: the C wrapper goes into it,
+    // and with it its call passing every descriptor's address (K3: 1,500),
+    // whose reads then move to their uses (sinkDescriptorReads).
+    fn->setLinkage(llvm::GlobalValue::InternalLinkage);
+    fn->removeFnAttr(llvm::Attribute::NoInline);
+    fn->addFnAttr(llvm::Attribute::AlwaysInline);
     // The entry point itself takes every memref descriptor expanded into
     // scalars (K3's prefill: over 15,000), and its C wrapper calls it with
     // them all: one call LLVM's instruction selection takes minutes over
