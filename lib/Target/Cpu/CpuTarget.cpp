@@ -315,17 +315,20 @@ std::unique_ptr<llvm::Module> splitEntries(llvm::Module &m,
   return host;
 }
 
-/// Whether `v` is an argument of its function or an address computed or
-/// read from one (the packed entry's argument array holds the
-/// descriptors' addresses).
-bool fromArgument(llvm::Value *v) {
+/// Whether `v` is an argument of its function or an address computed from
+/// one, reading at most `reads` pointers on the way: the packed entry's
+/// argument holds the descriptors' addresses (one read), a descriptor holds
+/// the buffer's (a second read would be the buffer's data, which a call may
+/// write).
+bool fromArgument(llvm::Value *v, int reads) {
   while (true) {
-    if (auto *gep = dyn_cast<llvm::GetElementPtrInst>(v))
+    if (auto *gep = dyn_cast<llvm::GetElementPtrInst>(v)) {
       v = gep->getPointerOperand();
-    else if (auto *load = dyn_cast<llvm::LoadInst>(v))
+    } else if (auto *load = dyn_cast<llvm::LoadInst>(v); load && reads-- > 0) {
       v = load->getPointerOperand();
-    else
+    } else {
       return isa<llvm::Argument>(v);
+    }
   }
 }
 
@@ -338,11 +341,14 @@ bool fromArgument(llvm::Value *v) {
 /// their addresses), so a read may move past the calls before its use.
 void sinkDescriptorReads(llvm::Function &f) {
   llvm::BasicBlock &entry = f.getEntryBlock();
+  // Descriptor fields: at the argument (the C wrapper) or one read below it
+  // (the packed entry, the wrapper inlined).
+  const int reads = f.getName().starts_with("k3_entry_") ? 1 : 0;
   SmallVector<llvm::Instruction *> candidates;
   for (llvm::Instruction &i : entry)
     if ((isa<llvm::LoadInst>(i) && cast<llvm::LoadInst>(i).isSimple() &&
-         fromArgument(cast<llvm::LoadInst>(i).getPointerOperand())) ||
-        (isa<llvm::GetElementPtrInst>(i) && fromArgument(&i)))
+         fromArgument(cast<llvm::LoadInst>(i).getPointerOperand(), reads)) ||
+        (isa<llvm::GetElementPtrInst>(i) && fromArgument(&i, reads)))
       candidates.push_back(&i);
   // Last first: an address moves after the read that uses it.
   for (llvm::Instruction *i : llvm::reverse(candidates)) {
