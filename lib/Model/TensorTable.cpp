@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 namespace k3::model {
 
@@ -83,20 +84,36 @@ bool isPackableLinear(const TensorSpec &s) {
          endsWith(s.name, ".weight") && s.name != "embed_tokens.weight";
 }
 
-std::vector<TensorSpec> packedPair(const TensorSpec &linear) {
-  std::string base = linear.name.substr(0, linear.name.size() - 7);
-  int64_t rows = linear.shape[0], cols = linear.shape[1];
-  TensorSpec packed = linear, scale = linear;
-  packed.name = base + ".weight_packed";
+namespace {
+
+/// Appends the `weight_packed` / `weight_scale` pair of the linear
+/// `<base>.weight` [rows, cols] to `out`, built in place (K3's table has
+/// half a million of them).
+void appendPackedPair(std::vector<TensorSpec> &out, std::string_view base, int64_t rows,
+                      int64_t cols, int64_t parameters, bool isHead) {
+  TensorSpec &packed = out.emplace_back();
+  packed.name.append(base).append(".weight_packed");
   packed.shape = {rows, cols / 2};
   packed.dtype = DType::U8;
   packed.packed = true;
-  scale.name = base + ".weight_scale";
+  packed.parameters = parameters;
+  packed.isHead = isHead;
+  TensorSpec &scale = out.emplace_back();
+  scale.name.append(base).append(".weight_scale");
   scale.shape = {rows, cols / 32};
   scale.dtype = DType::U8;
   scale.scale = true;
-  scale.parameters = 0;
-  return {packed, scale};
+  scale.isHead = isHead;
+}
+
+} // namespace
+
+std::vector<TensorSpec> packedPair(const TensorSpec &linear) {
+  std::vector<TensorSpec> pair;
+  pair.reserve(2);
+  appendPackedPair(pair, std::string_view(linear.name).substr(0, linear.name.size() - 7),
+                   linear.shape[0], linear.shape[1], linear.parameters, linear.isHead);
+  return pair;
 }
 
 namespace {
@@ -136,16 +153,9 @@ struct Builder {
       add(base, {rows, cols});
       return;
     }
-    // packedPair's two tensors, built in place: K3 has half a million.
-    add(base + ".weight_packed", {rows, cols / 2}, DType::U8);
-    out.back().packed = true;
-    out.back().parameters = rows * cols;
-    add(base + ".weight_scale", {rows, cols / 32}, DType::U8);
-    out.back().scale = true;
-    out.back().parameters = 0;
+    appendPackedPair(out, base, rows, cols, rows * cols, /*isHead=*/false);
   }
 };
-
 
 /// Every text tensor of `c` into `b`, in the table's order.
 void build(Builder &b, const Config &c, ExpertFormat experts) {
