@@ -12,9 +12,12 @@
 #include "runtime/src/Status.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <csetjmp>
 #include <dlfcn.h>
+#include <sstream>
 
 using namespace k3::bundle;
 
@@ -87,8 +90,30 @@ static std::string resultName(const CudaApi &api, CUresult r) {
   return "CUDA error " + std::to_string(r);
 }
 
+/// Reads `K3_CUDA_CHECK` (see CudaDevice::Checks).
+static k3rt_status_t parseChecks(CudaDevice::Checks &c) {
+  const char *env = std::getenv("K3_CUDA_CHECK");
+  if (!env)
+    return nullptr;
+  std::stringstream list(env);
+  for (std::string word; std::getline(list, word, ',');) {
+    if (word == "sync")
+      c.sync = true;
+    else if (word == "poison")
+      c.poison = true;
+    else if (word == "nan")
+      c.nan = c.sync = c.poison = true;
+    else if (!word.empty())
+      return makeStatus(K3RT_INVALID_ARGUMENT, "K3_CUDA_CHECK: unknown check '" + word +
+                                                   "' (known: sync, poison, nan)");
+  }
+  return nullptr;
+}
+
 k3rt_status_t CudaDevice::open(int ordinal, std::unique_ptr<CudaDevice> &out) {
   std::unique_ptr<CudaDevice> d(new CudaDevice());
+  if (k3rt_status_t s = parseChecks(d->checking))
+    return s;
   d->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!d->lib) {
     const char *e = dlerror();
@@ -191,6 +216,8 @@ CudaDevice::~CudaDevice() {
         api->cuMemFree(CUdeviceptr(uintptr_t(p)));
     for (auto &[p, cls] : live)
       api->cuMemFree(CUdeviceptr(uintptr_t(p)));
+    for (void *p : quarantine)
+      api->cuMemFree(CUdeviceptr(uintptr_t(p)));
     api->cuDevicePrimaryCtxRelease(device);
   }
   if (lib)
@@ -259,6 +286,7 @@ void *CudaDevice::allocate(size_t bytes) {
     void *p = list.back();
     list.pop_back();
     live[p] = cls;
+    requested[p] = bytes;
     ++counters.poolHits;
     return p;
   }
@@ -271,6 +299,11 @@ void *CudaDevice::allocate(size_t bytes) {
   ++counters.allocations;
   void *ptr = reinterpret_cast<void *>(uintptr_t(p));
   live[ptr] = cls;
+  requested[ptr] = bytes;
+  // The whole size class, so that a read past the requested end is a NaN too.
+  if (checking.poison)
+    if (CUresult r = api->cuMemsetD32(p, ~0u, cls / 4))
+      fail("CUDA: cuMemsetD32 failed: " + resultName(*api, r));
   return ptr;
 }
 
@@ -295,11 +328,72 @@ void CudaDevice::release(void *ptr) {
     fail("CUDA: free of a pointer the device did not allocate");
     return;
   }
-  if (it->second == 0)
+  if (it->second == 0) {
     api->cuMemFree(CUdeviceptr(uintptr_t(ptr)));
-  else
+  } else if (checking.poison) {
+    // Poisoned on the stream (after the launches that use it) and kept out
+    // of the pool until the device closes: a later read of it is a NaN,
+    // never another buffer's data.
+    if (CUresult r = api->cuMemsetD32(CUdeviceptr(uintptr_t(ptr)), ~0u, it->second / 4))
+      fail("CUDA: cuMemsetD32 failed: " + resultName(*api, r));
+    quarantine.push_back(ptr);
+  } else {
     freeLists[it->second].push_back(ptr);
+  }
+  requested.erase(ptr);
   live.erase(it);
+}
+
+bool CudaDevice::findBuffer(const void *p, char *&start, size_t &bytes) const {
+  auto it = requested.upper_bound(const_cast<void *>(p));
+  if (it == requested.begin())
+    return false;
+  --it;
+  char *s = static_cast<char *>(it->first);
+  if (static_cast<const char *>(p) >= s + std::max<size_t>(it->second, 1))
+    return false;
+  start = s;
+  bytes = it->second;
+  return true;
+}
+
+size_t CudaDevice::countNaNs(const char *start, size_t bytes) {
+  // The buffer's element type is unknown: a 32-bit word counts when it is
+  // an f32 NaN or its upper half (a bf16 element, little-endian) is a bf16
+  // NaN. A half that is still poison (0xffff: a bf16 buffer partly
+  // written) leaves only the other half to judge; a lower half alone is
+  // not judged, since an f32's low bits look like anything.
+  size_t n = 0;
+  auto bf16NaN = [](uint16_t h) { return (h & 0x7f80) == 0x7f80 && (h & 0x7f); };
+  for (size_t i = 0; i + 4 <= bytes; i += 4) {
+    uint32_t w;
+    std::memcpy(&w, start + i, 4);
+    uint16_t lo = uint16_t(w), hi = uint16_t(w >> 16);
+    if (hi == 0xffff)
+      continue;
+    bool f32NaN = (w & 0x7f800000u) == 0x7f800000u && (w & 0x007fffffu);
+    n += lo == 0xffff ? bf16NaN(hi) : f32NaN || bf16NaN(hi);
+  }
+  return n;
+}
+
+std::vector<std::pair<char *, size_t>> CudaDevice::paramBuffers(void **params,
+                                                                size_t count) const {
+  // A parameter's size is the kernel's business: every one is read as 8
+  // bytes, and those equal to an address inside a pooled buffer name it (a
+  // memref's pointers; an integer that happens to be such an address only
+  // adds a buffer to scan).
+  std::vector<std::pair<char *, size_t>> out;
+  for (size_t i = 0; params && i < count; ++i) {
+    uint64_t v;
+    std::memcpy(&v, params[i], sizeof v);
+    char *start;
+    size_t bytes;
+    if (findBuffer(reinterpret_cast<const void *>(uintptr_t(v)), start, bytes) &&
+        std::none_of(out.begin(), out.end(), [&](auto &b) { return b.first == start; }))
+      out.push_back({start, countNaNs(start, bytes)});
+  }
+  return out;
 }
 
 void *CudaDevice::loadModule(const k3rt_bundle_s &bundle, const void *data, size_t size) {
@@ -381,8 +475,10 @@ struct GpuCallbacks {
     if (device(ctx).error.empty())
       device(ctx).synchronize();
   }
+  static constexpr unsigned kMaxNaNReports = 20;
   static void launch(void *ctx, void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx,
-                     intptr_t by, intptr_t bz, int32_t smem, void **params, void **extra) {
+                     intptr_t by, intptr_t bz, int32_t smem, void **params, void **extra,
+                     size_t paramsCount) {
     auto *b = static_cast<Binding *>(ctx);
     CudaDevice &d = *b->device;
     if (!d.error.empty() || !f)
@@ -408,6 +504,11 @@ struct GpuCallbacks {
                " bytes of dynamic shared memory refused: " + resultName(*d.api, r));
         return;
       }
+    std::vector<std::pair<char *, size_t>> before;
+    if (d.checking.nan) {
+      d.synchronize();
+      before = d.paramBuffers(params, paramsCount);
+    }
     if (d.timed && !d.eventStartPending)
       d.eventStartPending = d.api->cuEventRecord(d.eventStart, d.stream) == 0;
     if (CUresult r = d.api->cuLaunchKernel(f, unsigned(gx), unsigned(gy), unsigned(gz),
@@ -418,6 +519,25 @@ struct GpuCallbacks {
       return;
     }
     ++d.counters.launches;
+    if (!d.checking.sync)
+      return;
+    if (CUresult r = d.api->cuStreamSynchronize(d.stream)) {
+      d.fail("CUDA: kernel '" + name + "' (launch " + std::to_string(d.counters.launches) +
+             ", " + dims() + ") failed: " + resultName(*d.api, r));
+      return;
+    }
+    // The first kernels that leave more NaNs in a buffer than it held.
+    for (auto &[start, nans] : before) {
+      size_t now = CudaDevice::countNaNs(start, d.requested.count(start) ? d.requested[start] : 0);
+      if (now > nans && d.nanReports < kMaxNaNReports) {
+        ++d.nanReports;
+        std::fprintf(stderr,
+                     "K3_CUDA_CHECK: kernel '%s' (launch %llu, %s): a buffer of %zu bytes "
+                     "holds %zu NaNs, %zu before\n",
+                     name.c_str(), (unsigned long long)d.counters.launches, dims().c_str(),
+                     d.requested[start], now, nans);
+      }
+    }
   }
   static void *alloc(void *ctx, uint64_t bytes) {
     return device(ctx).error.empty() ? device(ctx).allocate(std::max<uint64_t>(bytes, 1))
@@ -472,8 +592,8 @@ const K3GpuOps *CudaDevice::ops(const k3rt_bundle_s &bundle) {
   o.streamDestroy = [](void *, void *) {};
   o.launchKernel = [](void *ctx, void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx,
                       intptr_t by, intptr_t bz, int32_t smem, void *, void **params,
-                      void **extra, size_t) {
-    GpuCallbacks::launch(ctx, f, gx, gy, gz, bx, by, bz, smem, params, extra);
+                      void **extra, size_t paramsCount) {
+    GpuCallbacks::launch(ctx, f, gx, gy, gz, bx, by, bz, smem, params, extra, paramsCount);
     GpuCallbacks::escape(ctx);
   };
   o.memAlloc = [](void *ctx, uint64_t bytes, void *, bool) -> void * {

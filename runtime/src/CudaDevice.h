@@ -90,6 +90,22 @@ public:
   /// Whether `counters.kernelSeconds` is measured (the driver has events).
   bool timesKernels() const { return timed; }
 
+  /// The checks `K3_CUDA_CHECK` turns on (a comma list; read at open), for
+  /// finding a kernel that reads memory nobody wrote or races the host:
+  ///   sync    wait for the stream after every launch: a fault is reported
+  ///           with the name of the kernel that caused it;
+  ///   poison  fill every pooled buffer with 0xFF bytes (a NaN in f32 and
+  ///           bf16) when handed out and when freed, and never reuse one:
+  ///           a read of unwritten or freed memory yields NaN;
+  ///   nan     sync and poison, and after each launch scan the pooled
+  ///           buffers its parameters point into: the first kernels after
+  ///           which a buffer holds more NaNs (other than the poison) than
+  ///           before are reported on stderr, by name.
+  struct Checks {
+    bool sync = false, poison = false, nan = false;
+  };
+  const Checks &checks() const { return checking; }
+
   struct Binding;
 
 private:
@@ -97,6 +113,13 @@ private:
   CudaDevice() = default;
   void fail(const std::string &message);
   void *loadModule(const k3rt_bundle_s &bundle, const void *data, size_t size);
+  /// The pooled buffer holding `p` (start and requested bytes), if any.
+  bool findBuffer(const void *p, char *&start, size_t &bytes) const;
+  /// The computed NaNs in a buffer: f32 words, and bf16 halves, that are a
+  /// NaN but not the poison pattern.
+  static size_t countNaNs(const char *start, size_t bytes);
+  /// `nan` check: the NaN counts of the buffers `params` point into.
+  std::vector<std::pair<char *, size_t>> paramBuffers(void **params, size_t count) const;
 
   void *lib = nullptr;
   std::unique_ptr<CudaApi> api;
@@ -111,6 +134,10 @@ private:
   std::string error; ///< sticky, see takeError
   std::map<size_t, std::vector<void *>> freeLists; ///< by size class
   std::map<void *, size_t> live;                    ///< pointer → size class (0: exact)
+  std::map<void *, size_t> requested;               ///< pooled pointer → bytes asked for
+  std::vector<void *> quarantine; ///< freed buffers under `poison`
+  Checks checking;
+  unsigned nanReports = 0; ///< kernels reported by the `nan` check
   std::vector<std::unique_ptr<Binding>> bindings;
 };
 

@@ -9,7 +9,10 @@
  * Environment: K3_FAKE_CUDA_TRACE=FILE appends one line per module load and
  * launch; K3_FAKE_CUDA_CC=80 reports compute capability 8.0 (default 9.0);
  * K3_FAKE_CUDA_JIT_ERROR=1 fails every PTX load with an error log;
- * K3_FAKE_CUDA_DEVICES=0 reports no device.
+ * K3_FAKE_CUDA_DEVICES=0 reports no device; K3_FAKE_CUDA_NAN=NAME makes a
+ * launch of a kernel whose name contains NAME write a NaN (0x7fc00000) at
+ * the address its first parameter holds, when that is inside a live
+ * allocation (the runtime's K3_CUDA_CHECK=nan finds it).
  *
  *===---------------------------------------------------------------------===*/
 
@@ -99,6 +102,7 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
   return 0;
 }
 CUresult cuFuncSetAttribute(void *f, int attr, int value) { return 0; }
+static void writeNaN(void *at);
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                         unsigned by, unsigned bz, unsigned smem, void *stream, void **params,
                         void **extra) {
@@ -106,6 +110,12 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     fprintf(trace(), "launch %s grid %u %u %u block %u %u %u smem %u\n",
             ((Function *)f)->name, gx, gy, gz, bx, by, bz, smem),
         fflush(trace());
+  const char *nan = getenv("K3_FAKE_CUDA_NAN");
+  if (nan && *nan && params && strstr(((Function *)f)->name, nan)) {
+    void *at;
+    memcpy(&at, params[0], sizeof at);
+    writeNaN(at);
+  }
   return 0;
 }
 static int stream;
@@ -118,7 +128,16 @@ CUresult cuStreamDestroy_v2(void *s) { return 0; }
 /* Live allocations, so that a double or foreign free is an error (the real
  * driver returns CUDA_ERROR_INVALID_VALUE) instead of heap corruption. */
 static void **live;
+static size_t *liveBytes;
 static size_t numLive, capLive;
+static void writeNaN(void *at) {
+  for (size_t i = 0; i < numLive; ++i)
+    if ((char *)at >= (char *)live[i] && (char *)at + 4 <= (char *)live[i] + liveBytes[i]) {
+      uint32_t nan = 0x7fc00000u;
+      memcpy(at, &nan, 4);
+      return;
+    }
+}
 CUresult cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned flags) {
   void *m = NULL;
   if (posix_memalign(&m, 256, bytes ? bytes : 1))
@@ -127,7 +146,9 @@ CUresult cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned flags) {
   if (numLive == capLive) {
     capLive = capLive ? 2 * capLive : 64;
     live = realloc(live, capLive * sizeof *live);
+    liveBytes = realloc(liveBytes, capLive * sizeof *liveBytes);
   }
+  liveBytes[numLive] = bytes;
   live[numLive++] = m;
   *p = (CUdeviceptr)(uintptr_t)m;
   return 0;
@@ -135,7 +156,9 @@ CUresult cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned flags) {
 CUresult cuMemFree_v2(CUdeviceptr p) {
   for (size_t i = 0; i < numLive; ++i)
     if (live[i] == (void *)(uintptr_t)p) {
-      live[i] = live[--numLive];
+      --numLive;
+      live[i] = live[numLive];
+      liveBytes[i] = liveBytes[numLive];
       free((void *)(uintptr_t)p);
       return 0;
     }

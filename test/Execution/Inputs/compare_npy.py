@@ -3,7 +3,8 @@
 usage: compare_npy.py REF.npy OUT.npy THRESHOLD [ROWS]
 Prints `rows=R cols=C relative_rmse=X` and exits 1 if X >= THRESHOLD or the
 shapes differ. With ROWS, only the first ROWS rows are compared, and the
-worst row's own relative RMSE is printed too (`worst_row=I:X`).
+worst row's own relative RMSE is printed too (`worst_row=I:X`), and the rows
+at or over THRESHOLD, the first 16 (`rows_over=N:I,I,...`).
 """
 import math
 import struct
@@ -40,6 +41,8 @@ if len(sys.argv) > 4:
     if per_row:
         i = max(range(rows), key=lambda r: per_row[r])
         worst = " worst_row=%d:%.3g" % (i, per_row[i])
+        over = [r for r in range(rows) if per_row[r] >= float(sys.argv[3])]
+        worst += " rows_over=%d:%s" % (len(over), ",".join(map(str, over[:16])))
 num = sum((a - b) ** 2 for a, b in zip(ref, out))
 den = sum(a * a for a in ref)
 rel = math.sqrt(num / den) if den else math.sqrt(num)

@@ -5,7 +5,11 @@
 # tool's 64 MiB; the binaries gzipped). Run here after building; then, on
 # the GPU machine:
 #   bash test/Gpu/device/run.sh build/device-carry "$OUT"
+# K3_DEVICE_SECTIONS as for run.sh: only "e2e" and "debug" need only the
+# models' binaries, and then the op-level modules are not compiled.
 set -euo pipefail
+sections=${K3_DEVICE_SECTIONS:-numerics e2e sass bench}
+want() { [[ " $sections " == *" $1 "* ]]; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 build=${1:-$root/build}
 out=$build/device-carry
@@ -25,6 +29,12 @@ compile() { # NAME SOURCE [flags]: NAME.cpu.k3b and NAME.sm90a.k3b
   "$build/bin/k3-compile" "$src" "$@" -o "$out/k3b/$name.cpu.k3b"
   "$build/bin/k3-compile" "$src" "$@" --target=sm_90a -o "$out/k3b/$name.sm90a.k3b"
 }
+gpu_only() { # NAME SOURCE [flags]: NAME.sm90a.k3b
+  local name=$1 src=$2
+  shift 2
+  "$build/bin/k3-compile" "$src" "$@" --target=sm_90a -o "$out/k3b/$name.sm90a.k3b"
+}
+if want numerics || want sass || want bench; then
 # Numerics: the op-level modules of the CPU tests, and the benchmark modules.
 # The op-level modules also for sm_80 (mma.sync instead of sm_90a's wgmma),
 # which the driver JIT-compiles from PTX on a Hopper.
@@ -41,11 +51,6 @@ done
 # column scan (no contractions; the fallback for K over 128) and the
 # chunked form as linalg (a host loop over 16-token chunks on mma.sync)
 # stay selectable: checked and timed too.
-gpu_only() { # NAME SOURCE [flags]: NAME.sm90a.k3b
-  local name=$1 src=$2
-  shift 2
-  "$build/bin/k3-compile" "$src" "$@" --target=sm_90a -o "$out/k3b/$name.sm90a.k3b"
-}
 gpu_only kda_scan "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=scan
 gpu_only bench_kda_scan "$root/test/Gpu/device/kda_prefill.mlir" --kda-prefill-form=scan
 compile kda_chunked "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=loops
@@ -79,6 +84,7 @@ gpu_only bench_mla_parts "$root/test/Gpu/device/mla_decode.mlir" --mla-decode-ke
 # cores they replaced are checked and timed next to them.
 gpu_only moe_slots "$root/test/Execution/Inputs/moe_layer.mlir" --moe-dispatch=slots
 gpu_only bench_moe_slots "$root/test/Gpu/device/moe_mxfp4.mlir" --moe-dispatch=slots
+fi
 # End to end: k3-tiny (synthetic, seed 6), and k3-small without its weights
 # (336 MB do not fit the device tool's 64 MiB): run.sh fills them with the
 # synthetic checkpoint's values (k3-run --synthetic-weights=1), exactly those

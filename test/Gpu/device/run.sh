@@ -18,7 +18,9 @@
 # and writes REPORT_DIR/report.md (and logs beside it). Each step has a time
 # limit. Measured on an H200 (2026-12-04): numerics and end to end about
 # 6.5 minutes, SASS about one; K3_DEVICE_SECTIONS picks some of
-# "numerics e2e sass bench" to fit what is left of a session's device time.
+# "numerics e2e sass bench" to fit what is left of a session's device time,
+# and "debug" (not in the default) runs the checked runs and
+# compute-sanitizer that look for the end-to-end error of RESULTS.md.
 #   usage: [K3_DEVICE_SECTIONS="e2e bench"] run.sh ARTIFACTS_DIR REPORT_DIR
 set -uo pipefail
 art=$(cd "${1:?artifacts dir}" && pwd)
@@ -224,6 +226,75 @@ say "- k3-small_parts, 1-token prompt, 16 steps: $(grep -v : "$rep/step.out" | t
 say ""
 say ""
 say "(section e2e: $((SECONDS - section)) s)"
+say ""
+fi
+if want debug; then
+section=$SECONDS
+say "## 1c. Finding the end-to-end error: checked runs and compute-sanitizer"
+say ""
+# The 63-token prompt and 2 greedy steps, each GPU run against the CPU
+# build's logits (the rows fed the same tokens: the prompt's 63 and the
+# first step's), listing the rows over 5e-3 (compare_npy.py rows_over):
+#   plain       as the engine runs it;
+#   sync        K3_CUDA_CHECK=sync (the host waits after every launch): if
+#               this alone is right, the host races the kernels;
+#   nan         K3_CUDA_CHECK=nan (fresh buffers and freed ones poisoned
+#               with NaN, never reused; the kernels after which a buffer
+#               holds new NaNs named): a read of unwritten memory shows;
+# then compute-sanitizer's memcheck, racecheck (shared memory) and
+# initcheck on a 16-token prompt and 1 step.
+checked_run() { # MODEL LABEL LIMIT [k3-run flags]; env K3_CUDA_CHECK as given
+  local model=$1 label=$2 limit=$3
+  shift 3
+  rm -f "$rep/$model.$label.npy"
+  local out rc
+  out=$(step "$limit" "$bin/k3-run" "$k3b/$model.sm90a.k3b" "$@" --device=cuda --tokens=$prompt \
+        --generate=2 --dump-logits="$rep/$model.$label.npy")
+  rc=$?
+  local cmp="no logits" same=""
+  if [ -e "$rep/$model.$label.npy" ]; then
+    cmp=$(step 60 python3 "$art/compare_npy.py" "$rep/$model.dbgcpu.npy" "$rep/$model.$label.npy" 5e-3 64 | tail -1)
+    # And against the first plain GPU run: the same binary on the same inputs.
+    [ "$label" != plain ] && [ -e "$rep/$model.plain.npy" ] &&
+      same="; against the plain GPU run: $(step 60 python3 "$art/compare_npy.py" "$rep/$model.plain.npy" "$rep/$model.$label.npy" 1e-6 64 | tail -1)"
+  fi
+  say "- k3-$model $label (rc $rc): tokens [$(echo "$out" | grep -v : | tail -1)] against the CPU: $cmp$same"
+  echo "$out" | grep -E "K3_CUDA_CHECK|error" | head -12 | sed 's/^/    /' | tee -a "$report"
+}
+prompt=3,1,4,1,5,9,2,6,5,3,5,8,9,7,9,3,2,3,8,4,6,2,6,4,3,3,8,3,2,7,9,5,0,2,8,8,4,1,9,7,1,6,9,3,9,9,3,7,5,1,0,5,8,2,0,9,7,4,9,4,4,5,9
+for model in small tiny; do
+  flags=()
+  [ $model = small ] && flags=(--synthetic-weights=1)
+  step 120 "$bin/k3-run" "$k3b/$model.cpu.k3b" "${flags[@]}" --tokens=$prompt --generate=2 \
+    --dump-logits="$rep/$model.dbgcpu.npy" > /dev/null
+  checked_run $model plain 120 "${flags[@]}"
+  checked_run $model plain2 120 "${flags[@]}"
+  K3_CUDA_CHECK=sync checked_run $model sync 120 "${flags[@]}"
+  K3_CUDA_CHECK=poison checked_run $model poison 120 "${flags[@]}"
+  K3_CUDA_CHECK=nan checked_run $model nan 240 "${flags[@]}"
+done
+short=3,1,4,1,5,9,2,6,5,3,5,8,9,7,9,3
+sanitize() { # TOOL MODEL LIMIT [k3-run flags]
+  local tool=$1 model=$2 limit=$3
+  shift 3
+  step "$limit" compute-sanitizer --tool "$tool" --print-limit 10 --error-exitcode 9 \
+    "$bin/k3-run" "$k3b/$model.sm90a.k3b" "$@" --device=cuda --tokens=$short --generate=1 > /dev/null
+  local rc=$?
+  say "- compute-sanitizer --tool $tool, k3-$model (rc $rc; 9: errors found, 124: time limit):"
+  say '```'
+  grep -E "=========|error" "$rep/step.out" | grep -vE "^========= *$" | head -24 | tee -a "$report"
+  say '```'
+}
+if command -v compute-sanitizer > /dev/null; then
+  sanitize memcheck small 120 --synthetic-weights=1
+  sanitize initcheck small 100 --synthetic-weights=1
+  sanitize memcheck tiny 60
+  sanitize racecheck small 120 --synthetic-weights=1
+else
+  say "- compute-sanitizer: not on this machine"
+fi
+say ""
+say "(section debug: $((SECONDS - section)) s)"
 say ""
 fi
 if want sass; then
