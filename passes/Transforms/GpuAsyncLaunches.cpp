@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/Transforms/HostLocal.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -35,6 +36,8 @@ namespace mlir::k3 {
 } // namespace mlir::k3
 
 using namespace mlir;
+using mlir::k3::HostLocal;
+using mlir::k3::launchesInside;
 
 namespace {
 
@@ -55,93 +58,6 @@ gpu::DeallocOp freeStartingAt(gpu::WaitOp wait) {
     return nullptr;
   return dealloc;
 }
-
-/// True when `op`'s regions launch kernels or free buffers.
-bool launchesInside(Operation *op) {
-  bool found = false;
-  op->walk([&](Operation *inner) {
-    if (inner != op && isa<gpu::LaunchFuncOp, gpu::DeallocOp>(inner))
-      found = true;
-  });
-  return found;
-}
-
-/// The buffers only host code uses: allocations whose every use, through
-/// casts and views, is a host load or store, a free, a pointer or metadata
-/// read, or a call to a private function that launches nothing. These are
-/// the deallocation's run-time alias checks (arrays of pointers and of
-/// ownership bits, with calls to layer functions): no kernel reads or
-/// writes them, so touching one needs no wait.
-class HostLocal {
-public:
-  explicit HostLocal(ModuleOp module) {
-    module.walk([&](Operation *op) {
-      if (!isa<memref::AllocOp, memref::AllocaOp, gpu::AllocOp>(op))
-        return;
-      for (Value buffer : op->getResults()) // not gpu.alloc's async token
-        if (isa<MemRefType>(buffer.getType()) && onlyHostUses(buffer))
-          local.insert(buffer);
-    });
-  }
-
-  /// Whether `op` (without regions) touches memory only in host-local
-  /// buffers: a load, a store or such a call, every memref operand local.
-  bool onlyTouchesLocal(Operation *op) const {
-    if (!isa<memref::LoadOp, memref::StoreOp, func::CallOp>(op))
-      return false;
-    if (auto call = dyn_cast<func::CallOp>(op); call && !quietCallee(call))
-      return false;
-    bool any = false;
-    for (Value v : op->getOperands())
-      if (isa<MemRefType>(v.getType())) {
-        if (!isLocal(v))
-          return false;
-        any = true;
-      }
-    return any;
-  }
-
-private:
-  bool quietCallee(func::CallOp call) const {
-    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
-    return callee && callee.isPrivate() && !callee.isExternal() &&
-           !launchesInside(callee);
-  }
-  bool isLocal(Value v) const {
-    while (true) {
-      if (local.count(v))
-        return true;
-      Operation *def = v.getDefiningOp();
-      if (auto cast = dyn_cast_or_null<memref::CastOp>(def))
-        v = cast.getSource();
-      else if (auto view = dyn_cast_or_null<ViewLikeOpInterface>(def))
-        v = view.getViewSource();
-      else
-        return false;
-    }
-  }
-  bool onlyHostUses(Value v) const {
-    for (OpOperand &use : v.getUses()) {
-      Operation *user = use.getOwner();
-      if (isa<memref::LoadOp, memref::StoreOp, memref::DeallocOp, gpu::DeallocOp,
-              memref::ExtractAlignedPointerAsIndexOp, memref::DimOp>(user))
-        continue;
-      auto view = dyn_cast<ViewLikeOpInterface>(user);
-      if (isa<memref::CastOp>(user) || (view && view.getViewSource() == v)) {
-        for (Value r : user->getResults())
-          if (!onlyHostUses(r))
-            return false;
-        continue;
-      }
-      if (auto call = dyn_cast<func::CallOp>(user); call && quietCallee(call))
-        continue;
-      return false;
-    }
-    return true;
-  }
-
-  llvm::DenseSet<Value> local;
-};
 
 /// True when host code in `op`'s regions may touch memory a kernel may use
 /// (what the chain below would wait for).

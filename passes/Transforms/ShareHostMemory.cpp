@@ -2,11 +2,15 @@
 //
 // Part of k3. Implements k3-share-host-memory: after outlining, host
 // allocations and constants become `gpu.alloc host_shared` buffers that the
-// kernels can reach too.
+// kernels can reach too. Buffers no kernel can reach (HostLocal.h: the
+// deallocation's alias-check arrays) stay host allocations: the host
+// writes them without waiting for the stream, which a pool buffer freed on
+// the stream a moment ago, and still read by a queued kernel, must not be.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/Transforms/HostLocal.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -47,8 +51,14 @@ struct K3ShareHostMemoryPass : k3::impl::K3ShareHostMemoryPassBase<K3ShareHostMe
 
   void runOnOperation() override {
     SmallVector<Operation *> work;
+    k3::HostLocal hostLocal(getOperation());
     getOperation()->walk([&](Operation *op) {
       if (op->getParentOfType<gpu::GPUModuleOp>() || op->getParentOfType<gpu::LaunchOp>())
+        return;
+      if (auto alloc = dyn_cast<memref::AllocOp>(op); alloc && hostLocal.isLocal(alloc))
+        return;
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
+          dealloc && hostLocal.isLocal(dealloc.getMemref()))
         return;
       if (isa<memref::AllocOp, memref::DeallocOp, memref::GetGlobalOp>(op))
         work.push_back(op);

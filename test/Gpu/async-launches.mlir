@@ -151,4 +151,31 @@ module attributes {gpu.container_module} {
     %s = arith.addf %r, %v : f32
     return %s : f32
   }
+
+  // Host-only buffers (HostLocal.h: host allocations k3-share-host-memory
+  // left, written and passed to a private helper that launches nothing)
+  // need no wait: their allocation, stores, call and free follow the layer
+  // call directly; the return waits.
+  // CHECK-LABEL: func.func @checks
+  // CHECK-NEXT: %[[C0:.*]] = arith.constant 0
+  // CHECK-NEXT: call @layer
+  // CHECK-NEXT: %[[P:.*]] = memref.alloc()
+  // CHECK-NEXT: memref.store
+  // CHECK-NEXT: call @helper(%[[P]])
+  // CHECK-NEXT: memref.dealloc %[[P]]
+  // CHECK-NEXT: %[[W:.*]] = gpu.wait async
+  // CHECK-NEXT: gpu.wait [%[[W]]]
+  // CHECK-NEXT: return
+  func.func private @helper(%p: memref<2xindex>) {
+    return
+  }
+  func.func @checks(%a: memref<8xf32>) {
+    %c0 = arith.constant 0 : index
+    func.call @layer(%a) : (memref<8xf32>) -> ()
+    %p = memref.alloc() : memref<2xindex>
+    memref.store %c0, %p[%c0] : memref<2xindex>
+    func.call @helper(%p) : (memref<2xindex>) -> ()
+    memref.dealloc %p : memref<2xindex>
+    return
+  }
 }

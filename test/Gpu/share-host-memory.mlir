@@ -38,9 +38,59 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// Buffers no kernel can reach (the deallocation's alias-check arrays: host
+// stores, a pointer read, a call to a private helper that launches
+// nothing) stay host allocations: the host writes them without waiting for
+// the stream (k3-gpu-async-launches), so they must not be pool buffers a
+// queued kernel may still read. A buffer passed to a function that
+// launches is shared.
+// CHECK-LABEL: func.func @checks
+// CHECK: %[[P:.*]] = memref.alloc() : memref<2xindex>
+// CHECK: %[[O:.*]] = memref.alloc() : memref<2xi1>
+// CHECK: %[[K:.*]] = gpu.alloc host_shared () : memref<4xf32>
+// CHECK: call @helper(%[[P]], %[[O]])
+// CHECK: call @layer(%[[K]])
+// CHECK: memref.dealloc %[[P]]
+// CHECK: memref.dealloc %[[O]]
+// CHECK: gpu.dealloc async
+module attributes {gpu.container_module} {
+  func.func private @helper(%p: memref<2xindex>, %o: memref<2xi1>) {
+    return
+  }
+  func.func private @layer(%b: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%b : memref<4xf32>)
+    return
+  }
+  func.func @checks(%x: memref<8xf32>) {
+    %c0 = arith.constant 0 : index
+    %true = arith.constant true
+    %p = memref.alloc() : memref<2xindex>
+    %o = memref.alloc() : memref<2xi1>
+    %k = memref.alloc() : memref<4xf32>
+    %ptr = memref.extract_aligned_pointer_as_index %x : memref<8xf32> -> index
+    memref.store %ptr, %p[%c0] : memref<2xindex>
+    memref.store %true, %o[%c0] : memref<2xi1>
+    func.call @helper(%p, %o) : (memref<2xindex>, memref<2xi1>) -> ()
+    func.call @layer(%k) : (memref<4xf32>) -> ()
+    memref.dealloc %p : memref<2xindex>
+    memref.dealloc %o : memref<2xi1>
+    memref.dealloc %k : memref<4xf32>
+    return
+  }
+  gpu.module @kernels {
+    gpu.func @k(%b: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // A strided host buffer cannot become a gpu.alloc.
-func.func @strided() {
+func.func @strided() -> memref<4x4xf32, strided<[8, 1]>> {
   // expected-error @+1 {{k3-share-host-memory: cannot share a buffer of type 'memref<4x4xf32, strided<[8, 1]>>' (needs an identity layout)}}
   %b = memref.alloc() : memref<4x4xf32, strided<[8, 1]>>
-  return
+  return %b : memref<4x4xf32, strided<[8, 1]>>
 }

@@ -100,6 +100,31 @@ compile small "$out/tmp/small" --omit-weights
 compile kltiny "$out/tmp/kl" --quantize-experts=mxfp4
 gpu_only tiny_parts "$out/tmp/tiny" --mla-decode-kernel=parts
 gpu_only small_parts "$out/tmp/small" --omit-weights --mla-decode-kernel=parts
+# The debug section (run.sh): k3-small's GPU build with one part at a time
+# in another form (KDA as the f32 column scan, the MoE as slot GEMMs, the
+# layers unrolled), and k3-small cut to its first 1, 2 and 4 layers (CPU
+# and GPU builds), to see where the GPU's logits leave the CPU's.
+if want debug; then
+  gpu_only small_v_scan "$out/tmp/small" --omit-weights --kda-prefill-form=scan
+  gpu_only small_v_slots "$out/tmp/small" --omit-weights --moe-dispatch=slots
+  gpu_only small_v_scan_slots "$out/tmp/small" --omit-weights --kda-prefill-form=scan --moe-dispatch=slots
+  gpu_only small_v_unrolled "$out/tmp/small" --omit-weights --unroll-layers
+  for n in 1 2 4; do
+    /usr/bin/python3 - "$root/models/k3-small/config.json" "$out/tmp/cut$n" "$n" <<'PY'
+import json, os, sys
+c = json.load(open(sys.argv[1]))
+n = int(sys.argv[3])
+c["num_hidden_layers"] = n
+la = c["linear_attn_config"]
+la["kda_layers"] = [l for l in la["kda_layers"] if l <= n]
+la["full_attn_layers"] = [l for l in la["full_attn_layers"] if l <= n]
+os.makedirs(sys.argv[2], exist_ok=True)
+json.dump(c, open(os.path.join(sys.argv[2], "config.json"), "w"), indent=1)
+PY
+    "$build/bin/k3-compile" "$out/tmp/cut$n" --write-synthetic="$out/tmp/cutx$n" --seed=1 > /dev/null
+    compile "small_L$n" "$out/tmp/cutx$n" --omit-weights
+  done
+fi
 rm -rf "$out/tmp"
 # PTX text and cubins compress well (k3-small's 38 MB to 8): run.sh unpacks.
 gzip -9 "$out"/k3b/*.k3b

@@ -235,14 +235,13 @@ say ""
 # The 63-token prompt and 2 greedy steps, each GPU run against the CPU
 # build's logits (the rows fed the same tokens: the prompt's 63 and the
 # first step's), listing the rows over 5e-3 (compare_npy.py rows_over):
-#   plain       as the engine runs it;
+#   plain, plain2, plain3   as the engine runs it, three times (the same
+#               binary on the same inputs must give the same logits);
 #   sync        K3_CUDA_CHECK=sync (the host waits after every launch): if
 #               this alone is right, the host races the kernels;
-#   nan         K3_CUDA_CHECK=nan (fresh buffers and freed ones poisoned
-#               with NaN, never reused; the kernels after which a buffer
-#               holds new NaNs named): a read of unwritten memory shows;
-# then compute-sanitizer's memcheck, racecheck (shared memory) and
-# initcheck on a 16-token prompt and 1 step.
+# (K3_CUDA_CHECK=nan and poison, and compute-sanitizer's memcheck,
+# initcheck and racecheck with K3_DEVICE_SANITIZE=1, found nothing on
+# 2026-12-04: RESULTS.md); then k3-small's variants and cuts (prepare.sh).
 checked_run() { # MODEL LABEL LIMIT [k3-run flags]; env K3_CUDA_CHECK as given
   local model=$1 label=$2 limit=$3
   shift 3
@@ -267,11 +266,27 @@ for model in small tiny; do
   [ $model = small ] && flags=(--synthetic-weights=1)
   step 120 "$bin/k3-run" "$k3b/$model.cpu.k3b" "${flags[@]}" --tokens=$prompt --generate=2 \
     --dump-logits="$rep/$model.dbgcpu.npy" > /dev/null
-  checked_run $model plain 120 "${flags[@]}"
-  checked_run $model plain2 120 "${flags[@]}"
+  for label in plain plain2 plain3; do checked_run $model $label 120 "${flags[@]}"; done
   K3_CUDA_CHECK=sync checked_run $model sync 120 "${flags[@]}"
-  K3_CUDA_CHECK=poison checked_run $model poison 120 "${flags[@]}"
-  K3_CUDA_CHECK=nan checked_run $model nan 240 "${flags[@]}"
+done
+# Where the GPU leaves the CPU: k3-small's GPU build with one part in
+# another form, each against the CPU build (prepare.sh builds them).
+say ""
+for v in "$k3b"/small_v_*.sm90a.k3b; do
+  [ -e "$v" ] || continue
+  name=$(basename "$v" .sm90a.k3b)
+  rm -f "$rep/v.npy"
+  step 120 "$bin/k3-run" "$v" --synthetic-weights=1 --device=cuda --tokens=$prompt --generate=2 \
+    --dump-logits="$rep/v.npy" > /dev/null
+  say "- $name: $([ -e "$rep/v.npy" ] && step 60 python3 "$art/compare_npy.py" "$rep/small.dbgcpu.npy" "$rep/v.npy" 5e-3 64 | tail -1 || grep -m1 error "$rep/step.out")"
+done
+# And k3-small cut to its first layers, GPU against CPU.
+for n in 1 2 4; do
+  [ -e "$k3b/small_L$n.cpu.k3b" ] || continue
+  rm -f "$rep/c.npy" "$rep/g.npy"
+  step 120 "$bin/k3-run" "$k3b/small_L$n.cpu.k3b" --synthetic-weights=1 --tokens=$prompt --generate=2 --dump-logits="$rep/c.npy" > /dev/null
+  step 120 "$bin/k3-run" "$k3b/small_L$n.sm90a.k3b" --synthetic-weights=1 --device=cuda --tokens=$prompt --generate=2 --dump-logits="$rep/g.npy" > /dev/null
+  say "- k3-small, first $n layers: $([ -e "$rep/g.npy" ] && step 60 python3 "$art/compare_npy.py" "$rep/c.npy" "$rep/g.npy" 5e-3 64 | tail -1 || grep -m1 error "$rep/step.out")"
 done
 short=3,1,4,1,5,9,2,6,5,3,5,8,9,7,9,3
 sanitize() { # TOOL MODEL LIMIT [k3-run flags]
@@ -285,12 +300,12 @@ sanitize() { # TOOL MODEL LIMIT [k3-run flags]
   grep -E "=========|error" "$rep/step.out" | grep -vE "^========= *$" | head -24 | tee -a "$report"
   say '```'
 }
-if command -v compute-sanitizer > /dev/null; then
+if [ -n "${K3_DEVICE_SANITIZE:-}" ] && command -v compute-sanitizer > /dev/null; then
   sanitize memcheck small 120 --synthetic-weights=1
   sanitize initcheck small 100 --synthetic-weights=1
   sanitize memcheck tiny 60
   sanitize racecheck small 120 --synthetic-weights=1
-else
+elif [ -n "${K3_DEVICE_SANITIZE:-}" ]; then
   say "- compute-sanitizer: not on this machine"
 fi
 say ""
