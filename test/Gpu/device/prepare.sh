@@ -104,26 +104,38 @@ gpu_only small_parts "$out/tmp/small" --omit-weights --mla-decode-kernel=parts
 # in another form (KDA as the f32 column scan, the MoE as slot GEMMs, the
 # layers unrolled), and k3-small cut to its first 1, 2 and 4 layers (CPU
 # and GPU builds), to see where the GPU's logits leave the CPU's.
+# The debug section (run.sh): k3-small cut to its first two layers (KDA +
+# dense MLP, then KDA + MoE: where the GPU first leaves the CPU, 2026-12-04),
+# and that cut with one thing changed at a time (CPU and GPU builds of each):
+#   L2          as cut;           L2_dense   layer 2's MoE a dense MLP;
+#   L2_nonorm   no latent norm;   L2_k1      one expert per token;
+#   L2_bf16     bf16 experts (no MXFP4; the GPU runs them as slot GEMMs);
+#   L2_slots    (GPU) MXFP4 experts as slot GEMMs.
 if want debug; then
-  gpu_only small_v_scan "$out/tmp/small" --omit-weights --kda-prefill-form=scan
-  gpu_only small_v_slots "$out/tmp/small" --omit-weights --moe-dispatch=slots
-  gpu_only small_v_scan_slots "$out/tmp/small" --omit-weights --kda-prefill-form=scan --moe-dispatch=slots
-  gpu_only small_v_unrolled "$out/tmp/small" --omit-weights --unroll-layers
-  for n in 1 2 4; do
-    /usr/bin/python3 - "$root/models/k3-small/config.json" "$out/tmp/cut$n" "$n" <<'PY'
+  variant() { # NAME 'python statements on c' [k3-compile flags for both builds]
+    local name=$1 edit=$2
+    shift 2
+    /usr/bin/python3 - "$root/models/k3-small/config.json" "$out/tmp/$name" "$edit" <<'PY'
 import json, os, sys
 c = json.load(open(sys.argv[1]))
-n = int(sys.argv[3])
-c["num_hidden_layers"] = n
-la = c["linear_attn_config"]
-la["kda_layers"] = [l for l in la["kda_layers"] if l <= n]
-la["full_attn_layers"] = [l for l in la["full_attn_layers"] if l <= n]
+c["num_hidden_layers"] = 2
+c["linear_attn_config"]["kda_layers"] = [1, 2]
+c["linear_attn_config"]["full_attn_layers"] = []
+exec(sys.argv[3])
 os.makedirs(sys.argv[2], exist_ok=True)
 json.dump(c, open(os.path.join(sys.argv[2], "config.json"), "w"), indent=1)
 PY
-    "$build/bin/k3-compile" "$out/tmp/cut$n" --write-synthetic="$out/tmp/cutx$n" --seed=1 > /dev/null
-    compile "small_L$n" "$out/tmp/cutx$n" --omit-weights
-  done
+    local experts=()
+    [ "$name" = small_L2_bf16 ] && experts=(--synthetic-experts=bf16)
+    "$build/bin/k3-compile" "$out/tmp/$name" --write-synthetic="$out/tmp/$name.w" --seed=1 "${experts[@]}" > /dev/null
+    compile "$name" "$out/tmp/$name.w" --omit-weights "$@"
+  }
+  variant small_L2 'pass'
+  variant small_L2_dense 'c["first_k_dense_replace"] = 2'
+  variant small_L2_nonorm 'c["latent_moe_use_norm"] = False'
+  variant small_L2_k1 'c["num_experts_per_token"] = 1'
+  variant small_L2_bf16 'c.pop("quantization_config")'
+  gpu_only small_L2_slots "$out/tmp/small_L2.w" --omit-weights --moe-dispatch=slots
 fi
 rm -rf "$out/tmp"
 # PTX text and cubins compress well (k3-small's 38 MB to 8): run.sh unpacks.

@@ -269,24 +269,18 @@ for model in small tiny; do
   for label in plain plain2 plain3; do checked_run $model $label 120 "${flags[@]}"; done
   K3_CUDA_CHECK=sync checked_run $model sync 120 "${flags[@]}"
 done
-# Where the GPU leaves the CPU: k3-small's GPU build with one part in
-# another form, each against the CPU build (prepare.sh builds them).
+# Where the GPU leaves the CPU: k3-small cut to two layers, and that cut
+# with one thing changed at a time (prepare.sh), GPU against CPU.
 say ""
-for v in "$k3b"/small_v_*.sm90a.k3b; do
-  [ -e "$v" ] || continue
-  name=$(basename "$v" .sm90a.k3b)
-  rm -f "$rep/v.npy"
-  step 120 "$bin/k3-run" "$v" --synthetic-weights=1 --device=cuda --tokens=$prompt --generate=2 \
-    --dump-logits="$rep/v.npy" > /dev/null
-  say "- $name: $([ -e "$rep/v.npy" ] && step 60 python3 "$art/compare_npy.py" "$rep/small.dbgcpu.npy" "$rep/v.npy" 5e-3 64 | tail -1 || grep -m1 error "$rep/step.out")"
-done
-# And k3-small cut to its first layers, GPU against CPU.
-for n in 1 2 4; do
-  [ -e "$k3b/small_L$n.cpu.k3b" ] || continue
+for g in "$k3b"/small_L2*.sm90a.k3b; do
+  [ -e "$g" ] || continue
+  name=$(basename "$g" .sm90a.k3b)
+  c=$k3b/$name.cpu.k3b
+  [ -e "$c" ] || c=$k3b/small_L2.cpu.k3b
   rm -f "$rep/c.npy" "$rep/g.npy"
-  step 120 "$bin/k3-run" "$k3b/small_L$n.cpu.k3b" --synthetic-weights=1 --tokens=$prompt --generate=2 --dump-logits="$rep/c.npy" > /dev/null
-  step 120 "$bin/k3-run" "$k3b/small_L$n.sm90a.k3b" --synthetic-weights=1 --device=cuda --tokens=$prompt --generate=2 --dump-logits="$rep/g.npy" > /dev/null
-  say "- k3-small, first $n layers: $([ -e "$rep/g.npy" ] && step 60 python3 "$art/compare_npy.py" "$rep/c.npy" "$rep/g.npy" 5e-3 64 | tail -1 || grep -m1 error "$rep/step.out")"
+  step 120 "$bin/k3-run" "$c" --synthetic-weights=1 --tokens=$prompt --generate=2 --dump-logits="$rep/c.npy" > /dev/null
+  step 120 "$bin/k3-run" "$g" --synthetic-weights=1 --device=cuda --tokens=$prompt --generate=2 --dump-logits="$rep/g.npy" > /dev/null
+  say "- $name: $([ -e "$rep/g.npy" ] && step 60 python3 "$art/compare_npy.py" "$rep/c.npy" "$rep/g.npy" 5e-3 64 | tail -1 || grep -m1 error "$rep/step.out")"
 done
 short=3,1,4,1,5,9,2,6,5,3,5,8,9,7,9,3
 sanitize() { # TOOL MODEL LIMIT [k3-run flags]
