@@ -136,6 +136,7 @@ PY
   variant small_L2_k1 'c["num_experts_per_token"] = 1'
   variant small_L2_bf16 'c.pop("quantization_config")'
   gpu_only small_L2_slots "$out/tmp/small_L2.w" --omit-weights --moe-dispatch=slots
+  compile moe_small "$root/test/Gpu/device/moe_small.mlir"
 fi
 rm -rf "$out/tmp"
 # PTX text and cubins compress well (k3-small's 38 MB to 8): run.sh unpacks.

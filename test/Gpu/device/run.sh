@@ -282,6 +282,21 @@ for g in "$k3b"/small_L2*.sm90a.k3b; do
   step 120 "$bin/k3-run" "$g" --synthetic-weights=1 --device=cuda --tokens=$prompt --generate=2 --dump-logits="$rep/g.npy" > /dev/null
   say "- $name: $([ -e "$rep/g.npy" ] && step 60 python3 "$art/compare_npy.py" "$rep/c.npy" "$rep/g.npy" 5e-3 64 | tail -1 || grep -m1 error "$rep/step.out")"
 done
+# k3-small's router and MoE layer at op level (moe_small.mlir), GPU
+# against CPU: inputs x in [-0.05, 0.05) (router logits of about the
+# model's spread) and in [-1, 1) (saturated sigmoids, ties).
+if [ -e "$k3b/moe_small.sm90a.k3b" ]; then
+  scales=(--range=9:123,130 --range=10:123,130 --range=11:123,130)
+  for args in "router 1 --range=0:-0.05,0.05" "router 63 --range=0:-0.05,0.05" "router 63" \
+              "moe 63 --range=0:-0.05,0.05 ${scales[*]}" "moe 63 ${scales[*]}" "moe 1 --range=0:-0.05,0.05 ${scales[*]}"; do
+    set -- $args
+    fn=$1 len=$2
+    shift 2
+    out=$(step 120 "$bin/k3-bench" device "$k3b/moe_small.sm90a.k3b" --function=$fn --dim=$len \
+          --compare="$k3b/moe_small.cpu.k3b" --repeat=1 "$@")
+    say "- moe_small @$fn, $len tokens, $*: $(echo "$out" | sed -n 's/^output \([0-9]*\) relative_rmse: \([^ ]*\).*/\1:\2/p' | paste -sd, -) $(echo "$out" | grep -m1 -E 'error')"
+  done
+fi
 short=3,1,4,1,5,9,2,6,5,3,5,8,9,7,9,3
 sanitize() { # TOOL MODEL LIMIT [k3-run flags]
   local tool=$1 model=$2 limit=$3
