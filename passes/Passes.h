@@ -80,6 +80,8 @@ struct LinalgForms {
   int64_t mlaSplitKeys = 0;
   /// `parts` or `fused` (k3.attend_parts: one kernel, the GPU default).
   std::string mlaDecode = "parts";
+  /// k3-round-contraction-inputs after the lowering (CPU builds only).
+  bool bf16ContractionInputs = false;
   static LinalgForms cpu() { return {"grouped", "heads", "loops", "loops", 0, "parts"}; }
   static LinalgForms gpu() { return {"mma", "kernel", "chunks", "picks", 256, "fused"}; }
 };

@@ -800,6 +800,23 @@ def K3ShareHostMemoryPass : Pass<"k3-share-host-memory", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def K3RoundContractionInputsPass : Pass<"k3-round-contraction-inputs"> {
+  let summary = "Round the f32 operands of contractions to bf16 (the tensor cores' inputs)";
+  let description = [{
+    The GPU's numerics on the CPU, for telling a GPU bug from its precision:
+    every `linalg.generic` contraction with an f32 accumulator (two inputs,
+    one reduction loop, a body `out + cvt(a) * cvt(b)`) has its f32 operands
+    rounded to bf16 (round to nearest even) where they enter the product,
+    as k3-gpu-mma-contractions feeds them to `mma.sync`/`wgmma`. bf16 and
+    narrower operands are exact in bf16 already and are left alone. The
+    GPU's own kernels round a few operands differently (the KDA chunk
+    kernels and, with `split-operands`, the MoE experts keep f32 accuracy as
+    two bf16 terms), so the rounded CPU build approximates the GPU build;
+    `k3-compile --contraction-inputs=bf16` runs this pass after
+    convert-k3-to-linalg.
+  }];
+}
+
 def K3TileContractionsPass : Pass<"k3-tile-contractions"> {
   let summary = "Tile and vectorise the linalg.generics marked with k3.tile";
   let description = [{

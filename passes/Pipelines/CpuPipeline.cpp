@@ -44,7 +44,7 @@
 namespace {
 
 constexpr const char *kTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4}},k3-tile-contractions,"
+    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4}},{5}k3-tile-contractions,"
     "convert-elementwise-to-linalg,canonicalize";
 
 constexpr const char *kCpuStage =
@@ -98,7 +98,8 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
 
 void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
   add(pm, llvm::formatv(kTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill,
-                        forms.router, forms.mlaSplitKeys)
+                        forms.router, forms.mlaSplitKeys,
+                        forms.bf16ContractionInputs ? "k3-round-contraction-inputs," : "")
               .str()
               .c_str());
 }

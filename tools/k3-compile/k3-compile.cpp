@@ -176,6 +176,12 @@ static cl::opt<std::string> expertInputs(
     cl::desc("Expert GEMM inputs: f32 (default) or mxfp8 (rounded to E4M3 in "
              "blocks of 32: W4A8 numerics)"),
     cl::init("f32"), cl::cat(k3Category));
+static cl::opt<std::string> contractionInputs(
+    "contraction-inputs",
+    cl::desc("CPU targets: f32 (default) or bf16 (every contraction's f32 operands rounded "
+             "to bf16, as the GPU's tensor cores take them: k3-round-contraction-inputs, "
+             "the GPU build's numerics on the CPU)"),
+    cl::init("f32"), cl::cat(k3Category));
 static cl::opt<std::string> moeDispatch(
     "moe-dispatch",
     cl::desc("Routed experts: grouped (the CPU default; one GEMM per expert over "
@@ -449,6 +455,11 @@ int main(int argc, char **argv) {
     return fail("--mxfp4-scale-rule=" + mxfp4ScaleRule + ": expected floor or ceil");
   if (expertInputs != "f32" && expertInputs != "mxfp8")
     return fail("--expert-inputs=" + expertInputs + ": expected f32 or mxfp8");
+  if (contractionInputs != "f32" && contractionInputs != "bf16")
+    return fail("--contraction-inputs=" + contractionInputs + ": expected f32 or bf16");
+  if (contractionInputs == "bf16" && target != "cpu")
+    return fail("--contraction-inputs=bf16 is for CPU builds (a GPU build rounds at its "
+                "tensor cores already)");
   // The grouped form's per-expert host loops would launch a kernel per
   // register tile on a GPU (SlotMoePattern.cpp).
   if (moeDispatch.getNumOccurrences() == 0)
@@ -489,8 +500,9 @@ int main(int argc, char **argv) {
     return fail("--mla-decode-kernel=" + mlaDecodeKernel + ": expected parts or fused");
   if (mlaDecodeKernel == "fused" && (!chip || mlaSplitKeys == 0))
     return fail("--mla-decode-kernel=fused needs a GPU --target and --mla-split-keys > 0");
-  const mlir::k3::LinalgForms forms{moeDispatch,  kdaDecodeForm, kdaPrefillForm,
-                                    routerForm,   mlaSplitKeys,  mlaDecodeKernel};
+  const mlir::k3::LinalgForms forms{moeDispatch,  kdaDecodeForm,   kdaPrefillForm,
+                                    routerForm,   mlaSplitKeys,    mlaDecodeKernel,
+                                    contractionInputs == "bf16"};
   if (kdaSegments < 1 || kdaSegments > 1024)
     return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected 1 to 1024");
   if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0 || kdaChunk > 1024)

@@ -137,6 +137,15 @@ PY
   variant small_L2_bf16 'c.pop("quantization_config")'
   gpu_only small_L2_slots "$out/tmp/small_L2.w" --omit-weights --moe-dispatch=slots
   compile moe_small "$root/test/Gpu/device/moe_small.mlir"
+  # CPU builds with the tensor cores' bf16 operands (--contraction-inputs=bf16):
+  # the GPU's precision on the CPU, to compare the GPU builds with.
+  for pair in "small $out/tmp/small" "tiny $out/tmp/tiny" "small_L2 $out/tmp/small_L2.w" \
+              "moe_small $root/test/Gpu/device/moe_small.mlir"; do
+    set -- $pair
+    omit=(--omit-weights)
+    [ "$1" = tiny ] && omit=() # k3-tiny's runs use its own weights
+    "$build/bin/k3-compile" "$2" "${omit[@]}" --contraction-inputs=bf16 -o "$out/k3b/$1.cpubf16.k3b"
+  done
 fi
 rm -rf "$out/tmp"
 # PTX text and cubins compress well (k3-small's 38 MB to 8): run.sh unpacks.

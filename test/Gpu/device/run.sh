@@ -297,6 +297,25 @@ if [ -e "$k3b/moe_small.sm90a.k3b" ]; then
     say "- moe_small @$fn, $len tokens, $*: $(echo "$out" | sed -n 's/^output \([0-9]*\) relative_rmse: \([^ ]*\).*/\1:\2/p' | paste -sd, -) $(echo "$out" | grep -m1 -E 'error')"
   done
 fi
+# The GPU builds against CPU builds with the tensor cores' bf16 operands
+# (--contraction-inputs=bf16), and those against the f32 CPU builds: how
+# much of the GPU's distance from the CPU is its precision.
+for m in small tiny small_L2; do
+  [ -e "$k3b/$m.cpubf16.k3b" ] || continue
+  flags=()
+  [ $m != tiny ] && flags=(--synthetic-weights=1)
+  rm -f "$rep/b.npy" "$rep/c.npy" "$rep/g.npy"
+  step 120 "$bin/k3-run" "$k3b/$m.cpubf16.k3b" "${flags[@]}" --tokens=$prompt --generate=2 --dump-logits="$rep/b.npy" > /dev/null
+  step 120 "$bin/k3-run" "$k3b/$m.cpu.k3b" "${flags[@]}" --tokens=$prompt --generate=2 --dump-logits="$rep/c.npy" > /dev/null
+  step 120 "$bin/k3-run" "$k3b/$m.sm90a.k3b" "${flags[@]}" --device=cuda --tokens=$prompt --generate=2 --dump-logits="$rep/g.npy" > /dev/null
+  say "- $m: GPU against CPU bf16-operands: $(step 60 python3 "$art/compare_npy.py" "$rep/b.npy" "$rep/g.npy" 5e-3 64 | tail -1)"
+  say "  - CPU bf16-operands against CPU f32: $(step 60 python3 "$art/compare_npy.py" "$rep/c.npy" "$rep/b.npy" 5e-3 64 | tail -1)"
+done
+if [ -e "$k3b/moe_small.cpubf16.k3b" ]; then
+  out=$(step 120 "$bin/k3-bench" device "$k3b/moe_small.sm90a.k3b" --function=moe --dim=63 \
+        --compare="$k3b/moe_small.cpubf16.k3b" --repeat=1 --range=0:-0.05,0.05 --range=9:123,130 --range=10:123,130 --range=11:123,130)
+  say "- moe_small @moe, 63 tokens, GPU against CPU bf16-operands: $(echo "$out" | grep -m1 relative_rmse)"
+fi
 short=3,1,4,1,5,9,2,6,5,3,5,8,9,7,9,3
 sanitize() { # TOOL MODEL LIMIT [k3-run flags]
   local tool=$1 model=$2 limit=$3
