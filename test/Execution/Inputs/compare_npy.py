@@ -1,6 +1,6 @@
 """Relative RMSE between two float32 .npy files of one shape (DESIGN §6).
 
-usage: compare_npy.py REF.npy OUT.npy THRESHOLD [ROWS]
+usage: compare_npy.py REF.npy[:ROW] OUT.npy[:ROW] THRESHOLD [ROWS]
 Prints `rows=R cols=C relative_rmse=X` and exits 1 if X >= THRESHOLD or the
 shapes differ. With ROWS, only the first ROWS rows are compared, and the
 worst row's own relative RMSE is printed too (`worst_row=I:X`), and the rows
@@ -12,13 +12,21 @@ import sys
 
 
 def load(path):
+    # PATH:ROW takes one row of a 2-D array, as a [1, cols] array.
+    row = None
+    if ":" in path and path.rsplit(":", 1)[1].isdigit():
+        path, row = path.rsplit(":", 1)[0], int(path.rsplit(":", 1)[1])
     data = open(path, "rb").read()
     assert data[:6] == b"\x93NUMPY", path
     n = struct.unpack("<H", data[8:10])[0]
     header = data[10:10 + n].decode()
     shape = tuple(int(x) for x in header.split("'shape': (")[1].split(")")[0].split(",") if x.strip())
     body = data[10 + n:]
-    return shape, struct.unpack("<%df" % (len(body) // 4), body)
+    values = struct.unpack("<%df" % (len(body) // 4), body)
+    if row is None:
+        return shape, values
+    cols = len(values) // shape[0]
+    return (1, cols), values[row * cols:(row + 1) * cols]
 
 
 ref_shape, ref = load(sys.argv[1])
