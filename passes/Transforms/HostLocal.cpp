@@ -54,7 +54,12 @@ bool HostLocal::onlyTouchesLocal(Operation *op) const {
 
 bool HostLocal::quietCallee(func::CallOp call) const {
   auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
-  return callee && callee.isPrivate() && !callee.isExternal() && !launchesInside(callee);
+  if (!callee || !callee.isPrivate() || callee.isExternal() || launchesInside(callee))
+    return false;
+  // A call inside could pass the buffer on to a launch: a buffer that
+  // reaches one must not be host memory, so such a callee is not quiet
+  // (the deallocation's helper calls nothing).
+  return !callee.walk([](func::CallOp) { return WalkResult::interrupt(); }).wasInterrupted();
 }
 
 bool HostLocal::isLocal(Value v) const {

@@ -24,7 +24,8 @@ bool launchesInside(Operation *op);
 
 /// The host-only buffers of a module: allocations whose every use, through
 /// casts and views, is a host load or store, a free, a pointer or metadata
-/// read, or a call to a private function that launches nothing. Computed
+/// read, or a call to a private function that launches, frees on the
+/// stream and calls nothing. Computed
 /// once; rewriting the allocations afterwards does not update it.
 class HostLocal {
 public:

@@ -44,12 +44,16 @@ module attributes {gpu.container_module} {
 // the stream (k3-gpu-async-launches), so they must not be pool buffers a
 // queued kernel may still read. A buffer passed to a function that
 // launches is shared.
+// A buffer passed to a private function that calls one that launches is
+// shared too (the callee could hand it to a kernel).
 // CHECK-LABEL: func.func @checks
 // CHECK: %[[P:.*]] = memref.alloc() : memref<2xindex>
 // CHECK: %[[O:.*]] = memref.alloc() : memref<2xi1>
 // CHECK: %[[K:.*]] = gpu.alloc host_shared () : memref<4xf32>
+// CHECK: %[[V:.*]] = gpu.alloc host_shared () : memref<4xf32>
 // CHECK: call @helper(%[[P]], %[[O]])
 // CHECK: call @layer(%[[K]])
+// CHECK: call @via(%[[V]])
 // CHECK: memref.dealloc %[[P]]
 // CHECK: memref.dealloc %[[O]]
 // CHECK: gpu.dealloc async
@@ -63,20 +67,27 @@ module attributes {gpu.container_module} {
         args(%b : memref<4xf32>)
     return
   }
+  func.func private @via(%b: memref<4xf32>) {
+    func.call @layer(%b) : (memref<4xf32>) -> ()
+    return
+  }
   func.func @checks(%x: memref<8xf32>) {
     %c0 = arith.constant 0 : index
     %true = arith.constant true
     %p = memref.alloc() : memref<2xindex>
     %o = memref.alloc() : memref<2xi1>
     %k = memref.alloc() : memref<4xf32>
+    %v = memref.alloc() : memref<4xf32>
     %ptr = memref.extract_aligned_pointer_as_index %x : memref<8xf32> -> index
     memref.store %ptr, %p[%c0] : memref<2xindex>
     memref.store %true, %o[%c0] : memref<2xi1>
     func.call @helper(%p, %o) : (memref<2xindex>, memref<2xi1>) -> ()
     func.call @layer(%k) : (memref<4xf32>) -> ()
+    func.call @via(%v) : (memref<4xf32>) -> ()
     memref.dealloc %p : memref<2xindex>
     memref.dealloc %o : memref<2xi1>
     memref.dealloc %k : memref<4xf32>
+    memref.dealloc %v : memref<4xf32>
     return
   }
   gpu.module @kernels {
