@@ -82,7 +82,13 @@ struct LinalgForms {
   std::string mlaDecode = "parts";
   /// k3-round-contraction-inputs after the lowering (CPU builds only).
   bool bf16ContractionInputs = false;
-  static LinalgForms cpu() { return {"grouped", "heads", "loops", "loops", 0, "parts"}; }
+  /// convert-k3-to-linalg's `linear`: `blocked` (the CPU's GEMMs) or `dot`.
+  std::string linear = "dot";
+  static LinalgForms cpu() {
+    LinalgForms forms{"grouped", "heads", "loops", "loops", 0, "parts"};
+    forms.linear = "blocked";
+    return forms;
+  }
   static LinalgForms gpu() { return {"mma", "kernel", "chunks", "picks", 256, "fused"}; }
 };
 void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::cpu());

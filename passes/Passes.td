@@ -49,8 +49,9 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     blocks of the same kernels) plus one part for the rest, merged by LSE;
     with `mla-decode=fused` as well, the parts are one `k3.attend_parts`
     (one kernel on a GPU: k3-gpu-attend-parts) whose last part is short.
-    MXFP4 linear weights are decoded inside the dot products' inner loop;
-    MXFP4 codes must be the bytes of a `k3.unpack_e2m1`.
+    MXFP4 linear weights are decoded inside the dot products' inner loop
+    (with `linear=blocked`, into each K block's weight panels); MXFP4 codes
+    must be the bytes of a `k3.unpack_e2m1`.
   }];
   let options = [
     Option<"moeDispatch", "moe-dispatch", "std::string", [{"grouped"}],
@@ -80,7 +81,12 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     Option<"mlaDecode", "mla-decode", "std::string", [{"parts"}],
            "With mla-split-keys > 0, a decode step's parts: parts (linalg: "
            "scores, softmax and values as separate loop nests) or fused (one "
-           "k3.attend_parts, for k3-gpu-attend-parts)">
+           "k3.attend_parts, for k3-gpu-attend-parts)">,
+    Option<"linear", "linear", "std::string", [{"dot"}],
+           "How a 2-D k3.linear runs: dot (one dot product per output, the "
+           "form the GPU's contraction kernels match) or blocked (a "
+           "cache-blocked GEMM of packed 16-column weight panels and 6 x 16 "
+           "register tiles for 6 rows or more, BlockedGemm.cpp: the CPU form)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -44,7 +44,7 @@
 namespace {
 
 constexpr const char *kTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4}},{5}k3-tile-contractions,"
+    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} linear={6}},{5}k3-tile-contractions,"
     "convert-elementwise-to-linalg,canonicalize";
 
 constexpr const char *kCpuStage =
@@ -99,7 +99,8 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
 void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
   add(pm, llvm::formatv(kTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill,
                         forms.router, forms.mlaSplitKeys,
-                        forms.bf16ContractionInputs ? "k3-round-contraction-inputs," : "")
+                        forms.bf16ContractionInputs ? "k3-round-contraction-inputs," : "",
+                        forms.linear)
               .str()
               .c_str());
 }
@@ -131,6 +132,8 @@ struct CpuPipelineOptions : mlir::PassPipelineOptions<CpuPipelineOptions> {
   Option<int64_t> mlaSplitKeys{*this, "mla-split-keys",
                                llvm::cl::desc("0 (the op's splits) or a key part length"),
                                llvm::cl::init(mlir::k3::LinalgForms::cpu().mlaSplitKeys)};
+  Option<std::string> linear{*this, "linear", llvm::cl::desc("blocked or dot"),
+                             llvm::cl::init(mlir::k3::LinalgForms::cpu().linear)};
 };
 } // namespace
 
@@ -141,9 +144,10 @@ void mlir::k3::registerK3Pipelines() {
       "the host CPU (the k3, tiles and cpu stages)",
       [](OpPassManager &pm, const CpuPipelineOptions &options) {
         buildCpuK3Stage(pm, CpuK3Options{});
-        buildCpuTilesStage(pm, LinalgForms{options.moeDispatch, options.kdaDecode,
-                                           options.kdaPrefill, options.router,
-                                           options.mlaSplitKeys});
+        LinalgForms forms{options.moeDispatch, options.kdaDecode, options.kdaPrefill,
+                          options.router, options.mlaSplitKeys};
+        forms.linear = options.linear;
+        buildCpuTilesStage(pm, forms);
         buildCpuLlvmStage(pm, options.gpuReductions);
       });
 }

@@ -2,12 +2,15 @@
 //
 // Part of k3. `k3-bench gemm` writes one op-level module per projection
 // shape, y[M, N] = x[M, K] · W[N, K]ᵀ (`k3.linear`, f32 activations, bf16
-// weights as the checkpoints store them), compiles each with the
-// k3-compile beside this program for the CPU, and times it at M = 1, 16 and
-// 512 on each --threads count, checks the first rows against an f64
-// product (relative RMSE < 1e-5), and prints GFLOP/s (2·M·N·K over the best
-// call) next to the machine's peak: cores × FMA lanes × 2 FMA units × 2
-// flops × clock, each factor printed with where it comes from. The default
+// weights as the checkpoints store them; M = 1 with a static row, as a
+// decode step, other M dynamic, as a prompt), compiles each with the
+// k3-compile beside this program for the CPU in each --linear form (blocked,
+// the default GEMM, and dot, the dot products it replaced), and times it at
+// M = 1, 16 and 512 on each --threads count, checks rows 0, 1 and M-1
+// against an f64 product (relative RMSE < 1e-5), and prints GFLOP/s
+// (2·M·N·K over the best call) next to the machine's peak: cores × FMA
+// lanes × 2 FMA units × 2 flops × clock, each factor printed with where it
+// comes from, and the first form's speed-up over the second. The default
 // shapes: Kimi Linear 48B's MLP (2304 → 9216 → 2304) and k3-small's
 // (1024 → 2816).
 //
@@ -23,7 +26,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 using namespace k3bench;
 
@@ -34,12 +40,18 @@ struct Shape {
   const char *what;
 };
 
+/// `@gemm` with a dynamic row count (a prompt's projections) and `@gemv`
+/// with one static row (a decode step's), as the model's entry points have.
 std::string moduleText(int64_t n, int64_t k) {
-  std::string x = "tensor<?x" + std::to_string(k) + "xf32>",
-              w = "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "xbf16>",
-              y = "tensor<?x" + std::to_string(n) + "xf32>";
-  return "func.func @gemm(%x: " + x + ", %w: " + w + ") -> " + y + " {\n  %y = k3.linear %x, %w : (" +
-         x + ", " + w + ") -> " + y + "\n  return %y : " + y + "\n}\n";
+  std::string w = "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "xbf16>", text;
+  for (const char *rows : {"?", "1"}) {
+    std::string x = std::string("tensor<") + rows + "x" + std::to_string(k) + "xf32>",
+                y = std::string("tensor<") + rows + "x" + std::to_string(n) + "xf32>";
+    text += std::string("func.func @") + (*rows == '?' ? "gemm" : "gemv") + "(%x: " + x +
+            ", %w: " + w + ") -> " + y + " {\n  %y = k3.linear %x, %w : (" + x + ", " + w +
+            ") -> " + y + "\n  return %y : " + y + "\n}\n";
+  }
+  return text;
 }
 
 /// The clock in GHz: the highest `cpu MHz` of /proc/cpuinfo (0 if none).
@@ -66,10 +78,25 @@ int runGemmBench(int argc, char **argv) {
                             {2304, 9216, "Kimi Linear 48B MLP down (9216 -> 2304)"},
                             {2816, 1024, "k3-small MLP up/gate (1024 -> 2816)"}};
   std::string compiler = selfDir() + "/k3-compile";
+  // Both CPU forms of k3.linear, side by side: the speed-up is the point.
+  std::vector<std::string> forms{"blocked", "dot"};
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (positiveFlag(a, "--repeat=", repeat))
       continue;
+    if (a.rfind("--linear=", 0) == 0) {
+      forms.clear();
+      std::stringstream in(a.substr(9));
+      for (std::string item; std::getline(in, item, ',');) {
+        if (item != "blocked" && item != "dot")
+          return fail("--linear takes blocked and/or dot separated by commas, not '" +
+                      a.substr(9) + "'");
+        forms.push_back(item);
+      }
+      if (forms.empty())
+        return fail("--linear takes blocked and/or dot separated by commas");
+      continue;
+    }
     if (a.rfind("--threads=", 0) == 0 || a.rfind("--m=", 0) == 0 || a.rfind("--shape=", 0) == 0) {
       // Lists: --threads=1,2  --m=1,16,512  --shape=NxK (one shape).
       std::string list = a.substr(a.find('=') + 1);
@@ -104,7 +131,8 @@ int runGemmBench(int argc, char **argv) {
       continue;
     }
     return fail("unknown flag '" + a +
-                "' (gemm takes --shape=NxK --m=1,16,512 --threads=1,2 --repeat=N --k3-compile=PATH)");
+                "' (gemm takes --shape=NxK --m=1,16,512 --threads=1,2 --linear=blocked,dot --repeat=N "
+                "--k3-compile=PATH)");
   }
   if (threadCounts.empty())
     threadCounts.push_back(k3rt_threads());
@@ -132,65 +160,81 @@ int runGemmBench(int argc, char **argv) {
   std::mt19937_64 rng(5);
   int status = 0;
   for (const Shape &s : shapes) {
-    std::string source = tmp + "/gemm.mlir", binary = tmp + "/gemm.k3b";
-    std::ofstream(source) << moduleText(s.n, s.k);
-    if (!spawn({compiler, source, "-o", binary})) {
-      status = fail("compiling " + source + " with " + compiler + " failed");
-      break;
-    }
-    Loaded form;
-    std::string error;
-    if (!load(binary, "gemm", form, error)) {
-      status = fail(error);
-      break;
-    }
     k3rt::HostTensor w = randomTensor({s.n, s.k}, rng, -0.05, 0.05, k3::bundle::DType_BF16);
-    for (int64_t m : ms) {
-      std::vector<k3rt::HostTensor> inputs{randomTensor({m, s.k}, rng, -1, 1), w}, out;
-      for (int threads : threadCounts) {
-        k3rt_set_threads(threads);
-        double best = INFINITY;
-        // One untimed call first (page faults of the copies, the pool).
-        for (int64_t r = 0; r <= repeat; ++r) {
-          double dt = timedRun(form, "gemm", inputs, out, error);
-          if (dt < 0)
-            return fail(error);
-          if (r)
-            best = std::min(best, dt);
-        }
-        if (threads == threadCounts.front()) {
-          // The first rows against an f64 product of the same bf16 weights.
-          const float *x = reinterpret_cast<const float *>(inputs[0].bytes.data());
-          const uint16_t *wb = reinterpret_cast<const uint16_t *>(w.bytes.data());
-          const float *y = out[0].f32();
-          double num = 0, den = 0;
-          for (int64_t r = 0; r < std::min<int64_t>(m, 2); ++r)
-            for (int64_t c = 0; c < s.n; ++c) {
-              double ref = 0;
-              for (int64_t i = 0; i < s.k; ++i) {
-                uint32_t bits = uint32_t(wb[c * s.k + i]) << 16;
-                float wf;
-                std::memcpy(&wf, &bits, 4);
-                ref += double(x[r * s.k + i]) * double(wf);
+    std::vector<k3rt::HostTensor> xs;
+    for (int64_t m : ms)
+      xs.push_back(randomTensor({m, s.k}, rng, -1, 1));
+    // Seconds by (form, m, threads), for the ratio of the first two forms.
+    std::map<std::tuple<std::string, int64_t, int>, double> seconds;
+    for (const std::string &linear : forms) {
+      std::string source = tmp + "/gemm.mlir", binary = tmp + "/gemm-" + linear + ".k3b";
+      std::ofstream(source) << moduleText(s.n, s.k);
+      if (!spawn({compiler, source, "--linear=" + linear, "-o", binary}))
+        return fail("compiling " + source + " with " + compiler + " failed");
+      Loaded form;
+      std::string error;
+      if (!load(binary, "gemm", form, error))
+        return fail(error);
+      for (size_t mi = 0; mi < ms.size(); ++mi) {
+        const int64_t m = ms[mi];
+        std::vector<k3rt::HostTensor> inputs{xs[mi], w}, out;
+        for (int threads : threadCounts) {
+          k3rt_set_threads(threads);
+          double best = INFINITY;
+          // One untimed call first (page faults of the copies, the pool).
+          for (int64_t r = 0; r <= repeat; ++r) {
+            double dt = timedRun(form, m == 1 ? "gemv" : "gemm", inputs, out, error);
+            if (dt < 0)
+              return fail(error);
+            if (r)
+              best = std::min(best, dt);
+          }
+          seconds[{linear, m, threads}] = best;
+          if (threads == threadCounts.front()) {
+            // The first and last rows against an f64 product of the same
+            // bf16 weights (the last: a blocked GEMM's remainder rows).
+            const float *x = reinterpret_cast<const float *>(inputs[0].bytes.data());
+            const uint16_t *wb = reinterpret_cast<const uint16_t *>(w.bytes.data());
+            const float *y = out[0].f32();
+            double num = 0, den = 0;
+            std::set<int64_t> rows{0, std::min<int64_t>(m - 1, 1), m - 1};
+            for (int64_t r : rows)
+              for (int64_t c = 0; c < s.n; ++c) {
+                double ref = 0;
+                for (int64_t i = 0; i < s.k; ++i) {
+                  uint32_t bits = uint32_t(wb[c * s.k + i]) << 16;
+                  float wf;
+                  std::memcpy(&wf, &bits, 4);
+                  ref += double(x[r * s.k + i]) * double(wf);
+                }
+                num += (y[r * s.n + c] - ref) * (y[r * s.n + c] - ref);
+                den += ref * ref;
               }
-              num += (y[r * s.n + c] - ref) * (y[r * s.n + c] - ref);
-              den += ref * ref;
-            }
-          double rmse = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-          std::printf("N=%lld K=%lld M=%lld: relative_rmse %.3g against f64 (first rows)\n",
-                      (long long)s.n, (long long)s.k, (long long)m, rmse);
-          if (!(rmse < 1e-5))
-            status = fail("the GEMM's output is off the f64 product (relative RMSE " +
-                          std::to_string(rmse) + ")");
+            double rmse = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+            std::printf("N=%lld K=%lld M=%lld linear=%s: relative_rmse %.3g against f64 "
+                        "(rows 0, 1, M-1)\n",
+                        (long long)s.n, (long long)s.k, (long long)m, linear.c_str(), rmse);
+            if (!(rmse < 1e-5))
+              status = fail("the GEMM's output is off the f64 product (relative RMSE " +
+                            std::to_string(rmse) + ")");
+          }
+          double gflops = 2.0 * double(m) * double(s.n) * double(s.k) / best / 1e9;
+          double peak = threads * lanes * units * 2 * ghz;
+          std::printf("N=%lld K=%lld M=%lld linear=%s threads %d: %.3f ms, %.1f GFLOP/s, %.0f%% "
+                      "of peak (%.1f) [%s]\n",
+                      (long long)s.n, (long long)s.k, (long long)m, linear.c_str(), threads,
+                      best * 1e3, gflops, peak > 0 ? 100 * gflops / peak : 0.0, peak, s.what);
+          std::fflush(stdout);
         }
-        double gflops = 2.0 * double(m) * double(s.n) * double(s.k) / best / 1e9;
-        double peak = threads * lanes * units * 2 * ghz;
-        std::printf("N=%lld K=%lld M=%lld threads %d: %.3f ms, %.1f GFLOP/s, %.0f%% of peak "
-                    "(%.1f) [%s]\n",
-                    (long long)s.n, (long long)s.k, (long long)m, threads, best * 1e3, gflops,
-                    peak > 0 ? 100 * gflops / peak : 0.0, peak, s.what);
       }
     }
+    if (forms.size() >= 2)
+      for (int64_t m : ms)
+        for (int threads : threadCounts)
+          std::printf("N=%lld K=%lld M=%lld threads %d: %s_over_%s %.2f (speed-up)\n",
+                      (long long)s.n, (long long)s.k, (long long)m, threads, forms[0].c_str(),
+                      forms[1].c_str(),
+                      seconds[{forms[1], m, threads}] / seconds[{forms[0], m, threads}]);
   }
   return status;
 }

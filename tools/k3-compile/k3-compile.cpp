@@ -182,6 +182,11 @@ static cl::opt<std::string> contractionInputs(
              "to bf16, as the GPU's tensor cores take them: k3-round-contraction-inputs, "
              "the GPU build's numerics on the CPU)"),
     cl::init("f32"), cl::cat(k3Category));
+static cl::opt<std::string> linearForm(
+    "linear",
+    cl::desc("CPU targets: blocked (default; prompt projections as cache-blocked GEMMs of "
+             "packed weight panels) or dot (one dot product per output, the GPU's form)"),
+    cl::init("blocked"), cl::cat(k3Category));
 static cl::opt<std::string> moeDispatch(
     "moe-dispatch",
     cl::desc("Routed experts: grouped (the CPU default; one GEMM per expert over "
@@ -457,6 +462,10 @@ int main(int argc, char **argv) {
     return fail("--expert-inputs=" + expertInputs + ": expected f32 or mxfp8");
   if (contractionInputs != "f32" && contractionInputs != "bf16")
     return fail("--contraction-inputs=" + contractionInputs + ": expected f32 or bf16");
+  if (linearForm != "blocked" && linearForm != "dot")
+    return fail("--linear=" + linearForm + ": expected blocked or dot");
+  if (linearForm.getNumOccurrences() && target != "cpu")
+    return fail("--linear is a CPU target's choice (the GPU's contractions take the dot form)");
   if (contractionInputs == "bf16" && target != "cpu")
     return fail("--contraction-inputs=bf16 is for CPU builds (a GPU build rounds at its "
                 "tensor cores already)");
@@ -500,9 +509,11 @@ int main(int argc, char **argv) {
     return fail("--mla-decode-kernel=" + mlaDecodeKernel + ": expected parts or fused");
   if (mlaDecodeKernel == "fused" && (!chip || mlaSplitKeys == 0))
     return fail("--mla-decode-kernel=fused needs a GPU --target and --mla-split-keys > 0");
-  const mlir::k3::LinalgForms forms{moeDispatch,  kdaDecodeForm,   kdaPrefillForm,
-                                    routerForm,   mlaSplitKeys,    mlaDecodeKernel,
-                                    contractionInputs == "bf16"};
+  mlir::k3::LinalgForms forms{moeDispatch, kdaDecodeForm, kdaPrefillForm,
+                              routerForm,  mlaSplitKeys,  mlaDecodeKernel,
+                              contractionInputs == "bf16"};
+  if (target == "cpu")
+    forms.linear = linearForm;
   if (kdaSegments < 1 || kdaSegments > 1024)
     return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected 1 to 1024");
   if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0 || kdaChunk > 1024)

@@ -310,4 +310,51 @@ Value appendCacheRows(OpBuilder &b, Location loc, Value cache, Value latent, Val
   return concatRows(b, loc, cache, rows);
 }
 
+
+SmallVector<OpFoldResult> ones(OpBuilder &b, unsigned n) {
+  return SmallVector<OpFoldResult>(n, b.getIndexAttr(1));
+}
+
+Value tile(OpBuilder &b, Location loc, Value m, OpFoldResult r, OpFoldResult c, int64_t rows,
+           int64_t cols) {
+  return tensor::ExtractSliceOp::create(b, loc, m, {r, c},
+                                        {b.getIndexAttr(rows), b.getIndexAttr(cols)}, ones(b, 2));
+}
+
+Value place(OpBuilder &b, Location loc, Value part, Value into, OpFoldResult r, OpFoldResult c) {
+  return tensor::InsertSliceOp::create(b, loc, part, into, {r, c}, sizesOf(b, loc, part),
+                                       ones(b, 2));
+}
+
+scf::ForOp loop(OpBuilder &b, Location loc, Value lo, Value hi, Value step, ValueRange init,
+                function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)> body) {
+  return scf::ForOp::create(b, loc, lo, hi, step, init,
+                            [&](OpBuilder &nb, Location nl, Value i, ValueRange it) {
+                              scf::YieldOp::create(nb, nl, body(nb, nl, i, it));
+                            });
+}
+
+scf::ForOp loop(OpBuilder &b, Location loc, Value n, int64_t step, ValueRange init,
+                function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)> body) {
+  return loop(b, loc, cstIndex(b, loc, 0), n, cstIndex(b, loc, step), init, body);
+}
+
+Value panels(OpBuilder &b, Location loc, Value into, int64_t extent, int64_t width,
+             function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
+  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(extent / width)},
+                                      ValueRange{into}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getTerminator());
+  Value shared = forall.getRegionIterArgs()[0];
+  Value n0 = arith::MulIOp::create(b, loc, forall.getInductionVar(0), cstIndex(b, loc, width));
+  Value rows = tensor::DimOp::create(b, loc, shared, 0);
+  SmallVector<OpFoldResult> at{b.getIndexAttr(0), n0},
+      sizes{OpFoldResult(rows), b.getIndexAttr(width)};
+  Value block = tensor::ExtractSliceOp::create(b, loc, shared, at, sizes, ones(b, 2));
+  Value next = body(b, loc, n0, block);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, next, shared, at, sizes, ones(b, 2));
+  return forall.getResult(0);
+}
+
 } // namespace mlir::k3::lowering

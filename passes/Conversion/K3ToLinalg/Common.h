@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -113,6 +114,33 @@ Value lastDims(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width)
 /// inserted into that tensor: bufferized, the argument's buffer, no copy.
 Value appendCacheRows(OpBuilder &b, Location loc, Value cache, Value latent, Value kRope);
 
+//===--- Tiles and loops on tensors ---------------------------------===//
+
+/// n unit strides (or offsets) for slices.
+SmallVector<OpFoldResult> ones(OpBuilder &b, unsigned n);
+
+/// A [rows, cols] slice of a 2-D tensor at (r, c), rows and cols static.
+Value tile(OpBuilder &b, Location loc, Value m, OpFoldResult r, OpFoldResult c, int64_t rows,
+           int64_t cols);
+
+/// `part` inserted into the 2-D `into` at (r, c).
+Value place(OpBuilder &b, Location loc, Value part, Value into, OpFoldResult r, OpFoldResult c);
+
+/// A for loop over [lo, hi) step `step` carrying `init`; `body` returns the
+/// next values.
+scf::ForOp loop(OpBuilder &b, Location loc, Value lo, Value hi, Value step, ValueRange init,
+                function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)> body);
+/// The same over [0, n) with a constant step.
+scf::ForOp loop(OpBuilder &b, Location loc, Value n, int64_t step, ValueRange init,
+                function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)> body);
+
+/// An scf.forall over the `extent / width` column panels of `into`
+/// ([rows, extent]): `body(n0, block)` returns the panel's new [rows, width]
+/// block from its current one. Panels write disjoint columns, so they run
+/// side by side (the CPU's threads).
+Value panels(OpBuilder &b, Location loc, Value into, int64_t extent, int64_t width,
+             function_ref<Value(OpBuilder &, Location, Value, Value)> body);
+
 //===--- MXFP4 weights (Mxfp4.cpp) -----------------------------------===//
 
 /// A weight as the GEMMs read it: float data `[..., N, K]`, or MXFP4 with
@@ -150,9 +178,28 @@ Value contractWeight(OpBuilder &b, Location loc, Value x, const GemmWeight &w);
 /// tiled GEMM, whose micro-kernel reads one contiguous row of nt per k.
 Value weightPanel(OpBuilder &b, Location loc, const GemmWeight &w, Value n0, int64_t nt);
 
-/// `a [m, K] · panel [K, nt]` as one generic marked for
-/// k3-tile-contractions (register tile m × nt, reduction innermost).
-Value panelProduct(OpBuilder &b, Location loc, Value a, Value panel);
+/// `a [m, K] · panel [K, nt]` (plus `acc` [m, nt] when given, else from
+/// zero) as one generic marked for k3-tile-contractions (register tile
+/// m × nt, reduction innermost).
+Value panelProduct(OpBuilder &b, Location loc, Value a, Value panel, Value acc = Value());
+
+/// Columns [k0, k0 + kc) of a 2-D weight's reduction dimension (kc and k0
+/// multiples of 32 when packed): the weight of one cache block.
+GemmWeight reductionBlock(OpBuilder &b, Location loc, const GemmWeight &w, Value k0, int64_t kc);
+
+//===--- Cache-blocked GEMM (BlockedGemm.cpp) -------------------------===//
+
+/// Whether `blockedContract` takes `x` [M, K] against the 2-D weight `w`:
+/// static K and N, N a multiple of the panel width, K of the MXFP4 block.
+bool blockedContractApplies(Value x, const GemmWeight &w);
+/// `y[m, n] = Σ_k x[m, k] · W[n, k]` in f32 as a cache-blocked GEMM: blocks
+/// of rows and of K, weight panels [kc, 16] packed (and widened) per block,
+/// register tiles of 6 × 16 (1 × 16 for the last rows); falls back to
+/// `contractWeight` for fewer rows than a tile (a decode step: its weight is
+/// read once either way, and the dot products' single row streams measured
+/// faster there than tiles of 8 rows × 8 lanes).
+Value blockedContract(OpBuilder &b, Location loc, Value x, const GemmWeight &w);
+
 
 /// `x [R, K]` rounded to MXFP8 E4M3 in blocks of 32 along K (OCP floor
 /// scale 2^(floor(log2 amax) − 8), nearest even, saturating at ±448·X),
@@ -172,7 +219,8 @@ void finishMoe(PatternRewriter &b, MoeOp op, Value u);
 LogicalResult moeWeights(PatternRewriter &b, MoeOp op, GemmWeight &w1, GemmWeight &w3,
                          GemmWeight &w2);
 
-void populatePlumbingPatterns(RewritePatternSet &patterns);
+/// `blockedLinear`: a 2-D k3.linear as `blockedContract` where it applies.
+void populatePlumbingPatterns(RewritePatternSet &patterns, bool blockedLinear);
 /// `routerPerPick`: the router as one loop nest over (token, pick), the
 /// GPU form, else a loop over tokens.
 void populateChannelMixingPatterns(RewritePatternSet &patterns, bool routerPerPick);

@@ -64,6 +64,11 @@ struct ConvertK3ToLinalgPass
           << "'";
       return signalPassFailure();
     }
+    if (linear != "dot" && linear != "blocked") {
+      emitError(getOperation()->getLoc())
+          << "convert-k3-to-linalg: linear must be dot or blocked, got '" << linear << "'";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     // chunks: the kernel where it applies, the scan for the rest.
     if (kdaPrefill == "chunks")
@@ -75,7 +80,7 @@ struct ConvertK3ToLinalgPass
     if (kdaDecode == "kernel")
       k3::lowering::populateKdaStepPatterns(patterns);
     k3::lowering::populateMoePatterns(patterns, moeDispatch);
-    k3::lowering::populatePlumbingPatterns(patterns);
+    k3::lowering::populatePlumbingPatterns(patterns, linear == "blocked");
     k3::lowering::populateChannelMixingPatterns(patterns, router == "picks");
     k3::lowering::populateMixingPatterns(patterns);
     k3::lowering::populateTokenMixingPatterns(patterns);

@@ -42,10 +42,6 @@ namespace {
 /// Rows per register tile; expert groups are padded to a multiple of it.
 constexpr int64_t kTileRows = 4;
 
-SmallVector<OpFoldResult> ones(OpBuilder &b, unsigned n) {
-  return SmallVector<OpFoldResult>(n, b.getIndexAttr(1));
-}
-
 Value at(OpBuilder &b, Location loc, Value t, ValueRange pos) {
   return tensor::ExtractOp::create(b, loc, t, pos);
 }
@@ -58,50 +54,6 @@ Value put(OpBuilder &b, Location loc, Value v, Value t, ValueRange pos) {
 Value filled(OpBuilder &b, Location loc, OpFoldResult size, Value value) {
   Value e = tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{size}, b.getIndexType());
   return linalg::FillOp::create(b, loc, value, e).getResult(0);
-}
-
-/// A [rows, cols] slice of a 2-D tensor at (r, c), rows and cols static.
-Value tile(OpBuilder &b, Location loc, Value m, OpFoldResult r, OpFoldResult c, int64_t rows,
-           int64_t cols) {
-  return tensor::ExtractSliceOp::create(b, loc, m, {r, c},
-                                        {b.getIndexAttr(rows), b.getIndexAttr(cols)}, ones(b, 2));
-}
-
-Value place(OpBuilder &b, Location loc, Value part, Value into, OpFoldResult r, OpFoldResult c) {
-  return tensor::InsertSliceOp::create(b, loc, part, into, {r, c}, sizesOf(b, loc, part),
-                                       ones(b, 2));
-}
-
-/// A for loop over [0, n) step `step` carrying `init`; `body` returns the
-/// next values.
-scf::ForOp loop(OpBuilder &b, Location loc, Value n, int64_t step, ValueRange init,
-                function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)> body) {
-  return scf::ForOp::create(b, loc, cstIndex(b, loc, 0), n, cstIndex(b, loc, step), init,
-                            [&](OpBuilder &nb, Location nl, Value i, ValueRange it) {
-                              scf::YieldOp::create(nb, nl, body(nb, nl, i, it));
-                            });
-}
-
-/// An scf.forall over the `extent / width` column panels of `into`
-/// ([rows, extent]): `body(n0, block)` returns the panel's new [rows, width]
-/// block from its current one. Panels write disjoint columns, so they run
-/// side by side (the CPU's threads).
-Value panels(OpBuilder &b, Location loc, Value into, int64_t extent, int64_t width,
-             function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
-  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(extent / width)},
-                                      ValueRange{into}, std::nullopt);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(forall.getTerminator());
-  Value shared = forall.getRegionIterArgs()[0];
-  Value n0 = arith::MulIOp::create(b, loc, forall.getInductionVar(0), cstIndex(b, loc, width));
-  Value rows = tensor::DimOp::create(b, loc, shared, 0);
-  SmallVector<OpFoldResult> at{b.getIndexAttr(0), n0},
-      sizes{OpFoldResult(rows), b.getIndexAttr(width)};
-  Value block = tensor::ExtractSliceOp::create(b, loc, shared, at, sizes, ones(b, 2));
-  Value next = body(b, loc, n0, block);
-  b.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(b, loc, next, shared, at, sizes, ones(b, 2));
-  return forall.getResult(0);
 }
 
 struct LowerMoeGrouped : OpRewritePattern<MoeOp> {

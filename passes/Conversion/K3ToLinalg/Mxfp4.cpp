@@ -23,10 +23,6 @@ namespace {
 
 using IT = utils::IteratorType;
 
-SmallVector<OpFoldResult> ones(OpBuilder &b, unsigned n) {
-  return SmallVector<OpFoldResult>(n, b.getIndexAttr(1));
-}
-
 /// `[..., K]` → `[..., K/32, 16, 2]` or `[..., K/32, 32]` (block, then the
 /// position in the block), for maps that name the block and the nibble.
 Value splitLast(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> tail) {
@@ -189,17 +185,32 @@ Value weightPanel(OpBuilder &b, Location loc, const GemmWeight &w, Value n0, int
                                          ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
 }
 
-Value panelProduct(OpBuilder &b, Location loc, Value a, Value panel) {
+Value panelProduct(OpBuilder &b, Location loc, Value a, Value panel, Value acc) {
   MLIRContext *ctx = b.getContext();
   int64_t m = cast<RankedTensorType>(a.getType()).getDimSize(0);
   int64_t nt = cast<RankedTensorType>(panel.getType()).getDimSize(1);
-  Value acc = zeros(b, loc, {b.getIndexAttr(m), b.getIndexAttr(nt)});
+  if (!acc)
+    acc = zeros(b, loc, {b.getIndexAttr(m), b.getIndexAttr(nt)});
   Value y = generic(b, loc, {a, panel}, acc,
                     {project(ctx, 3, {0, 2}), project(ctx, 3, {2, 1}), project(ctx, 3, {0, 1})},
                     {IT::parallel, IT::parallel, IT::reduction}, multiplyAccumulate)
                 .front();
   y.getDefiningOp()->setAttr("k3.tile", DenseI64ArrayAttr::get(ctx, {m, nt, 1}));
   return y;
+}
+
+GemmWeight reductionBlock(OpBuilder &b, Location loc, const GemmWeight &w, Value k0, int64_t kc) {
+  // Packed: two codes a byte and one scale per 32 codes along K.
+  auto cols = [&](Value m, int64_t per) -> Value {
+    int64_t n = cast<RankedTensorType>(m.getType()).getDimSize(0);
+    Value from = arith::DivUIOp::create(b, loc, k0, cstIndex(b, loc, per));
+    return tensor::ExtractSliceOp::create(b, loc, m, {b.getIndexAttr(0), OpFoldResult(from)},
+                                          {b.getIndexAttr(n), b.getIndexAttr(kc / per)},
+                                          ones(b, 2));
+  };
+  if (!w.packed())
+    return GemmWeight{cols(w.data, 1), Value()};
+  return GemmWeight{cols(w.data, 2), cols(w.scales, 32)};
 }
 
 Value roundToMxfp8(OpBuilder &b, Location loc, Value x) {

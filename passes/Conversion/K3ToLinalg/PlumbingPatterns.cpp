@@ -53,27 +53,41 @@ struct LowerEmbed : OpRewritePattern<EmbedOp> {
   }
 };
 
-/// y = x · Wᵀ; MXFP4 weights are decoded inside the dot products.
+/// y = x · Wᵀ; MXFP4 weights are decoded inside the dot products (or into
+/// the blocked GEMM's panels).
 struct LowerLinear : OpRewritePattern<LinearOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerLinear(MLIRContext *ctx, bool blocked) : OpRewritePattern(ctx), blocked(blocked) {}
   LogicalResult matchAndRewrite(LinearOp op, PatternRewriter &b) const override {
     FailureOr<GemmWeight> w = gemmWeight(b, op, op.getWeight(), op.getScales());
     if (failed(w))
       return failure();
     Location loc = op.getLoc();
-    Value acc = contractWeight(b, loc, op.getX(), *w);
+    Value acc = blocked && blockedContractApplies(op.getX(), *w)
+                    ? blockedContract(b, loc, op.getX(), *w)
+                    : contractWeight(b, loc, op.getX(), *w);
     auto type = cast<RankedTensorType>(op.getY().getType());
     b.replaceOp(op, withElementType(b, loc, acc, type.getElementType()));
     return success();
   }
+
+private:
+  bool blocked;
 };
 
+/// logits = x · Wᵀ over the vocabulary (the blocked GEMM for a prompt's
+/// rows, as k3.linear).
 struct LowerLmHead : OpRewritePattern<LmHeadOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerLmHead(MLIRContext *ctx, bool blocked) : OpRewritePattern(ctx), blocked(blocked) {}
   LogicalResult matchAndRewrite(LmHeadOp op, PatternRewriter &b) const override {
-    b.replaceOp(op, contract(b, op.getLoc(), op.getX(), op.getWeight()));
+    GemmWeight w{op.getWeight(), Value()};
+    b.replaceOp(op, blocked && blockedContractApplies(op.getX(), w)
+                        ? blockedContract(b, op.getLoc(), op.getX(), w)
+                        : contract(b, op.getLoc(), op.getX(), op.getWeight()));
     return success();
   }
+
+private:
+  bool blocked;
 };
 
 /// y = x · rsqrt(mean(x²) + eps) · w [· sigmoid(gate)] over the last dim.
@@ -156,7 +170,8 @@ struct LowerSigmoid : OpRewritePattern<SigmoidOp> {
 
 } // namespace
 
-void mlir::k3::lowering::populatePlumbingPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerEmbed, LowerL2Norm, LowerLinear, LowerLmHead, LowerRmsNorm,
-               LowerSigmoid>(patterns.getContext());
+void mlir::k3::lowering::populatePlumbingPatterns(RewritePatternSet &patterns,
+                                                  bool blockedLinear) {
+  patterns.add<LowerEmbed, LowerL2Norm, LowerRmsNorm, LowerSigmoid>(patterns.getContext());
+  patterns.add<LowerLinear, LowerLmHead>(patterns.getContext(), blockedLinear);
 }

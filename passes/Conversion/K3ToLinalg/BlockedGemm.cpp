@@ -1,0 +1,143 @@
+//===- BlockedGemm.cpp - k3.linear as a cache-blocked GEMM on the CPU -----===//
+//
+// Part of k3. The CPU form of a prompt's projections (`linear=blocked`):
+// y[M, N] = x[M, K] · W[N, K]ᵀ in the loop order of GotoBLAS-style GEMMs,
+//
+//   for each block of kRowBlock rows          (x block: rows × K)
+//     for each block of kDepth along K        (x block: rows × kc, in L2)
+//       forall 16-column panels of W          (the CPU's threads)
+//         pack W[n0:16, k0:kc] into [kc, 16] f32   (widened once, in L1)
+//         for each 6-row tile: y[6, 16] += x[6, kc] · panel   (registers)
+//         the last rows % 6 as 1-row tiles
+//
+// The dot-product form (`contractWeight`) streams all of W once per row of
+// x and a whole row of x per output: at K = 9216 neither stays in cache.
+// Here W is read once per row block, each packed panel serves every row
+// tile of the block, and the x block is reused by all panels. The 6 × 16
+// tile (k3-tile-contractions) keeps 12 AVX2 accumulators in registers over
+// kc multiply-adds, loaded and stored once per K block. Panels are packed
+// per call (a transposing copy of W of 1/rows of the multiply-adds' work),
+// not at load time: the weights keep the [N, K] layout the decode GEMVs and
+// the GPU read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Conversion/K3ToLinalg/Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::k3::lowering {
+
+namespace {
+
+/// Columns of a weight panel: two AVX2 vectors of f32.
+constexpr int64_t kPanel = 16;
+/// Rows of a register tile: 6 × 16 is 12 accumulators of AVX2's 16 vector
+/// registers (plus two panel rows and a broadcast). An FMA takes 4 to 5
+/// cycles on two pipes, so 10 or more independent accumulators keep both
+/// busy; 4 × 16's 8 did not (about 80 % of the peak at best).
+constexpr int64_t kTileRows = 6;
+/// Rows per block, a multiple of kTileRows: x's block of kRowBlock × kDepth
+/// f32 is 240 KiB, which stays in a core's L2 while every panel reads it.
+constexpr int64_t kRowBlock = 240;
+/// K per block: a [kDepth, 16] f32 panel is 16 KiB, in L1.
+constexpr int64_t kDepth = 256;
+
+/// kc for `k`: the largest power of two up to kDepth dividing it (at least
+/// one MXFP4 block of 32 when packed; 0 when there is none).
+int64_t depthFor(int64_t k, bool packed) {
+  int64_t kc = fit(k, kDepth);
+  return packed && kc < 32 ? 0 : kc;
+}
+
+/// One row block: `c` [rows, N] += x [rows, K] · Wᵀ, K block by K block.
+Value rowBlock(OpBuilder &b, Location loc, Value x, const GemmWeight &w, Value c, int64_t n,
+               int64_t k, int64_t kc) {
+  Value rows = tensor::DimOp::create(b, loc, x, 0);
+  // Rows in whole tiles, then the rest one by one.
+  Value main = arith::SubIOp::create(
+      b, loc, rows, arith::RemUIOp::create(b, loc, rows, cstIndex(b, loc, kTileRows)));
+  return loop(b, loc, cstIndex(b, loc, k), kc, c,
+              [&](OpBuilder &kb, Location kl, Value k0, ValueRange it) -> SmallVector<Value> {
+                GemmWeight wk = reductionBlock(kb, kl, w, k0, kc);
+                Value xk = tensor::ExtractSliceOp::create(
+                    kb, kl, x, {kb.getIndexAttr(0), OpFoldResult(k0)},
+                    {OpFoldResult(rows), kb.getIndexAttr(kc)}, ones(kb, 2));
+                return {panels(
+                    kb, kl, it[0], n, kPanel,
+                    [&](OpBuilder &nb, Location nl, Value n0, Value block) -> Value {
+                      Value panel = weightPanel(nb, nl, wk, n0, kPanel);
+                      auto tiles = [&](Value from, Value to, int64_t height, Value into) {
+                        return loop(nb, nl, from, to, cstIndex(nb, nl, height), into,
+                                    [&](OpBuilder &mb, Location ml, Value m0,
+                                        ValueRange acc) -> SmallVector<Value> {
+                                      Value a = tile(mb, ml, xk, m0, mb.getIndexAttr(0), height, kc);
+                                      Value old = tile(mb, ml, acc[0], m0, mb.getIndexAttr(0),
+                                                       height, kPanel);
+                                      Value y = panelProduct(mb, ml, a, panel, old);
+                                      return {place(mb, ml, y, acc[0], m0, mb.getIndexAttr(0))};
+                                    })
+                            .getResult(0);
+                      };
+                      Value done = tiles(cstIndex(nb, nl, 0), main, kTileRows, block);
+                      return tiles(main, rows, 1, done);
+                    })};
+              })
+      .getResult(0);
+}
+
+} // namespace
+
+bool blockedContractApplies(Value x, const GemmWeight &w) {
+  auto xType = dyn_cast<RankedTensorType>(x.getType());
+  auto wType = dyn_cast<RankedTensorType>(w.data.getType());
+  if (!xType || !wType || xType.getRank() != 2 || wType.getRank() != 2 ||
+      !wType.hasStaticShape() || ShapedType::isDynamic(xType.getDimSize(1)))
+    return false;
+  int64_t n = wType.getDimSize(0), k = xType.getDimSize(1);
+  return n % kPanel == 0 && depthFor(k, w.packed()) > 0;
+}
+
+Value blockedContract(OpBuilder &b, Location loc, Value x, const GemmWeight &w) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  const int64_t n = cast<RankedTensorType>(w.data.getType()).getDimSize(0),
+                k = xType.getDimSize(1), kc = depthFor(k, w.packed());
+  // A static row count below one tile (a decode step) gains nothing from
+  // packing panels: the weight is read once either way.
+  if (!ShapedType::isDynamic(xType.getDimSize(0)) && xType.getDimSize(0) < kTileRows)
+    return contractWeight(b, loc, x, w);
+  Value m = tensor::DimOp::create(b, loc, x, 0);
+  auto blocked = [&](OpBuilder &bb, Location bl) -> Value {
+    Value y0 = zeros(bb, bl, {OpFoldResult(m), bb.getIndexAttr(n)});
+    return loop(bb, bl, cstIndex(bb, bl, 0), m, cstIndex(bb, bl, kRowBlock), y0,
+                [&](OpBuilder &rb, Location rl, Value r0, ValueRange it) -> SmallVector<Value> {
+                  Value rows = arith::MinUIOp::create(
+                      rb, rl, cstIndex(rb, rl, kRowBlock), arith::SubIOp::create(rb, rl, m, r0));
+                  SmallVector<OpFoldResult> at{OpFoldResult(r0), rb.getIndexAttr(0)};
+                  Value xr = tensor::ExtractSliceOp::create(
+                      rb, rl, x, at, {OpFoldResult(rows), rb.getIndexAttr(k)}, ones(rb, 2));
+                  Value cr = tensor::ExtractSliceOp::create(
+                      rb, rl, it[0], at, {OpFoldResult(rows), rb.getIndexAttr(n)}, ones(rb, 2));
+                  Value done = rowBlock(rb, rl, xr, w, cr, n, k, kc);
+                  return {place(rb, rl, done, it[0], r0, rb.getIndexAttr(0))};
+                })
+        .getResult(0);
+  };
+  if (!ShapedType::isDynamic(xType.getDimSize(0)))
+    return blocked(b, loc);
+  // A dynamic row count (a prompt, or a decode step of one token through a
+  // prompt-shaped function): fewer rows than a tile take the dot products.
+  Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m,
+                                    cstIndex(b, loc, kTileRows));
+  auto choice = scf::IfOp::create(
+      b, loc, few,
+      [&](OpBuilder &tb, Location tl) {
+        scf::YieldOp::create(tb, tl, contractWeight(tb, tl, x, w));
+      },
+      [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, blocked(eb, el)); });
+  return choice.getResult(0);
+}
+
+} // namespace mlir::k3::lowering

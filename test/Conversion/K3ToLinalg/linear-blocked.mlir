@@ -1,0 +1,81 @@
+// RUN: k3-opt %s --split-input-file --convert-k3-to-linalg=linear=blocked | FileCheck %s
+// RUN: k3-opt %s --split-input-file --convert-k3-to-linalg | FileCheck %s --check-prefix=DOT
+// RUN: not k3-opt %s --split-input-file --convert-k3-to-linalg=linear=tiled 2>&1 | FileCheck %s --check-prefix=BAD
+
+// k3.linear as a cache-blocked GEMM (BlockedGemm.cpp): fewer rows than a
+// 6-row tile take the dot products (scf.if); otherwise blocks of 240 rows,
+// K in blocks (here 96 = 3 × 32, the largest power of two up to 256 that
+// divides it), the 16-column panels side by side (scf.forall), each panel
+// packed from the K block of W into [32, 16] f32, then register tiles of
+// 6 × 16 over the rows in whole tiles and 1 × 16 over the rest, each
+// accumulating into its slice of the output (not from zero).
+// CHECK-LABEL: func.func @prompt
+//       CHECK:   %[[M:.+]] = tensor.dim %arg0, %c0 : tensor<?x96xf32>
+//       CHECK:   %[[FEW:.+]] = arith.cmpi ult, %[[M]], %c6 : index
+//       CHECK:   scf.if %[[FEW]] -> (tensor<?x64xf32>) {
+//       CHECK:     linalg.generic {{.+}} ins(%arg0, %arg1 : tensor<?x96xf32>, tensor<64x96xbf16>)
+//       CHECK:   } else {
+//       CHECK:     linalg.fill
+//       CHECK:     scf.for %[[R0:.+]] = %c0 to %[[M]] step %c240 iter_args
+//       CHECK:       %[[ROWS:.+]] = arith.minui %{{.+}}, %c240 : index
+//       CHECK:       %[[REM:.+]] = arith.remui %[[ROWS]], %c6 : index
+//       CHECK:       %[[MAIN:.+]] = arith.subi %[[ROWS]], %[[REM]] : index
+//       CHECK:       scf.for %[[K0:.+]] = %c0 to %c96 step %c32 iter_args
+//       CHECK:         tensor.extract_slice %arg1[0, %[[K0]]] [64, 32] [1, 1] : tensor<64x96xbf16> to tensor<64x32xbf16>
+//       CHECK:         scf.forall (%{{.+}}) in (4) shared_outs(%{{.+}}) -> (tensor<?x64xf32>)
+//       CHECK:           linalg.generic {{.+}} ins(%{{.+}} : tensor<16x32xbf16>) outs(%{{.+}} : tensor<32x16xf32>)
+//       CHECK:           scf.for %{{.+}} = %c0 to %[[MAIN]] step %c6 iter_args
+//       CHECK:             %[[ACC:.+]] = tensor.extract_slice %{{.+}} [6, 16] [1, 1] : tensor<?x16xf32> to tensor<6x16xf32>
+//       CHECK:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<6x32xf32>, tensor<32x16xf32>) outs(%[[ACC]] : tensor<6x16xf32>) attrs = {k3.tile = array<i64: 6, 16, 1>}
+//       CHECK:           scf.for %{{.+}} = %[[MAIN]] to %[[ROWS]] step %c1 iter_args
+//       CHECK:             linalg.generic {{.+}} outs(%{{.+}} : tensor<1x16xf32>) attrs = {k3.tile = array<i64: 1, 16, 1>}
+//       CHECK:           tensor.parallel_insert_slice
+// DOT-LABEL: func.func @prompt
+//   DOT-NOT:   scf.forall
+//       DOT:   linalg.generic {{.+}} ins(%arg0, %arg1 : tensor<?x96xf32>, tensor<64x96xbf16>)
+//   DOT-NOT:   scf.forall
+// BAD: convert-k3-to-linalg: linear must be dot or blocked, got 'tiled'
+func.func @prompt(%x: tensor<?x96xf32>, %w: tensor<64x96xbf16>) -> tensor<?x64xf32> {
+  %y = k3.linear %x, %w : (tensor<?x96xf32>, tensor<64x96xbf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// MXFP4: K blocks of 256 (K = 512 here), each a slice of the packed bytes
+// (128 columns) and of the scales (8 columns); panels decoded from them.
+// CHECK-LABEL: func.func @packed
+//       CHECK:   scf.for %[[K0:.+]] = %c0 to %c512 step %c256 iter_args
+//       CHECK:     %[[B0:.+]] = arith.divui %[[K0]], %c2 : index
+//       CHECK:     tensor.extract_slice %arg1[0, %[[B0]]] [32, 128] [1, 1] : tensor<32x256xi8> to tensor<32x128xi8>
+//       CHECK:     %[[S0:.+]] = arith.divui %[[K0]], %c32 : index
+//       CHECK:     tensor.extract_slice %arg2[0, %[[S0]]] [32, 8] [1, 1] : tensor<32x16xf8E8M0FNU> to tensor<32x8xf8E8M0FNU>
+//       CHECK:     scf.forall (%{{.+}}) in (2)
+//       CHECK:       linalg.generic {{.+}} outs(%{{.+}} : tensor<8x16x2x16xf32>)
+func.func @packed(%x: tensor<?x512xf32>, %c: tensor<32x256xi8>, %s: tensor<32x16xf8E8M0FNU>) -> tensor<?x32xf32> {
+  %w = k3.unpack_e2m1 %c : tensor<32x256xi8> -> tensor<32x512xf4E2M1FN>
+  %y = k3.linear %x, %w scales(%s)
+      : (tensor<?x512xf32>, tensor<32x512xf4E2M1FN>, tensor<32x16xf8E8M0FNU>) -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}
+
+// -----
+
+// Not blocked: a static row count below a tile (a decode step), and N not a
+// multiple of the 16-column panel.
+// CHECK-LABEL: func.func @decode
+//   CHECK-NOT:   scf.forall
+//       CHECK:   linalg.generic
+//   CHECK-NOT:   scf.forall
+// CHECK-LABEL: func.func @narrow
+//   CHECK-NOT:   scf.forall
+//       CHECK:   linalg.generic
+//   CHECK-NOT:   scf.forall
+func.func @decode(%x: tensor<1x96xf32>, %w: tensor<64x96xbf16>) -> tensor<1x64xf32> {
+  %y = k3.linear %x, %w : (tensor<1x96xf32>, tensor<64x96xbf16>) -> tensor<1x64xf32>
+  return %y : tensor<1x64xf32>
+}
+func.func @narrow(%x: tensor<?x96xf32>, %w: tensor<24x96xbf16>) -> tensor<?x24xf32> {
+  %y = k3.linear %x, %w : (tensor<?x96xf32>, tensor<24x96xbf16>) -> tensor<?x24xf32>
+  return %y : tensor<?x24xf32>
+}
