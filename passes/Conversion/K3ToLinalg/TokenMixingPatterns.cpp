@@ -248,15 +248,14 @@ struct LowerMla : OpRewritePattern<MlaOp> {
                j = getAffineDimExpr(2, ctx), i = getAffineDimExpr(3, ctx);
     SmallVector<OpFoldResult> sSizes{sizesOf(b, loc, op.getQ())[0], b.getIndexAttr(h),
                                      sizesOf(b, loc, full)[0]};
+    // Reassociable multiply-adds (multiplyAccumulate), as every contraction:
+    // without them LLVM cannot vectorise the score dot products' inner sum.
     auto dot = [&](Value lhs, Value rhs, AffineMap rhsMap) {
       return generic(b, loc, {lhs, rhs}, zeros(b, loc, sSizes),
                      {AffineMap::get(4, 0, {t, hh, i}, ctx), rhsMap,
                       AffineMap::get(4, 0, {t, hh, j}, ctx)},
                      {IT::parallel, IT::parallel, IT::parallel, IT::reduction},
-                     [](OpBuilder &nb, Location nl, ValueRange a) {
-                       Value m = arith::MulFOp::create(nb, nl, a[0], a[1]);
-                       return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[2], m)};
-                     })
+                     multiplyAccumulate)
           .front();
     };
     Value sNope = dot(qNope, kNope, AffineMap::get(4, 0, {j, hh, i}, ctx));
@@ -313,10 +312,7 @@ struct LowerMla : OpRewritePattern<MlaOp> {
                       {AffineMap::get(4, 0, {t, hh, j}, ctx), AffineMap::get(4, 0, {j, hh, d}, ctx),
                        AffineMap::get(4, 0, {t, hh, d}, ctx)},
                       {IT::parallel, IT::parallel, IT::reduction, IT::parallel},
-                      [](OpBuilder &nb, Location nl, ValueRange a) {
-                        Value m = arith::MulFOp::create(nb, nl, a[0], a[1]);
-                        return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[2], m)};
-                      })
+                      multiplyAccumulate)
                   .front();
     finishMla(b, op, o, op.getGate(), full);
     return success();
