@@ -19,7 +19,8 @@
 //          of the tile, in f32 (the routing-weight epilogue and combine).
 //
 // No loop runs per token outside the two O(T·k) metadata passes and the
-// gather; the padding costs at most 3 rows per expert. Each GEMM's column
+// gather; the padding costs at most 3 rows per expert. An op with a static
+// token count below 4 (a decode step) is left to the per-token form. Each GEMM's column
 // panels are an scf.forall (disjoint columns of h and of the combine): the
 // CPU runs them on its threads; the experts stay in turn, since two experts
 // add into the same token's row.
@@ -69,6 +70,14 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
       return b.notifyMatchFailure(op, "grouped GEMMs need static expert shapes");
     const int64_t experts = w1Type.getDimSize(0), ie = w1Type.getDimSize(1),
                   dl = w1Type.getDimSize(2);
+    // A static token count below one tile (a decode step): each picked
+    // expert is read once either way, and the per-token matrix-vector
+    // products read its packed weight straight into the dot products
+    // instead of decoding [K, 16] f32 panels of it for a 4-row tile of one
+    // real row (k3-small decode: 1.5x tokens/s).
+    int64_t staticTokens = cast<RankedTensorType>(op.getX().getType()).getDimSize(0);
+    if (!ShapedType::isDynamic(staticTokens) && staticTokens < kTileRows)
+      return b.notifyMatchFailure(op, "fewer tokens than a tile: the per-token form");
     const int64_t k = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(1);
     if (ShapedType::isDynamic(k) || k < 1)
       return b.notifyMatchFailure(op, "grouped GEMMs need a static top-k of at least 1");
