@@ -185,7 +185,8 @@ static cl::opt<std::string> contractionInputs(
 static cl::opt<std::string> linearForm(
     "linear",
     cl::desc("CPU targets: blocked (default; prompt projections as cache-blocked GEMMs of "
-             "packed weight panels) or dot (one dot product per output, the GPU's form)"),
+             "packed weight panels) or dot (one dot product per output, the GPU's form; "
+             "the default with --contraction-inputs=bf16)"),
     cl::init("blocked"), cl::cat(k3Category));
 static cl::opt<std::string> moeDispatch(
     "moe-dispatch",
@@ -512,8 +513,14 @@ int main(int argc, char **argv) {
   mlir::k3::LinalgForms forms{moeDispatch, kdaDecodeForm, kdaPrefillForm,
                               routerForm,  mlaSplitKeys,  mlaDecodeKernel,
                               contractionInputs == "bf16"};
+  // --contraction-inputs=bf16 imitates the GPU build's numerics, so its
+  // projections take the GPU's dot form unless --linear says otherwise (the
+  // blocked form's panel products would round x where the GPU's MXFP4
+  // linear does not).
   if (target == "cpu")
-    forms.linear = linearForm;
+    forms.linear = contractionInputs == "bf16" && !linearForm.getNumOccurrences()
+                       ? std::string("dot")
+                       : linearForm.getValue();
   if (kdaSegments < 1 || kdaSegments > 1024)
     return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected 1 to 1024");
   if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0 || kdaChunk > 1024)

@@ -45,11 +45,12 @@ constexpr int64_t kRowBlock = 240;
 /// K per block: a [kDepth, 16] f32 panel is 16 KiB, in L1.
 constexpr int64_t kDepth = 256;
 
-/// kc for `k`: the largest power of two up to kDepth dividing it (at least
-/// one MXFP4 block of 32 when packed; 0 when there is none).
+/// kc for `k`: the largest power of two up to kDepth dividing it, at least
+/// 16 (a shallower block repacks panels and reloads tiles for too few
+/// multiply-adds) and one MXFP4 block of 32 when packed; 0 when none fits.
 int64_t depthFor(int64_t k, bool packed) {
   int64_t kc = fit(k, kDepth);
-  return packed && kc < 32 ? 0 : kc;
+  return kc < (packed ? 32 : 16) ? 0 : kc;
 }
 
 /// One row block: `c` [rows, N] += x [rows, K] · Wᵀ, K block by K block.
@@ -110,7 +111,8 @@ Value blockedContract(OpBuilder &b, Location loc, Value x, const GemmWeight &w) 
     return contractWeight(b, loc, x, w);
   Value m = tensor::DimOp::create(b, loc, x, 0);
   auto blocked = [&](OpBuilder &bb, Location bl) -> Value {
-    Value y0 = zeros(bb, bl, {OpFoldResult(m), bb.getIndexAttr(n)});
+    // Sized as x's rows: a static row count keeps a static result type.
+    Value y0 = zeros(bb, bl, {sizesOf(bb, bl, x)[0], bb.getIndexAttr(n)});
     return loop(bb, bl, cstIndex(bb, bl, 0), m, cstIndex(bb, bl, kRowBlock), y0,
                 [&](OpBuilder &rb, Location rl, Value r0, ValueRange it) -> SmallVector<Value> {
                   Value rows = arith::MinUIOp::create(

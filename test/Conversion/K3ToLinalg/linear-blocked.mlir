@@ -79,3 +79,32 @@ func.func @narrow(%x: tensor<?x96xf32>, %w: tensor<24x96xbf16>) -> tensor<?x24xf
   %y = k3.linear %x, %w : (tensor<?x96xf32>, tensor<24x96xbf16>) -> tensor<?x24xf32>
   return %y : tensor<?x24xf32>
 }
+
+// -----
+
+// A static row count of a tile or more is blocked and keeps its static
+// result type; so is a prompt's lm_head. K = 24 has no block of 16 or more
+// (fit gives 8): the dot products.
+// CHECK-LABEL: func.func @static_rows
+//       CHECK:   linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<8x64xf32>)
+//       CHECK:   scf.for {{.+}} -> (tensor<8x64xf32>)
+//       CHECK:     scf.forall
+//       CHECK:   return %{{.+}} : tensor<8x64xf32>
+// CHECK-LABEL: func.func @logits
+//       CHECK:   scf.if
+//       CHECK:     scf.forall (%{{.+}}) in (2)
+// CHECK-LABEL: func.func @shallow
+//   CHECK-NOT:   scf.forall
+//       CHECK:   return
+func.func @static_rows(%x: tensor<8x96xf32>, %w: tensor<64x96xbf16>) -> tensor<8x64xf32> {
+  %y = k3.linear %x, %w : (tensor<8x96xf32>, tensor<64x96xbf16>) -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}
+func.func @logits(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<?x32xf32> {
+  %l = k3.lm_head %x, %w : (tensor<?x64xbf16>, tensor<32x64xbf16>) -> tensor<?x32xf32>
+  return %l : tensor<?x32xf32>
+}
+func.func @shallow(%x: tensor<?x24xf32>, %w: tensor<64x24xbf16>) -> tensor<?x64xf32> {
+  %y = k3.linear %x, %w : (tensor<?x24xf32>, tensor<64x24xbf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
