@@ -16,6 +16,7 @@
 #include "lib/Target/Cpu/CpuTarget.h"
 #include "lib/Target/Gpu/GpuTarget.h"
 #include "passes/Passes.h"
+#include "runtime/src/text/Synthetic.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
@@ -34,6 +35,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -355,6 +357,21 @@ static int runWriteSynthetic() {
     return fail(writeSynthetic + ": " + ec.message());
   if (!model::writeSyntheticCheckpoint(*config, configText, writeSynthetic,
                                            options, error))
+    return fail(error);
+  // A tokenizer beside the weights; Kimi's layout puts the special range at
+  // bos_token_id (top level, or in text_config for K3's wrapper).
+  int64_t bos = -1;
+  if (llvm::Expected<llvm::json::Value> j = llvm::json::parse(configText)) {
+    if (const llvm::json::Object *o = j->getAsObject()) {
+      std::optional<int64_t> id = o->getInteger("bos_token_id");
+      if (const llvm::json::Object *t = o->getObject("text_config"); !id && t)
+        id = t->getInteger("bos_token_id");
+      bos = id.value_or(-1);
+    }
+  } else {
+    llvm::consumeError(j.takeError()); // read fine above; never here
+  }
+  if (!k3rt::writeSyntheticTokenizer(writeSynthetic, config->vocabSize, bos, error))
     return fail(error);
   return 0;
 }

@@ -5,6 +5,7 @@
 //   k3-run FILE.k3b --tokens=1,2,3 [--generate=N] [--temperature=T]
 //          [--top-k=K] [--top-p=P] [--seed=S] [--device=cpu|cuda|auto]
 //          [--dump-logits=PATH.npy] [--synthetic-weights=SEED]
+//   k3-run FILE.k3b --prompt=TEXT [--chat] [--tokenizer=DIR] [--generate=N]
 //   k3-run FILE.k3b --function=NAME --input=@a.npy ... --output=@o.npy
 //   k3-run FILE.k3b --requests=FILE.jsonl [--max-batch=N] [--no-prefix-cache]
 //          [--speculate=K] [--block-tokens=512] [--page-blocks=1]
@@ -24,6 +25,8 @@
 #include "runtime/src/Npy.h"
 #include "runtime/src/Sampling.h"
 #include "runtime/src/Session.h"
+#include "runtime/src/text/Chat.h"
+#include "runtime/src/text/Tokenizer.h"
 #include "tools/k3-run/Requests.h"
 
 #include <algorithm>
@@ -34,6 +37,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,6 +93,10 @@ struct Options {
   /// --threads=N: the CPU kernels' threads (default: the cores this process
   /// may use).
   int threads = 0;
+  /// Text mode: --prompt=TEXT and/or --chat, with --tokenizer=DIR (default:
+  /// the binary's directory).
+  std::string prompt, tokenizer;
+  bool havePrompt = false, chat = false;
 };
 
 /// One line per problem, in the order the flags were given.
@@ -115,12 +123,29 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         key == "--input" || key == "--output" || key == "--requests" ||
         key == "--max-batch" || key == "--speculate" || key == "--block-tokens" ||
         key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-kib" ||
-        key == "--dump-logits-dir" || key == "--synthetic-weights" || key == "--threads";
+        key == "--dump-logits-dir" || key == "--synthetic-weights" || key == "--threads" ||
+        key == "--tokenizer";
     if (flagWithValue && take().empty()) {
       error = key + " needs a value";
       return false;
     }
-    if (key == "--tokens") {
+    if (key == "--prompt") {
+      // The text may be empty or start with "--": only `--prompt=TEXT`.
+      if (eq == std::string::npos) {
+        error = "--prompt needs a value: --prompt=TEXT";
+        return false;
+      }
+      o.prompt = value;
+      o.havePrompt = true;
+    } else if (key == "--chat") {
+      if (eq != std::string::npos) {
+        error = "--chat takes no value";
+        return false;
+      }
+      o.chat = true;
+    } else if (key == "--tokenizer") {
+      o.tokenizer = take();
+    } else if (key == "--tokens") {
       if (o.haveTokens) {
         error = "--tokens given twice";
         return false;
@@ -265,8 +290,25 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
             "--prefill-chunk, --pool-kib and --dump-logits-dir go with --requests=FILE.jsonl";
     return false;
   }
+  if (o.havePrompt || o.chat) {
+    if (o.haveTokens || !o.function.empty() || !o.dumpLogits.empty()) {
+      error = "--prompt and --chat take text, not --tokens, --function or --dump-logits";
+      return false;
+    }
+    if (o.generate == 0)
+      o.generate = 128;
+    if (o.tokenizer.empty()) {
+      size_t slash = o.path.rfind('/');
+      o.tokenizer = slash == std::string::npos ? "." : o.path.substr(0, slash);
+    }
+    return true;
+  }
+  if (!o.tokenizer.empty()) {
+    error = "--tokenizer goes with --prompt=TEXT or --chat";
+    return false;
+  }
   if (o.function.empty() && !o.haveTokens) {
-    error = "nothing to run: give --tokens=... or --function=NAME";
+    error = "nothing to run: give --tokens=..., --prompt=TEXT, --chat or --function=NAME";
     return false;
   }
   if (o.sampled && o.generate == 0) {
@@ -412,6 +454,128 @@ int generate(k3rt::CpuExecutable &exe, const Options &o) {
   return 0;
 }
 
+/// Text mode: --prompt=TEXT (plain completion) or --chat (turns in the
+/// checkpoint's chat format, the first from --prompt, then one per line of
+/// stdin). Text goes to stdout as it is generated, never half a character.
+int generateText(k3rt::CpuExecutable &exe, const Options &o) {
+  std::unique_ptr<k3rt::Tokenizer> tok;
+  if (k3rt_status_t s = k3rt::Tokenizer::load(o.tokenizer, tok)) {
+    std::string m = k3rt_status_message(s);
+    k3rt_status_free(s);
+    return fail("--tokenizer: " + m);
+  }
+  std::unique_ptr<k3rt::Session> session;
+  if (k3rt_status_t s = k3rt::Session::create(exe, session)) {
+    int rc = fail(k3rt_status_message(s));
+    k3rt_status_free(s);
+    return rc;
+  }
+  const int64_t vocab = session->vocabSize();
+  if (tok->size() > vocab)
+    return fail("--tokenizer: " + o.tokenizer + " has " + std::to_string(tok->size()) +
+                " ids, more than the model's vocabulary (" + std::to_string(vocab) + ")");
+  k3rt::ChatFormat format = k3rt::ChatFormat::Kimi;
+  std::vector<int32_t> stops;
+  if (o.chat) {
+    if (k3rt_status_t s = k3rt::chatFormatOf(*tok, format)) {
+      std::string m = k3rt_status_message(s);
+      k3rt_status_free(s);
+      return fail("--chat: " + o.tokenizer + ": " + m);
+    }
+    stops = k3rt::chatStopIds(*tok);
+  } else if (auto eos = tok->special(tok->eosToken())) {
+    stops.push_back(*eos);
+  }
+  k3rt::Sampler sampler(o.sampling);
+  std::vector<float> logits;
+  std::vector<k3rt::ChatMessage> messages;
+  int32_t ended = -1; // the stop token that ended the last reply (not fed)
+  int64_t promptTokens = 0, generatedTokens = 0;
+  double prefillSeconds = 0, decodeSeconds = 0;
+  // One turn: append `text`'s tokens, then generate up to --generate.
+  auto turn = [&](const std::string &text) -> int {
+    std::vector<int32_t> ids;
+    if (ended >= 0)
+      ids.push_back(ended);
+    if (k3rt_status_t s = tok->encode(text, /*specials=*/o.chat, ids)) {
+      std::string m = k3rt_status_message(s);
+      k3rt_status_free(s);
+      return fail("--prompt: " + m);
+    }
+    if (ids.empty())
+      return fail("--prompt: the text has no tokens");
+    ended = -1;
+    auto t0 = std::chrono::steady_clock::now();
+    if (k3rt_status_t s = session->append(ids.data(), ids.size(), logits, false)) {
+      int rc = fail(k3rt_status_message(s));
+      k3rt_status_free(s);
+      return rc;
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    promptTokens += int64_t(ids.size());
+    prefillSeconds += seconds(t0, t1);
+    k3rt::TextStream stream(*tok);
+    for (long long n = 0; n < o.generate; ++n) {
+      int32_t next = sampler.next(logits.data() + logits.size() - vocab, size_t(vocab));
+      if (next < 0)
+        return fail("every logit is NaN at generated token " + std::to_string(n));
+      if (std::find(stops.begin(), stops.end(), next) != stops.end()) {
+        ended = next;
+        break;
+      }
+      ++generatedTokens;
+      // Ids past the tokenizer's (a model vocabulary padded beyond it) add
+      // no text.
+      std::string piece = next < tok->size() ? stream.push(next) : std::string();
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+      if (n + 1 == o.generate)
+        break;
+      if (k3rt_status_t s = session->append(&next, 1, logits, false)) {
+        int rc = fail(k3rt_status_message(s));
+        k3rt_status_free(s);
+        return rc;
+      }
+    }
+    decodeSeconds += seconds(t1, std::chrono::steady_clock::now());
+    std::string rest = stream.flush();
+    std::printf("%s\n", rest.c_str());
+    std::fflush(stdout);
+    // A reply cut by --generate is closed as the format closes a turn.
+    if (o.chat && ended < 0)
+      ended = *tok->special("<|im_end|>");
+    return 0;
+  };
+  if (!o.chat) {
+    if (int rc = turn(o.prompt))
+      return rc;
+  } else {
+    // Each turn's text starts at a special token, so encoding the turns one
+    // by one gives the ids of the whole rendered conversation.
+    std::string line = o.prompt;
+    bool fromFlag = o.havePrompt;
+    while (fromFlag || std::getline(std::cin, line)) {
+      fromFlag = false;
+      std::string text;
+      std::vector<k3rt::ChatMessage> one{{"user", line}};
+      if (k3rt_status_t s = k3rt::renderChat(format, one, true, text)) {
+        std::string m = k3rt_status_message(s);
+        k3rt_status_free(s);
+        return fail(m);
+      }
+      if (!messages.empty())
+        text = text.substr(text.find("<|im_user|>")); // the system turn once
+      messages.push_back(one[0]);
+      if (int rc = turn(text))
+        return rc;
+    }
+  }
+  std::fprintf(stderr, "prompt: %lld tokens in %.3f s; generated: %lld tokens in %.3f s (%.1f tokens/s)\n",
+               (long long)promptTokens, prefillSeconds, (long long)generatedTokens,
+               decodeSeconds, generatedTokens / std::max(decodeSeconds, 1e-9));
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -423,6 +587,9 @@ int main(int argc, char **argv) {
                   "[--temperature=T --top-k=K --top-p=P --seed=S] "
                   "[--device=cpu|cuda|auto] [--dump-logits=PATH.npy] "
                   "[--synthetic-weights=SEED] [--threads=N]\n"
+                  "       k3-run FILE.k3b --prompt=TEXT [--chat] [--tokenizer=DIR] "
+                  "[--generate=N] [sampling flags]   (text in, text out; --chat: "
+                  "more turns from stdin, one per line)\n"
                   "       k3-run FILE.k3b --function=NAME --input=@a.npy ... "
                   "--output=@o.npy\n"
                   "       k3-run FILE.k3b --requests=FILE.jsonl [--max-batch=N] "
@@ -478,6 +645,8 @@ int main(int argc, char **argv) {
   std::string entry = o.function.empty() ? "prefill" : o.function;
   if (!o.requests.path.empty()) {
     // Checked per request by the engine.
+  } else if (o.havePrompt || o.chat) {
+    // Checked against the tokenizer in generateText.
   } else if (o.function.empty()) {
     const int64_t vocab = root.config()->vocab_size();
     if (o.tokens.empty())
@@ -517,6 +686,7 @@ int main(int argc, char **argv) {
   }
   int rc = !o.function.empty()       ? runFunction(*exe, *ep, o)
            : !o.requests.path.empty() ? runRequests(*exe, o.requests)
+           : o.havePrompt || o.chat   ? generateText(*exe, o)
                                       : generate(*exe, o);
   if (device) {
     const auto &c = device->counters;
