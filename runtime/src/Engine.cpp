@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <set>
 
 using namespace k3::bundle;
@@ -31,6 +32,8 @@ struct Engine::Request {
   int64_t charge = 0;                       ///< reserved pages
   bool waited = false;                      ///< admission had to wait
   bool poisoned = false;                    ///< produced a non-finite value
+  std::optional<Sampler> sampler;           ///< when the request samples
+  size_t reported = 0;                      ///< tokens already in events
 };
 
 namespace {
@@ -142,6 +145,7 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
   return nullptr;
 }
 
+Engine::Engine(CpuExecutable &exe, const EngineOptions &options) : exe(exe), opt(options) {}
 Engine::~Engine() = default;
 
 int64_t Engine::pagesFor(const RequestSpec &spec) const {
@@ -343,7 +347,7 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vec
       r.charge += numMla;
     } else {
       blk = cache->insert(parent, r.spec.salt, tokens, b, pages,
-                          (b * opt.blockTokens) % pageTokens, step);
+                          (b * opt.blockTokens) % pageTokens, clock);
     }
     cache->pin(blk);
     r.chain.push_back(blk);
@@ -413,14 +417,14 @@ k3rt_status_t Engine::advance(Request &r) {
         return nullptr;
       }
       const float *last = out[0].f32() + (out[0].numElements() - vocab);
-      emit(r, argmax(last, size_t(vocab)), last);
+      emit(r, choose(r, last), last);
     }
     return nullptr;
   }
   // Decode: the pending token, with drafts when speculating.
   int64_t room = r.spec.maxNewTokens - int64_t(r.result.tokens.size()) - 1;
   std::vector<int32_t> feed{r.pending};
-  if (opt.speculate > 0 && room > 0) {
+  if (opt.speculate > 0 && room > 0 && !r.sampler) {
     std::vector<int32_t> d = draft(r, std::min(opt.speculate, room));
     feed.insert(feed.end(), d.begin(), d.end());
   }
@@ -445,7 +449,7 @@ k3rt_status_t Engine::advance(Request &r) {
     return s;
   for (int64_t j = 0; j <= a && !r.done; ++j) {
     const float *l = &rows[size_t(j * vocab)];
-    emit(r, j < a ? feed[size_t(j + 1)] : argmax(l, size_t(vocab)), l);
+    emit(r, j < a ? feed[size_t(j + 1)] : choose(r, l), l);
   }
   return nullptr;
 }
@@ -470,87 +474,139 @@ void Engine::finish(Request &r) {
   r.done = true;
 }
 
-k3rt_status_t Engine::run(const std::vector<RequestSpec> &specs,
-                          std::vector<RequestResult> &results) {
-  std::vector<Request> all(specs.size());
-  std::deque<size_t> queue;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    all[i].spec = specs[i];
-    all[i].result.id = specs[i].id;
-    for (const std::vector<int32_t> *list : {&specs[i].prompt, &specs[i].draft})
-      for (int32_t t : *list)
-        if (t < 0 || t >= vocab)
-          all[i].result.error = "token id " + std::to_string(t) +
-                                " is outside the vocabulary (" + std::to_string(vocab) + " ids)";
-    if (specs[i].prompt.empty())
-      all[i].result.error = "the prompt is empty";
-    if (all[i].result.error.empty())
-      queue.push_back(i);
+int32_t Engine::choose(Request &r, const float *logits) const {
+  return r.sampler ? r.sampler->next(logits, size_t(vocab)) : argmax(logits, size_t(vocab));
+}
+
+std::string Engine::refusal(const RequestSpec &spec) const {
+  for (const std::vector<int32_t> *list : {&spec.prompt, &spec.draft})
+    for (int32_t t : *list)
+      if (t < 0 || t >= vocab)
+        return "token id " + std::to_string(t) + " is outside the vocabulary (" +
+               std::to_string(vocab) + " ids)";
+  if (spec.prompt.empty())
+    return "the prompt is empty";
+  int64_t need = pagesFor(spec);
+  if (need > pool->pages())
+    return "needs " + std::to_string(need) + " pages of " + std::to_string(pool->pageBytes()) +
+           " bytes, the pool has " + std::to_string(pool->pages());
+  return {};
+}
+
+k3rt_status_t Engine::submit(const RequestSpec &spec, RequestHandle &handle) {
+  if (std::string why = refusal(spec); !why.empty())
+    return makeStatus(why.rfind("needs", 0) == 0 ? K3RT_RESOURCE_EXHAUSTED
+                                                 : K3RT_INVALID_ARGUMENT,
+                      why);
+  auto r = std::make_unique<Request>();
+  r->spec = spec;
+  r->result.id = spec.id;
+  if (spec.sampling.temperature > 0)
+    r->sampler.emplace(spec.sampling);
+  handle = nextHandle++;
+  requests.emplace(handle, std::move(r));
+  queue.push_back(handle);
+  return nullptr;
+}
+
+void Engine::cancel(RequestHandle handle) {
+  auto it = requests.find(handle);
+  if (it == requests.end())
+    return;
+  auto q = std::find(queue.begin(), queue.end(), handle);
+  if (q != queue.end()) {
+    queue.erase(q);
+  } else {
+    running.erase(std::find(running.begin(), running.end(), handle));
+    finish(*it->second);
   }
-  std::vector<size_t> running;
-  while (!queue.empty() || !running.empty()) {
-    ++step;
-    // Admission in file order under the page budget.
-    while (!queue.empty() && int64_t(running.size()) < opt.maxBatch) {
-      Request &r = all[queue.front()];
-      int64_t need = pagesFor(r.spec);
-      if (need > pool->pages()) {
-        r.result.error = "needs " + std::to_string(need) + " pages of " +
-                         std::to_string(pool->pageBytes()) + " bytes, the pool has " +
-                         std::to_string(pool->pages());
-        queue.pop_front();
-        continue;
-      }
-      std::vector<Block *> hit;
-      if (opt.prefixCache)
-        hit = cache->lookup(r.spec.prompt, r.spec.salt, step);
-      // Pin the hit before anything is allocated (allocation may evict);
-      // pages it pins without sharing them count against the budget.
+  requests.erase(it);
+}
+
+void Engine::step(std::vector<RequestEvent> &events) {
+  events.clear();
+  ++clock;
+  // Admission in submission order under the page budget.
+  while (!queue.empty() && int64_t(running.size()) < opt.maxBatch) {
+    Request &r = *requests.at(queue.front());
+    int64_t need = pagesFor(r.spec);
+    std::vector<Block *> hit;
+    if (opt.prefixCache)
+      hit = cache->lookup(r.spec.prompt, r.spec.salt, clock);
+    // Pin the hit before anything is allocated (allocation may evict);
+    // pages it pins without sharing them count against the budget.
+    for (Block *b : hit)
+      cache->pin(b);
+    need += pinnedOnly(hit);
+    if (reserved + need > pool->pages()) {
       for (Block *b : hit)
-        cache->pin(b);
-      need += pinnedOnly(hit);
-      if (reserved + need > pool->pages()) {
-        for (Block *b : hit)
-          cache->unpin(b);
-        if (!r.waited)
-          ++counters.waits; // waits for running requests to finish
-        r.waited = true;
-        break;
-      }
-      reserved += need;
-      r.charge = need;
-      if (k3rt_status_t s = admit(r, hit)) {
-        r.result.error = k3rt_status_message(s);
-        k3rt_status_free(s);
-        finish(r);
-      } else {
-        running.push_back(queue.front());
-      }
-      queue.pop_front();
+        cache->unpin(b);
+      if (!r.waited)
+        ++counters.waits; // waits for running requests to finish
+      r.waited = true;
+      break;
     }
-    // One step for each running request: a prefill chunk or a decode.
-    for (size_t i : running) {
-      Request &r = all[i];
+    reserved += need;
+    r.charge = need;
+    if (k3rt_status_t s = admit(r, hit)) {
+      r.result.error = k3rt_status_message(s);
+      k3rt_status_free(s);
+      finish(r);
+    }
+    running.push_back(queue.front());
+    queue.pop_front();
+  }
+  // One step for each running request: a prefill chunk or a decode.
+  std::vector<RequestHandle> still;
+  for (RequestHandle h : running) {
+    Request &r = *requests.at(h);
+    if (!r.done) {
       if (k3rt_status_t s = advance(r)) {
         r.result.error = k3rt_status_message(s);
         k3rt_status_free(s);
         r.done = true;
       }
     }
-    std::vector<size_t> still;
-    for (size_t i : running) {
-      if (all[i].done)
-        finish(all[i]);
-      else
-        still.push_back(i);
+    RequestEvent e;
+    e.handle = h;
+    e.tokens.assign(r.result.tokens.begin() + long(r.reported), r.result.tokens.end());
+    r.reported = r.result.tokens.size();
+    if (r.done) {
+      finish(r);
+      counters.drafted += r.result.drafted;
+      counters.accepted += r.result.accepted;
+      e.done = true;
+      e.result = std::move(r.result);
+      requests.erase(h);
+    } else {
+      still.push_back(h);
     }
-    running = std::move(still);
+    if (e.done || !e.tokens.empty())
+      events.push_back(std::move(e));
   }
-  results.clear();
-  for (Request &r : all) {
-    counters.drafted += r.result.drafted;
-    counters.accepted += r.result.accepted;
-    results.push_back(std::move(r.result));
+  running = std::move(still);
+}
+
+k3rt_status_t Engine::run(const std::vector<RequestSpec> &specs,
+                          std::vector<RequestResult> &results) {
+  results.assign(specs.size(), RequestResult());
+  std::map<RequestHandle, size_t> index;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    results[i].id = specs[i].id;
+    RequestHandle h = 0;
+    if (k3rt_status_t s = submit(specs[i], h)) {
+      results[i].error = k3rt_status_message(s);
+      k3rt_status_free(s);
+      continue;
+    }
+    index[h] = i;
+  }
+  std::vector<RequestEvent> events;
+  while (!idle()) {
+    step(events);
+    for (RequestEvent &e : events)
+      if (e.done)
+        results[index.at(e.handle)] = std::move(e.result);
   }
   return nullptr;
 }

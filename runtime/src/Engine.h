@@ -31,8 +31,11 @@
 
 #include "runtime/src/CpuExecutable.h"
 #include "runtime/src/PrefixCache.h"
+#include "runtime/src/Sampling.h"
 #include "runtime/src/Session.h"
 
+#include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +62,9 @@ struct RequestSpec {
   /// A guess of the continuation (the text being edited, say): with
   /// speculation, drafts come from it first, then from the n-gram drafter.
   std::vector<int32_t> draft;
+  /// Temperature 0 (the default) is greedy; a sampled request is never
+  /// speculated (drafts are verified against the greedy choice).
+  SamplingOptions sampling;
 };
 
 struct RequestResult {
@@ -69,6 +75,17 @@ struct RequestResult {
   /// With keepLogits: the logits each generated token was chosen from.
   std::vector<float> logits;
   int64_t drafted = 0, accepted = 0;
+};
+
+using RequestHandle = uint64_t;
+
+/// What one step did to one request.
+struct RequestEvent {
+  RequestHandle handle = 0;
+  std::vector<int32_t> tokens; ///< generated in this step
+  bool done = false;
+  /// When done: everything (all tokens, the error if it failed).
+  RequestResult result;
 };
 
 struct EngineStats {
@@ -87,6 +104,23 @@ public:
   /// A request that can never fit fails alone (its `error`), the others run.
   k3rt_status_t run(const std::vector<RequestSpec> &specs, std::vector<RequestResult> &results);
 
+  /// The online form (a server): queue a request, then call step() until
+  /// its event says done. A request that can never run (ids outside the
+  /// vocabulary, an empty prompt, more pages than the pool has) is refused
+  /// here with K3RT_INVALID_ARGUMENT / K3RT_RESOURCE_EXHAUSTED.
+  k3rt_status_t submit(const RequestSpec &spec, RequestHandle &handle);
+  /// Ends a queued or running request now: its pages go back to the pool
+  /// and no event names it again. Unknown handles are ignored.
+  void cancel(RequestHandle handle);
+  /// One scheduler step: admission, then one prefill chunk or decode step
+  /// for each running request. Events for requests that generated tokens
+  /// or finished, in admission order.
+  void step(std::vector<RequestEvent> &events);
+  bool idle() const { return queue.empty() && running.empty(); }
+  int64_t runningCount() const { return int64_t(running.size()); }
+  int64_t waitingCount() const { return int64_t(queue.size()); }
+  int64_t vocabSize() const { return vocab; }
+
   EngineStats stats() const;
   /// Drops every cached block and snapshot (nothing is running between runs).
   void clearCache();
@@ -96,7 +130,7 @@ public:
   struct Request;
 
 private:
-  Engine(CpuExecutable &exe, const EngineOptions &options) : exe(exe), opt(options) {}
+  Engine(CpuExecutable &exe, const EngineOptions &options);
   /// Restores `hit` (pinned) into `r`'s private state and page tables.
   k3rt_status_t admit(Request &r, const std::vector<Block *> &hit);
   /// Whether the hit's page at `start` (layer m) is shared as it is.
@@ -112,6 +146,10 @@ private:
   void emit(Request &r, int32_t token, const float *logits);
   void finish(Request &r);
   std::vector<int32_t> draft(const Request &r, int64_t k) const;
+  /// The request's next token from `logits`: greedy, or its sampler.
+  int32_t choose(Request &r, const float *logits) const;
+  /// Why `spec` can never run, or empty.
+  std::string refusal(const RequestSpec &spec) const;
 
   CpuExecutable &exe;
   EngineOptions opt;
@@ -128,7 +166,11 @@ private:
   int64_t kdaBytes = 0, numMla = 0, rowBytes = 0, pageTokens = 0, vocab = 0;
   std::unique_ptr<PagePool> pool;
   std::unique_ptr<PrefixCache> cache;
-  uint64_t step = 0;
+  uint64_t clock = 0; ///< scheduler steps so far (the cache's LRU time)
+  RequestHandle nextHandle = 1;
+  std::map<RequestHandle, std::unique_ptr<Request>> requests;
+  std::deque<RequestHandle> queue;    ///< waiting, in submission order
+  std::vector<RequestHandle> running; ///< admitted, in admission order
   int64_t reserved = 0;
   EngineStats counters;
 };

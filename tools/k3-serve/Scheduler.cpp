@@ -1,0 +1,213 @@
+//===- Scheduler.cpp - k3-serve's engine thread ---------------------------===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/k3-serve/Scheduler.h"
+
+#include <cstdio>
+
+namespace k3serve {
+
+void Histogram::observe(double v) {
+  size_t i = 0;
+  while (i < bounds.size() && v > bounds[i])
+    ++i;
+  ++counts[i];
+  sum += v;
+  ++count;
+}
+
+void Histogram::write(std::string &out, const std::string &name, const std::string &help) const {
+  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
+  uint64_t cumulative = 0;
+  char buf[64];
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    cumulative += counts[i];
+    snprintf(buf, sizeof buf, "%g", bounds[i]);
+    out += name + "_bucket{le=\"" + buf + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  out += name + "_bucket{le=\"+Inf\"} " + std::to_string(count) + "\n";
+  snprintf(buf, sizeof buf, "%.6f", sum);
+  out += name + "_sum " + buf + "\n" + name + "_count " + std::to_string(count) + "\n";
+}
+
+std::string Metrics::prometheus() {
+  std::lock_guard<std::mutex> lock(m);
+  std::string out;
+  auto counter = [&](const char *name, const char *help, uint64_t v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name +
+           " " + std::to_string(v) + "\n";
+  };
+  auto gauge = [&](const char *name, const char *help, int64_t v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n" + name +
+           " " + std::to_string(v) + "\n";
+  };
+  out += "# HELP k3_requests_total HTTP requests answered, by status.\n"
+         "# TYPE k3_requests_total counter\n";
+  for (const auto &[status, n] : requestsByStatus)
+    out += "k3_requests_total{status=\"" + std::to_string(status) + "\"} " + std::to_string(n) +
+           "\n";
+  counter("k3_prompt_tokens_total", "Prompt tokens of admitted requests.", promptTokens);
+  counter("k3_generation_tokens_total", "Tokens generated.", generatedTokens);
+  counter("k3_prefix_cache_hit_tokens_total", "Prompt tokens restored from the prefix cache.",
+          prefixHitTokens);
+  counter("k3_requests_cancelled_total",
+          "Requests cancelled before they finished (client gone, stop string).", cancelled);
+  gauge("k3_requests_running", "Requests admitted to the engine.", running);
+  gauge("k3_requests_waiting", "Requests queued for admission.", waiting);
+  gauge("k3_pool_pages_used", "Cache pool pages in use (requests and the prefix cache).",
+        pagesUsed);
+  gauge("k3_pool_pages_free", "Cache pool pages free.", pagesFree);
+  ttft.write(out, "k3_time_to_first_token_seconds",
+             "From the request's arrival to its first generated token.");
+  perToken.write(out, "k3_time_per_output_token_seconds",
+                 "Between a request's consecutive generated tokens.");
+  return out;
+}
+
+void Scheduler::enqueue(const std::shared_ptr<Job> &job) {
+  {
+    std::lock_guard<std::mutex> lock(m);
+    inbox.push_back(job);
+  }
+  cv.notify_one();
+}
+
+void Scheduler::poke() {
+  {
+    std::lock_guard<std::mutex> lock(m);
+    poked = true;
+  }
+  cv.notify_one();
+}
+
+void Scheduler::stop() {
+  {
+    std::lock_guard<std::mutex> lock(m);
+    stopping = true;
+  }
+  cv.notify_one();
+}
+
+void Scheduler::publishGauges() {
+  k3rt::EngineStats s = engine.stats();
+  std::lock_guard<std::mutex> lock(metrics.m);
+  metrics.running = engine.runningCount();
+  metrics.waiting = engine.waitingCount();
+  metrics.pagesFree = s.freePages;
+  metrics.pagesUsed = s.pages - s.freePages;
+}
+
+namespace {
+
+void finishJob(Job &job, const std::string &error, bool refused) {
+  {
+    std::lock_guard<std::mutex> lock(job.m);
+    job.done = true;
+    job.error = error;
+    job.refused = refused;
+  }
+  job.cv.notify_all();
+}
+
+} // namespace
+
+void Scheduler::run() {
+  std::vector<k3rt::RequestEvent> events;
+  publishGauges();
+  for (;;) {
+    std::deque<std::shared_ptr<Job>> fresh;
+    {
+      std::unique_lock<std::mutex> lock(m);
+      // Sleep only when nothing runs: a running engine steps on.
+      cv.wait(lock, [&] { return stopping || poked || !inbox.empty() || !engine.idle(); });
+      if (stopping)
+        break;
+      poked = false;
+      fresh.swap(inbox);
+    }
+    for (const std::shared_ptr<Job> &job : fresh) {
+      if (job->cancel) {
+        finishJob(*job, "cancelled", false);
+        continue;
+      }
+      k3rt::RequestHandle h = 0;
+      if (k3rt_status_t s = engine.submit(job->spec, h)) {
+        std::string why = k3rt_status_message(s);
+        k3rt_status_free(s);
+        finishJob(*job, why, true);
+        continue;
+      }
+      live[h] = job;
+      {
+        std::lock_guard<std::mutex> lock(job->m);
+        job->admitted = true;
+      }
+      job->cv.notify_all();
+      std::lock_guard<std::mutex> lock(metrics.m);
+      metrics.promptTokens += job->spec.prompt.size();
+    }
+    // Cancellations: the client went away, or a stop string matched.
+    for (auto it = live.begin(); it != live.end();) {
+      if (it->second->cancel) {
+        engine.cancel(it->first);
+        finishJob(*it->second, "cancelled", false);
+        lastToken.erase(it->first);
+        {
+          std::lock_guard<std::mutex> lock(metrics.m);
+          ++metrics.cancelled;
+        }
+        it = live.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!engine.idle()) {
+      engine.step(events);
+      const Clock::time_point now = Clock::now();
+      for (k3rt::RequestEvent &e : events) {
+        auto it = live.find(e.handle);
+        if (it == live.end())
+          continue;
+        Job &job = *it->second;
+        {
+          std::lock_guard<std::mutex> lock(metrics.m);
+          metrics.generatedTokens += e.tokens.size();
+          if (!e.tokens.empty()) {
+            auto last = lastToken.find(e.handle);
+            if (last == lastToken.end())
+              metrics.ttft.observe(std::chrono::duration<double>(now - job.submitted).count());
+            else
+              metrics.perToken.observe(std::chrono::duration<double>(now - last->second).count() /
+                                       double(e.tokens.size()));
+            lastToken[e.handle] = now;
+          }
+          if (e.done)
+            metrics.prefixHitTokens += e.result.prefixHitTokens;
+        }
+        {
+          std::lock_guard<std::mutex> lock(job.m);
+          job.tokens.insert(job.tokens.end(), e.tokens.begin(), e.tokens.end());
+          if (e.done) {
+            job.done = true;
+            job.error = e.result.error;
+            job.prefixHitTokens = e.result.prefixHitTokens;
+          }
+        }
+        job.cv.notify_all();
+        if (e.done) {
+          lastToken.erase(e.handle);
+          live.erase(it);
+        }
+      }
+    }
+    publishGauges();
+  }
+  // Shutting down: nobody waits for an answer any more.
+  for (auto &[h, job] : live)
+    finishJob(*job, "the server is shutting down", false);
+}
+
+} // namespace k3serve
