@@ -657,7 +657,15 @@ int main(int argc, char **argv) {
     return fail("cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " +
                 std::strerror(errno));
   std::fprintf(stderr, "k3-serve: listening on http://%s:%d\n", o.host.c_str(), port);
-  std::thread listener([&http] { http.listen_after_bind(); });
+  std::atomic<bool> listenerDone{false};
+  std::thread listener([&] {
+    http.listen_after_bind();
+    listenerDone = true;
+  });
+  // stop() does nothing until the loop runs: wait for it, so that an early
+  // failure below cannot leave the listener running forever.
+  while (!http.is_running() && !listenerDone)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::thread signalThread([&] {
     sigset_t stop;
     sigemptyset(&stop);
