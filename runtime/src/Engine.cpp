@@ -152,7 +152,10 @@ int64_t Engine::pagesFor(const RequestSpec &spec) const {
   // The working state, and per MLA layer a table page for every row the
   // request may hold (prompt, new tokens, drafts). Pages it pins without
   // holding them are charged when it pins them (hitPages, commit).
-  int64_t rows = int64_t(spec.prompt.size()) + spec.maxNewTokens + opt.speculate + 1;
+  // Saturated: a max_tokens near 2^63 must not wrap around to a small need.
+  const int64_t cap = int64_t(1) << 50;
+  int64_t rows = std::min(cap, int64_t(spec.prompt.size()) + std::min(cap, spec.maxNewTokens) +
+                                   opt.speculate + 1);
   return ceilDiv(kdaBytes, pool->pageBytes()) + numMla * ceilDiv(rows, pageTokens);
 }
 
@@ -569,6 +572,7 @@ void Engine::step(std::vector<RequestEvent> &events) {
     }
     RequestEvent e;
     e.handle = h;
+    e.prefixHitTokens = r.result.prefixHitTokens;
     e.tokens.assign(r.result.tokens.begin() + long(r.reported), r.result.tokens.end());
     r.reported = r.result.tokens.size();
     if (r.done) {

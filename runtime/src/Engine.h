@@ -83,6 +83,7 @@ using RequestHandle = uint64_t;
 struct RequestEvent {
   RequestHandle handle = 0;
   std::vector<int32_t> tokens; ///< generated in this step
+  int64_t prefixHitTokens = 0; ///< prompt tokens restored from the cache
   bool done = false;
   /// When done: everything (all tokens, the error if it failed).
   RequestResult result;

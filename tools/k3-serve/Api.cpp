@@ -73,6 +73,24 @@ bool contentText(const json &c, std::string &out, ApiError &error) {
 
 } // namespace
 
+bool parseMessages(const json &list, std::vector<k3rt::ChatMessage> &out, ApiError &error) {
+  if (!list.is_array() || list.empty())
+    return bad(error, "'messages' must be a non-empty array", "messages");
+  out.clear();
+  for (const json &m : list) {
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+      return bad(error, "each message needs a 'role' string", "messages");
+    k3rt::ChatMessage msg;
+    msg.role = m["role"].get<std::string>();
+    if (msg.role == "developer")
+      msg.role = "system"; // OpenAI's newer name for it
+    if (!contentText(m.contains("content") ? m["content"] : json(), msg.content, error))
+      return false;
+    out.push_back(std::move(msg));
+  }
+  return true;
+}
+
 bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &tok,
                      const k3rt::ChatFormat *format, const ServeLimits &limits, Generation &g,
                      ApiError &error) {
@@ -83,6 +101,7 @@ bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &
     return bad(error, "the body must be a JSON object");
   g = Generation();
   g.chat = chat;
+  g.sampling.temperature = 1.0f; // OpenAI's default
   // Fields that change nothing here (OpenAI's bookkeeping) are accepted;
   // the rest must be known.
   static const std::set<std::string> common = {
@@ -188,6 +207,7 @@ bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &
     if (!asInteger(j["seed"], s))
       return bad(error, "'seed' must be an integer", "seed");
     g.sampling.seed = uint64_t(s);
+    g.seeded = true;
   }
 
   // Stop strings.
@@ -210,20 +230,11 @@ bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &
     if (!format)
       return bad(error, "this model's tokenizer has no chat template k3 knows; use "
                         "/v1/completions");
-    if (!j.contains("messages") || !j["messages"].is_array() || j["messages"].empty())
-      return bad(error, "'messages' must be a non-empty array", "messages");
     std::vector<k3rt::ChatMessage> messages;
-    for (const json &m : j["messages"]) {
-      if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
-        return bad(error, "each message needs a 'role' string", "messages");
-      k3rt::ChatMessage msg;
-      msg.role = m["role"].get<std::string>();
-      if (msg.role == "developer")
-        msg.role = "system"; // OpenAI's newer name for it
-      if (!contentText(m.value("content", json()), msg.content, error))
-        return false;
-      messages.push_back(std::move(msg));
-    }
+    if (!j.contains("messages"))
+      return bad(error, "'messages' is required", "messages");
+    if (!parseMessages(j["messages"], messages, error))
+      return false;
     if (k3rt_status_t s = k3rt::renderChat(*format, messages, true, text)) {
       std::string m = k3rt_status_message(s);
       k3rt_status_free(s);

@@ -43,7 +43,8 @@ struct Generation {
   bool includeUsage = false;
   std::vector<int32_t> prompt;
   int64_t maxTokens = 16;
-  k3rt::SamplingOptions sampling;
+  k3rt::SamplingOptions sampling; ///< OpenAI's defaults: temperature 1
+  bool seeded = false;            ///< the request gave a seed
   std::vector<std::string> stop;
   std::vector<int32_t> stopIds; ///< end-of-turn / eos ids
 };
@@ -53,6 +54,11 @@ struct Generation {
 bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &tokenizer,
                      const k3rt::ChatFormat *format, const ServeLimits &limits,
                      Generation &out, ApiError &error);
+
+/// Chat messages: role (`developer` is `system`) and content (a string or
+/// text parts).
+bool parseMessages(const nlohmann::json &messages, std::vector<k3rt::ChatMessage> &out,
+                   ApiError &error);
 
 /// Holds back text that may be the start of a stop string, so that a stop
 /// string is never streamed in part (it may span tokens).

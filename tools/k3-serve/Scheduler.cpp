@@ -54,7 +54,7 @@ std::string Metrics::prometheus() {
   counter("k3_prefix_cache_hit_tokens_total", "Prompt tokens restored from the prefix cache.",
           prefixHitTokens);
   counter("k3_requests_cancelled_total",
-          "Requests cancelled before they finished (client gone, stop string).", cancelled);
+          "Requests cancelled before they finished: the client went away.", cancelled);
   gauge("k3_requests_running", "Requests admitted to the engine.", running);
   gauge("k3_requests_waiting", "Requests queued for admission.", waiting);
   gauge("k3_pool_pages_used", "Cache pool pages in use (requests and the prefix cache).",
@@ -149,13 +149,16 @@ void Scheduler::run() {
       std::lock_guard<std::mutex> lock(metrics.m);
       metrics.promptTokens += job->spec.prompt.size();
     }
+    if (!fresh.empty())
+      publishGauges(); // waiting / running before a long step
     // Cancellations: the client went away, or a stop string matched.
     for (auto it = live.begin(); it != live.end();) {
       if (it->second->cancel) {
         engine.cancel(it->first);
         finishJob(*it->second, "cancelled", false);
         lastToken.erase(it->first);
-        {
+        hitCounted.erase(it->first);
+        if (!it->second->stopString) {
           std::lock_guard<std::mutex> lock(metrics.m);
           ++metrics.cancelled;
         }
@@ -184,21 +187,24 @@ void Scheduler::run() {
                                        double(e.tokens.size()));
             lastToken[e.handle] = now;
           }
-          if (e.done)
-            metrics.prefixHitTokens += e.result.prefixHitTokens;
+          // Known once admitted: counted at the first event, so that a
+          // request a stop string ends early still counts its hit.
+          if (hitCounted.insert(e.handle).second)
+            metrics.prefixHitTokens += e.prefixHitTokens;
         }
         {
           std::lock_guard<std::mutex> lock(job.m);
           job.tokens.insert(job.tokens.end(), e.tokens.begin(), e.tokens.end());
+          job.prefixHitTokens = e.prefixHitTokens;
           if (e.done) {
             job.done = true;
             job.error = e.result.error;
-            job.prefixHitTokens = e.result.prefixHitTokens;
           }
         }
         job.cv.notify_all();
         if (e.done) {
           lastToken.erase(e.handle);
+          hitCounted.erase(e.handle);
           live.erase(it);
         }
       }
@@ -207,6 +213,9 @@ void Scheduler::run() {
   }
   // Shutting down: nobody waits for an answer any more.
   for (auto &[h, job] : live)
+    finishJob(*job, "the server is shutting down", false);
+  std::lock_guard<std::mutex> lock(m);
+  for (const std::shared_ptr<Job> &job : inbox)
     finishJob(*job, "the server is shutting down", false);
 }
 

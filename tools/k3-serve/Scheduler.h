@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +41,9 @@ struct Job {
   bool refused = false; ///< never admitted: a client error (400)
   int64_t prefixHitTokens = 0;
   std::atomic<bool> cancel{false};
+  /// Set with `cancel` when a stop string ended it: a normal end, not a
+  /// cancellation in the metrics.
+  std::atomic<bool> stopString{false};
   Clock::time_point submitted = Clock::now();
 };
 
@@ -86,6 +90,7 @@ private:
   bool poked = false;
   std::map<k3rt::RequestHandle, std::shared_ptr<Job>> live;
   std::map<k3rt::RequestHandle, Clock::time_point> lastToken;
+  std::set<k3rt::RequestHandle> hitCounted; ///< prefix hits already in the metrics
 };
 
 } // namespace k3serve

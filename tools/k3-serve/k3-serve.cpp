@@ -39,6 +39,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -332,6 +333,11 @@ void handleGeneration(Server &s, const httplib::Request &req, httplib::Response 
   job->spec.maxNewTokens = g.maxTokens;
   job->spec.stop = g.stopIds;
   job->spec.sampling = g.sampling;
+  if (!g.seeded) {
+    // OpenAI: without a seed, each request samples differently.
+    static std::atomic<uint64_t> salt{std::random_device{}()};
+    job->spec.sampling.seed = salt.fetch_add(0x9E3779B97F4A7C15ull);
+  }
   const int fd = socketOf(req.remote_addr, req.remote_port);
   s.scheduler->enqueue(job);
   // Wait for admission or refusal: a refusal is still a 400.
@@ -374,6 +380,7 @@ void handleGeneration(Server &s, const httplib::Request &req, httplib::Response 
   // A stop string matched: the engine stops the request (its pages go back).
   auto stopEngine = [&s, job] {
     if (!job->cancel) {
+      job->stopString = true;
       job->cancel = true;
       s.scheduler->poke();
     }
@@ -510,16 +517,16 @@ void handleTokenize(Server &s, const httplib::Request &req, httplib::Response &r
   if (j.contains("messages")) {
     if (!s.format)
       return sendError(res, 400, "this model's tokenizer has no chat template k3 knows");
-    if (!j["messages"].is_array())
-      return sendError(res, 400, "'messages' must be an array");
     std::vector<k3rt::ChatMessage> messages;
-    for (const json &m : j["messages"]) {
-      if (!m.is_object() || !m.contains("role") || !m["role"].is_string() ||
-          !m.contains("content") || !m["content"].is_string())
-        return sendError(res, 400, "each message needs 'role' and 'content' strings");
-      messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+    ApiError err;
+    if (!parseMessages(j["messages"], messages, err))
+      return sendError(res, err);
+    bool genPrompt = true;
+    if (j.contains("add_generation_prompt")) {
+      if (!j["add_generation_prompt"].is_boolean())
+        return sendError(res, 400, "'add_generation_prompt' must be a boolean");
+      genPrompt = j["add_generation_prompt"].get<bool>();
     }
-    bool genPrompt = j.value("add_generation_prompt", true);
     if (k3rt_status_t st = k3rt::renderChat(*s.format, messages, genPrompt, text)) {
       std::string m = k3rt_status_message(st);
       k3rt_status_free(st);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every k3 test (the lit suite, then GoogleTest through CTest) after the
-# set-up step, and ends with one summary line: `N passed, M failed`.
+# Runs every k3 test (the lit suite, GoogleTest through CTest, then the
+# openai-client tests of k3-serve) after the set-up step, and ends with one
+# summary line: `N passed, M failed`.
 # Exit status is non-zero if anything failed or nothing ran.
 set -uo pipefail
 
@@ -42,8 +43,25 @@ else
   ct_pass=$(( ct_total - ct_fail ))
 fi
 
-passed=$(( lit_pass + ct_pass ))
-failed=$(( lit_fail + ct_fail ))
+# k3-serve through the official openai client (test/Serve: node --test,
+# dependencies from the committed lockfile).
+echo "== clients ==" >&2
+cl_pass=0
+cl_fail=1
+if (cd "$root/test/Serve" && npm ci --no-audit --no-fund --loglevel=error) >&2; then
+  (cd "$root/test/Serve" && K3_BIN="$build/bin" node --test --test-concurrency=1 \
+    --test-reporter=tap) 2>&1 | tee "$log/clients.txt" >&2
+  cl_pass=$(sed -nE 's/^# pass ([0-9]+)$/\1/p' "$log/clients.txt" | tail -n1)
+  cl_fail=$(sed -nE 's/^# fail ([0-9]+)$/\1/p' "$log/clients.txt" | tail -n1)
+  cl_pass=${cl_pass:-0}
+  # No summary, or nothing passed: one failure.
+  if [ -z "$cl_fail" ] || (( cl_pass == 0 )); then cl_fail=$(( ${cl_fail:-0} + 1 )); fi
+else
+  echo "npm ci failed in test/Serve" >&2
+fi
+
+passed=$(( lit_pass + ct_pass + cl_pass ))
+failed=$(( lit_fail + ct_fail + cl_fail ))
 (( lit_skip == 0 )) || echo "($lit_skip lit tests skipped or unsupported on this machine)"
 echo "$passed passed, $failed failed"
 (( failed == 0 ))
