@@ -147,7 +147,7 @@ int runDeviceBench(int argc, char **argv) {
         return fail("--range=" + std::string(v) + ": expected INDEX:LO,HI with LO < HI");
       ranges[index] = {lo, hi};
     } else
-      return fail("unknown flag '" + a + "'");
+      return fail("unknown flag '" + a + "' (see k3-bench --help)");
   }
   if (fn.empty())
     return fail("k3-bench device needs --function=NAME");

@@ -60,7 +60,31 @@ int runDeviceBench(int argc, char **argv);
 int runCompileBench(int argc, char **argv);
 int runGemmBench(int argc, char **argv);
 
+const char kUsage[] =
+    "usage: k3-bench SUBCOMMAND [flags]   (each measures two things side by side in one run)\n"
+    "\n"
+    "Models:\n"
+    "  cpu CHECKPOINT_DIR BINARY.k3b [--prompt=32] [--decode=8] [--threads=N[,N...]]\n"
+    "      prefill and decode tokens/s per thread count, decode bytes/token and GB/s vs a\n"
+    "      triad, compiled vs reference\n"
+    "  ttft BINARY.k3b [--prompt= --cached= --block-tokens= --prefill-chunk= --repeat=]\n"
+    "      time to first token with a cached prefix vs a full prefill\n"
+    "  compile MODEL_DIR [--layers=4 --targets=cpu,sm_90a --ptxas=PATH|none]\n"
+    "      compile time, kernels and code bytes at --layers and at full depth\n"
+    "Ops (each compiled both ways):\n"
+    "  gemm [--shape=NxK --m=1,16,512 --threads=1,2 --linear=blocked,dot --repeat=N]\n"
+    "  kda  [--tokens= --heads= --dk= --dv= --chunk= --sub-chunk= --gate=bounded|softplus]\n"
+    "  mla  [--context= --heads= --nope= --rope= --latent= --vdim= --splits=]\n"
+    "  moe  [--tokens= --experts= --top-k= --latent= --inter=]\n"
+    "GPU:\n"
+    "  device BINARY.k3b --function=NAME --dim=N [--compare=op.k3b] [--bytes=B --flops=F]\n"
+    "Figures and what they mean: tools/k3-bench/README.md\n";
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   if (argc >= 2 && std::string(argv[1]) == "kda")
     return runKdaBench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "mla")
@@ -75,12 +99,14 @@ int main(int argc, char **argv) {
     return runCompileBench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "gemm")
     return runGemmBench(argc, argv);
-  if (argc < 4 || std::string(argv[1]) != "cpu")
-    return fail("usage: k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] "
-                "[--decode=N] [--threads=N[,N...]] | k3-bench kda [flags] | k3-bench mla [flags] | "
-                "k3-bench moe [flags] | k3-bench ttft BINARY.k3b [flags] | "
-                "k3-bench device BINARY.k3b --function=NAME [flags] | "
-                "k3-bench compile MODEL_DIR [flags] | k3-bench gemm [flags]");
+  if (argc < 2)
+    return fail("no subcommand: cpu, ttft, compile, gemm, kda, mla, moe or device (see --help)");
+  if (std::string(argv[1]) != "cpu")
+    return fail("unknown subcommand '" + std::string(argv[1]) +
+                "': cpu, ttft, compile, gemm, kda, mla, moe or device (see --help)");
+  if (argc < 4)
+    return fail("usage: k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] [--decode=N] "
+                "[--threads=N[,N...]] (see --help)");
   std::string dir = argv[2], path = argv[3];
   int prompt = 32, decode = 8;
   std::vector<int> threadCounts; // empty: the runtime's default
@@ -105,7 +131,7 @@ int main(int argc, char **argv) {
         at = comma + 1;
       }
     } else
-      return fail("unknown flag '" + a + "'");
+      return fail("unknown flag '" + a + "' (see --help)");
   }
   if (prompt < 1 || decode < 0)
     return fail("--prompt must be at least 1 and --decode at least 0");

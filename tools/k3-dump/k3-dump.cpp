@@ -351,11 +351,16 @@ int main(int argc, char **argv) {
     else if (a.rfind("--extract-kernels=", 0) == 0)
       extractDir = a.substr(18);
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: k3-dump FILE.k3b [--json] [--verify-weights] "
-                  "[--extract-kernels=DIR]\n");
+      std::printf("usage: k3-dump FILE.k3b [--json] [--verify-weights] [--extract-kernels=DIR]\n"
+                  "What is inside a .k3b: the model, the cache geometry, the entry points and\n"
+                  "what each returns, the kernels and the weights (MLIR-free).\n"
+                  "  --json                 the same as one JSON object\n"
+                  "  --verify-weights       check every weight blob's checksum\n"
+                  "  --extract-kernels=DIR  write the kernel objects (CPU .so, GPU PTX and cubins)\n"
+                  "  --help                 this text\n");
       return 0;
     } else if (a.size() > 1 && a[0] == '-')
-      return fail("unknown flag '" + a + "'");
+      return fail("unknown flag '" + a + "' (see --help)");
     else if (path.empty())
       path = a;
     else

@@ -254,7 +254,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       error = "help";
       return false;
     } else if (a.size() > 1 && a[0] == '-') {
-      error = "unknown flag '" + a + "'";
+      error = "unknown flag '" + a + "' (see --help)";
       return false;
     } else if (o.path.empty()) {
       o.path = a;
@@ -583,19 +583,31 @@ int main(int argc, char **argv) {
   std::string error;
   if (!parse(argc, argv, o, error)) {
     if (error == "help") {
-      std::printf("usage: k3-run FILE.k3b --tokens=1,2,3 [--generate=N] "
-                  "[--temperature=T --top-k=K --top-p=P --seed=S] "
-                  "[--device=cpu|cuda|auto] [--dump-logits=PATH.npy] "
-                  "[--synthetic-weights=SEED] [--threads=N]\n"
-                  "       k3-run FILE.k3b --prompt=TEXT [--chat] [--tokenizer=DIR] "
-                  "[--generate=N] [sampling flags]   (text in, text out; --chat: "
-                  "more turns from stdin, one per line)\n"
-                  "       k3-run FILE.k3b --function=NAME --input=@a.npy ... "
-                  "--output=@o.npy\n"
-                  "       k3-run FILE.k3b --requests=FILE.jsonl [--max-batch=N] "
-                  "[--no-prefix-cache] [--speculate=K] [--block-tokens=512] "
-                  "[--page-blocks=1] [--prefill-chunk=2048] [--pool-kib=262144] "
-                  "[--dump-logits-dir=DIR]\n");
+      std::fputs(
+          "usage: k3-run FILE.k3b --tokens=1,2,3 [--generate=N] [flags]   token ids in, ids out\n"
+          "       k3-run FILE.k3b --prompt=TEXT | --chat [--tokenizer=DIR]  text in, text out\n"
+          "       k3-run FILE.k3b --requests=FILE.jsonl [engine flags]      many requests\n"
+          "       k3-run FILE.k3b --function=NAME --input=@a.npy ... --output=@o.npy\n"
+          "\n"
+          "Generation:\n"
+          "  --generate=N            new tokens (text mode: 128 unless given)\n"
+          "  --temperature=T --top-k=K --top-p=P --seed=S   sampling (default greedy)\n"
+          "  --dump-logits=PATH.npy  every position's logits (token mode)\n"
+          "Text:\n"
+          "  --prompt=TEXT           a completion of TEXT, printed as it is generated\n"
+          "  --chat                  the chat format; the first turn from --prompt, then one per\n"
+          "                          line of stdin\n"
+          "  --tokenizer=DIR         tiktoken.model + tokenizer_config.json (default: the\n"
+          "                          binary's directory)\n"
+          "Requests (--requests=FILE.jsonl: {id, tokens, max_new_tokens, stop, draft} a line):\n"
+          "  --max-batch=N --no-prefix-cache --speculate=K --block-tokens=512 --page-blocks=1\n"
+          "  --prefill-chunk=2048 --pool-kib=262144 --dump-logits-dir=DIR\n"
+          "Machine:\n"
+          "  --device=cpu|cuda|auto  where the kernels run (default cpu)\n"
+          "  --threads=N             CPU kernel threads (default: the cores this process may use)\n"
+          "  --synthetic-weights=S   fill an --omit-weights binary with seed S's weights\n"
+          "  --help                  this text\n",
+          stdout);
       return 0;
     }
     return fail(error);
