@@ -593,6 +593,9 @@ void Engine::step(std::vector<RequestEvent> &events) {
 
 k3rt_status_t Engine::run(const std::vector<RequestSpec> &specs,
                           std::vector<RequestResult> &results) {
+  if (!idle())
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      "Engine::run needs an idle engine (requests were submitted outside it)");
   results.assign(specs.size(), RequestResult());
   std::map<RequestHandle, size_t> index;
   for (size_t i = 0; i < specs.size(); ++i) {

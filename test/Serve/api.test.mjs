@@ -406,6 +406,31 @@ describe('stop strings', () => {
     });
   }
 
+  test('a stop string that never completes changes nothing, up to the end-of-sequence token', async () => {
+    // The text held back as a possible stop string's start is released when
+    // generation ends, by max_tokens or by the end-of-sequence token.
+    for (const p of PROMPTS.slice(0, 6)) {
+      for (const chat of [false, true]) {
+        const base = chat
+          ? { model: MODEL, messages: [{ role: 'user', content: p }], max_tokens: 48, temperature: 0 }
+          : { model: MODEL, prompt: p, max_tokens: 48, temperature: 0 };
+        const create = (extra) =>
+          chat ? client.chat.completions.create({ ...base, ...extra }) : client.completions.create({ ...base, ...extra });
+        const plain = await create({});
+        const text = chat ? plain.choices[0].message.content : plain.choices[0].text;
+        if (text.length === 0) continue;
+        // A stop string that starts with the text's last character but
+        // never occurs in it.
+        const stop = text.slice(-1) + '\u0001';
+        const r = await create({ stop });
+        assert.equal(chat ? r.choices[0].message.content : r.choices[0].text, text, JSON.stringify(stop));
+        assert.equal(r.choices[0].finish_reason, plain.choices[0].finish_reason);
+        const s = await collect(await create({ stop, stream: true }));
+        assert.equal(s.text, text);
+      }
+    }
+  });
+
   test('a stop string begun at the very end is released when max_tokens is reached', async () => {
     // The last characters of a length-limited answer start a stop string
     // that never completes: they are held back while streaming, then sent.
@@ -542,6 +567,14 @@ describe('errors', () => {
       ['/v1/chat/completions', JSON.stringify({ model: MODEL, messages: MESSAGES, foo: 1 }), /foo/],
       ['/v1/chat/completions', JSON.stringify({ model: MODEL, messages: MESSAGES, prompt: 'x' }), /prompt/],
       ['/v1/chat/completions', '{not json', /JSON/],
+      // Nesting that would exhaust a stack if anything recursed over it.
+      ['/v1/completions', `{"prompt": "x", "stop": ${'['.repeat(100000)}${']'.repeat(100000)}}`, /nests deeper/],
+      ['/tokenize', `{"prompt": ${'['.repeat(100000)}${']'.repeat(100000)}}`, /nests deeper/],
+      ['/detokenize', `{"tokens": [${'['.repeat(100000)}${']'.repeat(100000)}]}`, /nests deeper/],
+      // Wrong types where a string is expected: 400s, not 500s.
+      ['/v1/chat/completions', JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: [{ type: 5, text: 'x' }] }] }), /text content/],
+      ['/v1/chat/completions', JSON.stringify({ model: MODEL, messages: MESSAGES, response_format: { type: 3 } }), /response_format/],
+      ['/tokenize', JSON.stringify({ messages: MESSAGES, add_generation_prompt: 'yes' }), /add_generation_prompt/],
     ];
     for (const [route, body, pattern] of cases) {
       const r = await http(`${server.url}${route}`, { method: 'POST', body });

@@ -17,7 +17,7 @@ const std::string kDir = std::string(K3_SOURCE_DIR) + "/test/Tokenizer/Inputs/to
 
 struct Fixture {
   std::unique_ptr<k3rt::Tokenizer> tok;
-  k3rt::ChatFormat format = k3rt::ChatFormat::Kimi;
+  k3rt::ChatFormat format{k3rt::ChatFormat::Kimi, "You are a helpful assistant"};
   ServeLimits limits{"m", 64, 33024};
   Fixture() {
     k3rt_status_t s = k3rt::Tokenizer::load(kDir, tok);
@@ -68,11 +68,20 @@ TEST(ServeApi, ChatRendersTheKimiFormat) {
       << e.message;
   std::string text;
   ASSERT_EQ(f.tok->decode(g.prompt, text), nullptr);
-  EXPECT_EQ(text, "<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by "
-                  "Moonshot AI.<|im_end|><|im_user|>user<|im_middle|>hi<|im_end|>"
-                  "<|im_assistant|>assistant<|im_middle|>");
+  EXPECT_EQ(text, "<|im_system|>system<|im_middle|>You are a helpful assistant<|im_end|>"
+                  "<|im_user|>user<|im_middle|>hi<|im_end|><|im_assistant|>assistant<|im_middle|>");
   // The context (64) bounds the default max_tokens (256).
   EXPECT_EQ(g.maxTokens, 64 - int64_t(g.prompt.size()));
+}
+
+TEST(ServeApi, TheTemplatesDefaultSystemPrompt) {
+  Fixture f;
+  k3rt::ChatFormat format;
+  ASSERT_EQ(k3rt::chatFormatOf(*f.tok, format), nullptr);
+  EXPECT_EQ(format.defaultSystem, "You are a helpful assistant"); // the fixture's template
+  std::string text;
+  ASSERT_EQ(k3rt::renderChat(format, {{"system", "S"}, {"user", "u"}}, false, text), nullptr);
+  EXPECT_EQ(text, "<|im_system|>system<|im_middle|>S<|im_end|><|im_user|>user<|im_middle|>u<|im_end|>");
 }
 
 TEST(ServeApi, RefusedWithTheField) {
@@ -92,8 +101,21 @@ TEST(ServeApi, RefusedWithTheField) {
   EXPECT_EQ(f.error(R"({"prompt": ["a", "b"]})"),
             "'prompt' must be a string or an array of token ids (one prompt: n > 1 prompts are "
             "not supported)");
-  EXPECT_EQ(f.error(R"({"prompt": [1, 40000]})"),
-            "token id 40000 is outside the vocabulary (33024 ids)");
+  EXPECT_EQ(f.error(R"({"prompt": [1, 40000]})"), "token ids must be in the vocabulary [0, 33024); one is 40000");
+  EXPECT_EQ(f.error(R"({"prompt": "x", "max_tokens": 9223372036854775807})"),
+            "the prompt (1 tokens) plus max_tokens (9223372036854775807) exceeds this model's "
+            "context (64)");
+  EXPECT_EQ(f.error(R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": 3}})", true),
+            "only the text response_format is supported");
+  EXPECT_EQ(f.error(R"({"messages": [{"role": "user", "content": [{"type": 5, "text": "x"}]}]})",
+                    true),
+            "only text content parts are supported ({\"type\": \"text\", \"text\": ...})");
+  // Deep nesting is refused before anything recurses over it.
+  EXPECT_EQ(f.error(R"({"prompt": "x", "stop": )" + std::string(100000, '[') +
+                    std::string(100000, ']') + "}"),
+            "the body nests deeper than 64 levels");
+  EXPECT_EQ(f.error(R"({"prompt": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["})"),
+            "");
   EXPECT_EQ(f.error(R"({"prompt": "x", "max_tokens": 0})"),
             "'max_tokens' must be a positive integer");
   EXPECT_EQ(f.error(R"({"prompt": "x", "max_tokens": 64})"),

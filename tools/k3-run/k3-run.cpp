@@ -474,7 +474,7 @@ int generateText(k3rt::CpuExecutable &exe, const Options &o) {
   if (tok->size() > vocab)
     return fail("--tokenizer: " + o.tokenizer + " has " + std::to_string(tok->size()) +
                 " ids, more than the model's vocabulary (" + std::to_string(vocab) + ")");
-  k3rt::ChatFormat format = k3rt::ChatFormat::Kimi;
+  k3rt::ChatFormat format;
   std::vector<int32_t> stops;
   if (o.chat) {
     if (k3rt_status_t s = k3rt::chatFormatOf(*tok, format)) {
@@ -489,22 +489,24 @@ int generateText(k3rt::CpuExecutable &exe, const Options &o) {
   k3rt::Sampler sampler(o.sampling);
   std::vector<float> logits;
   std::vector<k3rt::ChatMessage> messages;
-  int32_t ended = -1; // the stop token that ended the last reply (not fed)
+  // Chat: what the next turn feeds first, closing the last reply as the
+  // rendered conversation has it (its last token if --generate cut it,
+  // then <|im_end|>).
+  std::vector<int32_t> pending;
   int64_t promptTokens = 0, generatedTokens = 0;
   double prefillSeconds = 0, decodeSeconds = 0;
   // One turn: append `text`'s tokens, then generate up to --generate.
   auto turn = [&](const std::string &text) -> int {
-    std::vector<int32_t> ids;
-    if (ended >= 0)
-      ids.push_back(ended);
-    if (k3rt_status_t s = tok->encode(text, /*specials=*/o.chat, ids)) {
+    std::vector<int32_t> ids = pending;
+    // Special-token strings are special, as in Kimi's encode and k3-serve.
+    if (k3rt_status_t s = tok->encode(text, /*specials=*/true, ids)) {
       std::string m = k3rt_status_message(s);
       k3rt_status_free(s);
       return fail("--prompt: " + m);
     }
     if (ids.empty())
       return fail("--prompt: the text has no tokens");
-    ended = -1;
+    pending.clear();
     auto t0 = std::chrono::steady_clock::now();
     if (k3rt_status_t s = session->append(ids.data(), ids.size(), logits, false)) {
       int rc = fail(k3rt_status_message(s));
@@ -519,18 +521,18 @@ int generateText(k3rt::CpuExecutable &exe, const Options &o) {
       int32_t next = sampler.next(logits.data() + logits.size() - vocab, size_t(vocab));
       if (next < 0)
         return fail("every logit is NaN at generated token " + std::to_string(n));
-      if (std::find(stops.begin(), stops.end(), next) != stops.end()) {
-        ended = next;
+      if (std::find(stops.begin(), stops.end(), next) != stops.end())
         break;
-      }
       ++generatedTokens;
       // Ids past the tokenizer's (a model vocabulary padded beyond it) add
       // no text.
       std::string piece = next < tok->size() ? stream.push(next) : std::string();
       std::fwrite(piece.data(), 1, piece.size(), stdout);
       std::fflush(stdout);
-      if (n + 1 == o.generate)
+      if (n + 1 == o.generate) {
+        pending.push_back(next); // cut: fed with the next turn
         break;
+      }
       if (k3rt_status_t s = session->append(&next, 1, logits, false)) {
         int rc = fail(k3rt_status_message(s));
         k3rt_status_free(s);
@@ -541,9 +543,8 @@ int generateText(k3rt::CpuExecutable &exe, const Options &o) {
     std::string rest = stream.flush();
     std::printf("%s\n", rest.c_str());
     std::fflush(stdout);
-    // A reply cut by --generate is closed as the format closes a turn.
-    if (o.chat && ended < 0)
-      ended = *tok->special("<|im_end|>");
+    if (o.chat)
+      pending.push_back(*tok->special("<|im_end|>"));
     return 0;
   };
   if (!o.chat) {

@@ -62,8 +62,8 @@ bool contentText(const json &c, std::string &out, ApiError &error) {
     return bad(error, "'content' must be a string or an array of text parts", "messages");
   out.clear();
   for (const json &part : c) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-        !part["text"].is_string())
+    if (!part.is_object() || !part.contains("type") || part["type"] != "text" ||
+        !part.contains("text") || !part["text"].is_string())
       return bad(error, "only text content parts are supported ({\"type\": \"text\", \"text\": ...})",
                  "messages");
     out += part["text"].get<std::string>();
@@ -72,6 +72,37 @@ bool contentText(const json &c, std::string &out, ApiError &error) {
 }
 
 } // namespace
+
+std::string dumpJson(const json &j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+bool parseBody(const std::string &body, json &out, ApiError &error) {
+  // The nesting depth outside strings, by a scan: no recursion.
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        return bad(error, "the body nests deeper than " + std::to_string(kMaxJsonDepth) +
+                              " levels");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  out = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (out.is_discarded())
+    return bad(error, "the body is not valid JSON");
+  return true;
+}
 
 bool parseMessages(const json &list, std::vector<k3rt::ChatMessage> &out, ApiError &error) {
   if (!list.is_array() || list.empty())
@@ -84,7 +115,8 @@ bool parseMessages(const json &list, std::vector<k3rt::ChatMessage> &out, ApiErr
     msg.role = m["role"].get<std::string>();
     if (msg.role == "developer")
       msg.role = "system"; // OpenAI's newer name for it
-    if (!contentText(m.contains("content") ? m["content"] : json(), msg.content, error))
+    static const json null;
+    if (!contentText(m.contains("content") ? m["content"] : null, msg.content, error))
       return false;
     out.push_back(std::move(msg));
   }
@@ -94,9 +126,9 @@ bool parseMessages(const json &list, std::vector<k3rt::ChatMessage> &out, ApiErr
 bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &tok,
                      const k3rt::ChatFormat *format, const ServeLimits &limits, Generation &g,
                      ApiError &error) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return bad(error, "the body is not valid JSON");
+  json j;
+  if (!parseBody(body, j, error))
+    return false;
   if (!j.is_object())
     return bad(error, "the body must be a JSON object");
   g = Generation();
@@ -180,7 +212,8 @@ bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &
   if (j.contains("tool_choice") && !j["tool_choice"].is_null() && j["tool_choice"] != "none")
     return bad(error, "'tool_choice' is not supported", "tool_choice");
   if (j.contains("response_format") && !j["response_format"].is_null() &&
-      !(j["response_format"].is_object() && j["response_format"].value("type", "") == "text"))
+      !(j["response_format"].is_object() && j["response_format"].contains("type") &&
+        j["response_format"]["type"] == "text"))
     return bad(error, "only the text response_format is supported", "response_format");
 
   // Sampling.
@@ -213,11 +246,16 @@ bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &
   // Stop strings.
   if (j.contains("stop") && !j["stop"].is_null()) {
     const json &s = j["stop"];
-    std::vector<json> items = s.is_array() ? std::vector<json>(s.begin(), s.end())
-                                           : std::vector<json>{s};
+    std::vector<const json *> items;
+    if (s.is_array())
+      for (const json &item : s)
+        items.push_back(&item);
+    else
+      items.push_back(&s);
     if (items.size() > 16)
       return bad(error, "at most 16 stop strings", "stop");
-    for (const json &item : items) {
+    for (const json *itemPtr : items) {
+      const json &item = *itemPtr;
       if (!item.is_string() || item.get<std::string>().empty())
         return bad(error, "'stop' must be a non-empty string or an array of them", "stop");
       g.stop.push_back(item.get<std::string>());
@@ -267,8 +305,8 @@ bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &
       for (const json &t : *one) {
         int64_t id = 0;
         if (!asInteger(t, id) || id < 0 || id >= limits.vocab)
-          return bad(error, "token id " + t.dump() + " is outside the vocabulary (" +
-                                std::to_string(limits.vocab) + " ids)",
+          return bad(error, "token ids must be in the vocabulary [0, " + std::to_string(limits.vocab) +
+                                "); one is " + (asInteger(t, id) ? std::to_string(id) : "not"),
                      "prompt");
         g.prompt.push_back(int32_t(id));
       }
@@ -298,7 +336,7 @@ bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &
       return bad(error, "the prompt has " + std::to_string(promptLen) +
                             " tokens; this model's context is " + std::to_string(limits.context),
                  chat ? "messages" : "prompt");
-    if (promptLen + g.maxTokens > limits.context) {
+    if (g.maxTokens > limits.context - promptLen) { // no overflow near 2^63
       bool explicitMax = j.contains("max_tokens") || j.contains("max_completion_tokens");
       if (explicitMax)
         return bad(error, "the prompt (" + std::to_string(promptLen) + " tokens) plus max_tokens (" +

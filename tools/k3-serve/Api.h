@@ -49,6 +49,16 @@ struct Generation {
   std::vector<int32_t> stopIds; ///< end-of-turn / eos ids
 };
 
+/// Bodies nested deeper than this are refused before parsing: nlohmann's
+/// dump and copies recurse, and a hostile body must not exhaust a stack.
+constexpr int kMaxJsonDepth = 64;
+
+/// Parses `body` as JSON (a 400 for bad JSON or nesting past kMaxJsonDepth).
+bool parseBody(const std::string &body, nlohmann::json &out, ApiError &error);
+
+/// JSON text that never throws: invalid UTF-8 becomes U+FFFD.
+std::string dumpJson(const nlohmann::json &j);
+
 /// Parses a request body. `chat` selects /v1/chat/completions; `format` is
 /// the tokenizer's chat format (null when it has none: chat is then a 400).
 bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &tokenizer,

@@ -67,12 +67,30 @@ std::string Metrics::prometheus() {
   return out;
 }
 
+namespace {
+
+void finishJob(Job &job, const std::string &error, bool refused) {
+  {
+    std::lock_guard<std::mutex> lock(job.m);
+    job.done = true;
+    job.error = error;
+    job.refused = refused;
+  }
+  job.cv.notify_all();
+}
+
+} // namespace
+
 void Scheduler::enqueue(const std::shared_ptr<Job> &job) {
   {
     std::lock_guard<std::mutex> lock(m);
-    inbox.push_back(job);
+    if (!stopping) {
+      inbox.push_back(job);
+      cv.notify_one();
+      return;
+    }
   }
-  cv.notify_one();
+  finishJob(*job, "the server is shutting down", false); // outside m: lock order
 }
 
 void Scheduler::poke() {
@@ -99,20 +117,6 @@ void Scheduler::publishGauges() {
   metrics.pagesFree = s.freePages;
   metrics.pagesUsed = s.pages - s.freePages;
 }
-
-namespace {
-
-void finishJob(Job &job, const std::string &error, bool refused) {
-  {
-    std::lock_guard<std::mutex> lock(job.m);
-    job.done = true;
-    job.error = error;
-    job.refused = refused;
-  }
-  job.cv.notify_all();
-}
-
-} // namespace
 
 void Scheduler::run() {
   std::vector<k3rt::RequestEvent> events;
@@ -214,8 +218,14 @@ void Scheduler::run() {
   // Shutting down: nobody waits for an answer any more.
   for (auto &[h, job] : live)
     finishJob(*job, "the server is shutting down", false);
-  std::lock_guard<std::mutex> lock(m);
-  for (const std::shared_ptr<Job> &job : inbox)
+  // Jobs queued since: taken under m, finished outside it (an HTTP thread
+  // takes a job's lock, then m, in poke(); never the other way round).
+  std::deque<std::shared_ptr<Job>> left;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    left.swap(inbox);
+  }
+  for (const std::shared_ptr<Job> &job : left)
     finishJob(*job, "the server is shutting down", false);
 }
 

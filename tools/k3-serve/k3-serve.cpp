@@ -187,6 +187,13 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
     if (o.modelName.size() > 4 && o.modelName.compare(o.modelName.size() - 4, 4, ".k3b") == 0)
       o.modelName.resize(o.modelName.size() - 4);
   }
+  // It goes into every response.
+  size_t bad = 0;
+  if (!k3rt::validUtf8(o.modelName, bad)) {
+    error = "the model name '" + k3rt::sanitizeUtf8(o.modelName) +
+            "' is not valid UTF-8 (byte " + std::to_string(bad) + "); give --model-name";
+    return false;
+  }
   return true;
 }
 
@@ -249,7 +256,7 @@ struct Server {
 
 void sendError(httplib::Response &res, const ApiError &e) {
   res.status = e.status;
-  res.set_content(e.body().dump(), "application/json");
+  res.set_content(dumpJson(e.body()), "application/json");
 }
 
 void sendError(httplib::Response &res, int status, const std::string &message,
@@ -284,12 +291,15 @@ struct Reader {
   const k3rt::Tokenizer &tok;
   size_t consumed = 0;      ///< job tokens read
   bool stopped = false;     ///< a stop string or stop id ended it
-  /// The text of tokens[consumed..]; sets `stopped`.
+  /// The text of tokens[consumed..]; sets `stopped`. At a stop id the text
+  /// held back (a possible stop string's start, a character's first bytes)
+  /// is released, since nothing more will come.
   std::string read(const std::vector<int32_t> &tokens) {
     std::string text;
     while (consumed < tokens.size() && !stopped) {
       int32_t t = tokens[consumed++];
       if (std::find(stopIds.begin(), stopIds.end(), t) != stopIds.end()) {
+        text += tail();
         stopped = true;
         break;
       }
@@ -298,9 +308,11 @@ struct Reader {
     }
     return text;
   }
-  std::string finish() {
-    if (stopped)
-      return {};
+  /// At the end of generation (max_tokens): what is still held back.
+  std::string finish() { return stopped ? std::string() : tail(); }
+
+private:
+  std::string tail() {
     bool s = false;
     std::string text = matcher.feed(stream.flush(), s);
     stopped = s;
@@ -347,6 +359,7 @@ void handleGeneration(Server &s, const httplib::Request &req, httplib::Response 
       job->cv.wait_for(lock, std::chrono::milliseconds(100));
       if (!job->admitted && !job->done && peerGone(fd)) {
         job->cancel = true;
+        lock.unlock(); // never hold a job's lock while taking the scheduler's
         s.scheduler->poke();
         return; // nobody to answer
       }
@@ -360,18 +373,21 @@ void handleGeneration(Server &s, const httplib::Request &req, httplib::Response 
   auto reader = std::make_shared<Reader>(*s.tok, g);
 
   // Waits for tokens (or the end); false when the client went away.
-  auto next = [&s, job, fd](std::vector<int32_t> &tokens, bool &done, std::string &error) {
+  auto next = [&s, job, fd](std::vector<int32_t> &tokens, bool &done, std::string &error,
+                            int64_t &hit) {
     std::unique_lock<std::mutex> lock(job->m);
     for (;;) {
       if (job->tokens.size() > tokens.size() || job->done) {
         tokens = job->tokens;
         done = job->done;
         error = job->error;
+        hit = job->prefixHitTokens;
         return true;
       }
       job->cv.wait_for(lock, std::chrono::milliseconds(100));
       if (!job->done && peerGone(fd)) {
         job->cancel = true;
+        lock.unlock(); // never hold a job's lock while taking the scheduler's
         s.scheduler->poke();
         return false;
       }
@@ -389,9 +405,10 @@ void handleGeneration(Server &s, const httplib::Request &req, httplib::Response 
   if (!g.stream) {
     std::vector<int32_t> tokens;
     bool done = false;
+    int64_t hit = 0;
     std::string error, text;
     while (!done && !reader->stopped) {
-      if (!next(tokens, done, error))
+      if (!next(tokens, done, error, hit))
         return;
       text += reader->read(tokens);
     }
@@ -409,8 +426,8 @@ void handleGeneration(Server &s, const httplib::Request &req, httplib::Response 
       choice["text"] = text;
     json body = {{"id", id},           {"object", object},
                  {"created", created}, {"model", model},
-                 {"choices", {choice}}, {"usage", usage(g, reader->consumed, job->prefixHitTokens)}};
-    res.set_content(body.dump(), "application/json");
+                 {"choices", {choice}}, {"usage", usage(g, reader->consumed, hit)}};
+    res.set_content(dumpJson(body), "application/json");
     return;
   }
 
@@ -433,59 +450,71 @@ void handleGeneration(Server &s, const httplib::Request &req, httplib::Response 
                   {"model", model},     {"choices", {choice}}};
     if (g.includeUsage)
       chunk["usage"] = nullptr;
-    return "data: " + chunk.dump() + "\n\n";
+    return "data: " + dumpJson(chunk) + "\n\n";
+  };
+  // The stream: one SSE event per step that produced text.
+  auto provide = [=, &s](httplib::DataSink &sink) -> bool {
+      auto write = [&](const std::string &data) { return sink.write(data.data(), data.size()); };
+      auto gone = [&] {
+        job->cancel = true;
+        s.scheduler->poke();
+        return false;
+      };
+      if (chat && !write(event("", nullptr, true)))
+        return gone();
+      std::vector<int32_t> tokens;
+      bool done = false;
+      int64_t hit = 0;
+      std::string error;
+      while (!done && !reader->stopped) {
+        if (!next(tokens, done, error, hit))
+          return false;
+        std::string text = reader->read(tokens);
+        if (!text.empty() && !write(event(text, nullptr, false)))
+          return gone();
+      }
+      std::string tail;
+      if (reader->stopped)
+        stopEngine();
+      else
+        tail = reader->finish();
+      if (!error.empty() && error != "cancelled") {
+        // Headers are out: the error goes in the stream, as peers do.
+        ApiError e;
+        e.status = 500;
+        e.type = "server_error";
+        e.message = "generation failed: " + error;
+        write("data: " + dumpJson(e.body()) + "\n\n");
+        sink.done();
+        return true;
+      }
+      if (!write(event(tail, reader->stopped ? "stop" : "length", false)))
+        return gone();
+      if (g.includeUsage) {
+        json last = {{"id", id},          {"object", chunkObject},
+                     {"created", created}, {"model", model},
+                     {"choices", json::array()},
+                     {"usage", usage(g, reader->consumed, hit)}};
+        if (!write("data: " + dumpJson(last) + "\n\n"))
+          return gone();
+      }
+      if (!write("data: [DONE]\n\n"))
+        return gone();
+      sink.done();
+      return true;
   };
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
       [=, &s](size_t, httplib::DataSink &sink) {
-        auto write = [&](const std::string &data) { return sink.write(data.data(), data.size()); };
-        auto gone = [&] {
+        // httplib 0.11 does not catch what a content provider throws.
+        try {
+          return provide(sink);
+        } catch (...) {
           job->cancel = true;
           s.scheduler->poke();
           return false;
-        };
-        if (chat && !write(event("", nullptr, true)))
-          return gone();
-        std::vector<int32_t> tokens;
-        bool done = false;
-        std::string error;
-        while (!done && !reader->stopped) {
-          if (!next(tokens, done, error))
-            return false;
-          std::string text = reader->read(tokens);
-          if (!text.empty() && !write(event(text, nullptr, false)))
-            return gone();
         }
-        std::string tail;
-        if (reader->stopped)
-          stopEngine();
-        else
-          tail = reader->finish();
-        if (!error.empty() && error != "cancelled") {
-          // Headers are out: the error goes in the stream, as peers do.
-          ApiError e;
-          e.status = 500;
-          e.type = "server_error";
-          e.message = "generation failed: " + error;
-          write("data: " + e.body().dump() + "\n\n");
-          sink.done();
-          return true;
-        }
-        if (!write(event(tail, reader->stopped ? "stop" : "length", false)))
-          return gone();
-        if (g.includeUsage) {
-          json last = {{"id", id},          {"object", chunkObject},
-                       {"created", created}, {"model", model},
-                       {"choices", json::array()},
-                       {"usage", usage(g, reader->consumed, job->prefixHitTokens)}};
-          if (!write("data: " + last.dump() + "\n\n"))
-            return gone();
-        }
-        if (!write("data: [DONE]\n\n"))
-          return gone();
-        sink.done();
-        return true;
       },
       [job, &s](bool success) {
         // The client went away mid-stream, or the stream ended: either way
@@ -499,8 +528,12 @@ void handleGeneration(Server &s, const httplib::Request &req, httplib::Response 
 
 /// The JSON object of a request body, or a 400.
 bool bodyObject(const httplib::Request &req, httplib::Response &res, json &j) {
-  j = json::parse(req.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+  ApiError e;
+  if (!parseBody(req.body, j, e)) {
+    sendError(res, e);
+    return false;
+  }
+  if (!j.is_object()) {
     sendError(res, 400, "the body must be a JSON object");
     return false;
   }
@@ -544,7 +577,7 @@ void handleTokenize(Server &s, const httplib::Request &req, httplib::Response &r
     return sendError(res, 400, m);
   }
   json out = {{"tokens", ids}, {"count", ids.size()}, {"max_model_len", contextJson(s)}};
-  res.set_content(out.dump(), "application/json");
+  res.set_content(dumpJson(out), "application/json");
 }
 
 void handleDetokenize(Server &s, const httplib::Request &req, httplib::Response &res) {
@@ -558,8 +591,8 @@ void handleDetokenize(Server &s, const httplib::Request &req, httplib::Response 
   std::vector<int32_t> ids;
   for (const json &t : j["tokens"]) {
     if (!t.is_number_integer() || t.get<long long>() < 0 || t.get<long long>() >= s.tok->size())
-      return sendError(res, 400, "token id " + t.dump() + " is outside the tokenizer's " +
-                                     std::to_string(s.tok->size()) + " ids");
+      return sendError(res, 400, "'tokens' must be integers in [0, " +
+                                     std::to_string(s.tok->size()) + ")");
     ids.push_back(int32_t(t.get<long long>()));
   }
   std::string bytes;
@@ -568,7 +601,7 @@ void handleDetokenize(Server &s, const httplib::Request &req, httplib::Response 
     k3rt_status_free(st);
     return sendError(res, 400, m);
   }
-  res.set_content(json{{"prompt", k3rt::sanitizeUtf8(bytes)}}.dump(), "application/json");
+  res.set_content(dumpJson(json{{"prompt", k3rt::sanitizeUtf8(bytes)}}), "application/json");
 }
 
 /// `max_position_embeddings` or `model_max_length` of the binary's config.
@@ -613,6 +646,7 @@ int main(int argc, char **argv) {
   httplib::Server http;
   const long long httpThreads = o.httpThreads;
   http.new_task_queue = [httpThreads] { return new httplib::ThreadPool(size_t(httpThreads)); };
+  http.set_payload_max_length(size_t(64) << 20); // a 64 MiB body at most (413 past it)
   http.set_logger([&s](const httplib::Request &, const httplib::Response &res) {
     std::lock_guard<std::mutex> lock(s.metrics.m);
     ++s.metrics.requestsByStatus[res.status];
@@ -637,7 +671,7 @@ int main(int argc, char **argv) {
               {"created", 0},
               {"owned_by", "k3"},
               {"max_model_len", contextJson(s)}};
-    res.set_content(json{{"object", "list"}, {"data", {m}}}.dump(), "application/json");
+    res.set_content(dumpJson(json{{"object", "list"}, {"data", {m}}}), "application/json");
   });
   http.Get("/metrics", [&s](const httplib::Request &, httplib::Response &res) {
     res.set_content(s.metrics.prometheus(), "text/plain; version=0.0.4");
@@ -684,6 +718,9 @@ int main(int argc, char **argv) {
       std::_Exit(0); // still loading: nothing to finish
     http.stop();
     s.scheduler->stop();
+    // A second signal does not wait for clients that hold on.
+    sigwait(&stop, &sig);
+    std::_Exit(1);
   });
   signalThread.detach();
   auto quit = [&](const std::string &message) {

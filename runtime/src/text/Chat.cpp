@@ -35,7 +35,17 @@ k3rt_status_t chatFormatOf(const Tokenizer &tok, ChatFormat &format) {
   for (const char *m : {"<|im_user|>", "<|im_assistant|>", "<|im_middle|>", "<|im_end|>"})
     kimi = kimi && t.find(m) != std::string::npos && tok.special(m);
   if (kimi) {
-    format = ChatFormat::Kimi;
+    format = ChatFormat();
+    // The literal the template puts in a system turn it adds itself.
+    const std::string open = "<|im_system|>system<|im_middle|>";
+    for (size_t at = t.find(open); at != std::string::npos; at = t.find(open, at + 1)) {
+      size_t from = at + open.size(), end = t.find("<|im_end|>", from);
+      if (end != std::string::npos && end > from &&
+          t.substr(from, end - from).find_first_of("{}") == std::string::npos) {
+        format.defaultSystem = t.substr(from, end - from);
+        break;
+      }
+    }
     return nullptr;
   }
   std::string head = sanitizeUtf8(t.substr(0, 60));
@@ -46,11 +56,11 @@ k3rt_status_t chatFormatOf(const Tokenizer &tok, ChatFormat &format) {
                         "<|im_middle|>, <|im_end|> as special tokens)");
 }
 
-k3rt_status_t renderChat(ChatFormat, const std::vector<ChatMessage> &messages,
+k3rt_status_t renderChat(const ChatFormat &format, const std::vector<ChatMessage> &messages,
                          bool addGenerationPrompt, std::string &text) {
   text.clear();
-  if (messages.empty() || messages[0].role != "system")
-    text += std::string("<|im_system|>system<|im_middle|>") + kKimiDefaultSystem + "<|im_end|>";
+  if ((messages.empty() || messages[0].role != "system") && !format.defaultSystem.empty())
+    text += "<|im_system|>system<|im_middle|>" + format.defaultSystem + "<|im_end|>";
   for (const ChatMessage &m : messages) {
     if (m.role != "system" && m.role != "user" && m.role != "assistant")
       return makeStatus(K3RT_INVALID_ARGUMENT, "unsupported message role '" + m.role +

@@ -5,7 +5,7 @@
 // known templates are recognised and rendered by hand. Known: the Kimi
 // format (Kimi K2, Kimi Linear; K3 ships the same tokenizer and markers):
 //
-//   <|im_system|>system<|im_middle|>You are Kimi, ...<|im_end|>   (default)
+//   <|im_system|>system<|im_middle|>{the template's default}<|im_end|>
 //   <|im_{role}|>{role}<|im_middle|>{content}<|im_end|>           (each)
 //   <|im_assistant|>assistant<|im_middle|>                       (prompt)
 //
@@ -28,20 +28,25 @@ struct ChatMessage {
   std::string content;
 };
 
-enum class ChatFormat { Kimi };
+/// A recognised chat template: its kind, and the system prompt it adds when
+/// the messages have none (read from the template's own text).
+struct ChatFormat {
+  enum Kind { Kimi } kind = Kimi;
+  std::string defaultSystem; ///< empty: the template adds none
+};
 
 /// The system prompt the Kimi template adds when the messages have none.
 extern const char *const kKimiDefaultSystem;
 /// A Kimi-format Jinja template (the synthetic tokenizers carry it).
 extern const char *const kKimiChatTemplate;
 
-/// The format of `tokenizer`'s chat_template, or an error naming what was
-/// found.
+/// The format of `tokenizer`'s chat_template (tokenizer_config.json's, else
+/// chat_template.jinja beside it), or an error naming what was found.
 k3rt_status_t chatFormatOf(const Tokenizer &tokenizer, ChatFormat &format);
 
 /// The prompt text for `messages` (special-token strings in it are meant to
 /// be encoded as specials). An unknown role is an error.
-k3rt_status_t renderChat(ChatFormat format, const std::vector<ChatMessage> &messages,
+k3rt_status_t renderChat(const ChatFormat &format, const std::vector<ChatMessage> &messages,
                          bool addGenerationPrompt, std::string &text);
 
 /// The ids that end an assistant turn: <|im_end|> and the eos token.

@@ -96,6 +96,15 @@ const char kReplacement[] = "\xEF\xBF\xBD";
 
 } // namespace
 
+uint32_t Tokenizer::prefixKey(std::string_view s, size_t i) {
+  // The first two bytes (one when that is all): every special token's
+  // bucket, so that a '<' or '[' in text is checked against a few of them.
+  uint32_t key = uint8_t(s[i]);
+  if (i + 1 < s.size())
+    key = key << 8 | uint8_t(s[i + 1]) | 0x10000;
+  return key;
+}
+
 bool validUtf8(std::string_view text, size_t &badOffset) {
   for (size_t i = 0; i < text.size();) {
     int n = utf8Step(text, i);
@@ -206,12 +215,34 @@ std::string kimiPatternForPcre2(std::string_view p, std::string &error) {
     i = end + 1;
   }
   // PCRE2's bare \p{Han} is Script_Extensions; tiktoken's is the Script.
+  // Its \s (with UCP) also takes U+180E, which Unicode's White_Space (Rust
+  // regex's \s, and ICU's) does not: spell White_Space out.
+  static const char kWhiteSpace[] = "\\t\\n\\x0B\\f\\r\\x20\\x85\\xA0\\x{1680}\\x{2000}-\\x{200A}"
+                                    "\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}";
   std::string fixed;
+  int depth = 0; // inside a character class when > 0
   for (size_t k = 0; k < out.size();) {
     if (out.compare(k, 7, "\\p{Han}") == 0) {
       fixed += "\\p{sc:Han}";
       k += 7;
+    } else if (out.compare(k, 2, "\\s") == 0) {
+      fixed += depth ? std::string(kWhiteSpace) : "[" + std::string(kWhiteSpace) + "]";
+      k += 2;
+    } else if (out.compare(k, 2, "\\S") == 0) {
+      if (depth) {
+        error = "\\S inside a character class at offset " + std::to_string(k);
+        return {};
+      }
+      fixed += "[^" + std::string(kWhiteSpace) + "]";
+      k += 2;
+    } else if (out[k] == '\\' && k + 1 < out.size()) {
+      fixed.append(out, k, 2);
+      k += 2;
     } else {
+      if (out[k] == '[')
+        ++depth;
+      else if (out[k] == ']' && depth > 0)
+        --depth;
       fixed += out[k++];
     }
   }
@@ -306,6 +337,12 @@ k3rt_status_t Tokenizer::load(const std::string &dir, std::unique_ptr<Tokenizer>
     k3rt_status_code_t code = k3rt_status_code(s);
     k3rt_status_free(s);
     return makeStatus(code, m);
+  }
+  // Newer checkpoints keep the template in a file of its own.
+  if (out->templateText.empty()) {
+    std::string jinja = readFile(dir + "/chat_template.jinja", ok);
+    if (ok)
+      out->templateText = jinja;
   }
   return nullptr;
 }
@@ -404,8 +441,8 @@ k3rt_status_t Tokenizer::fromText(std::string_view rankText, std::string_view co
       t->specialText[size_t(id - base)] = text;
     }
   }
-  for (const std::string &s : t->specialText)
-    t->firstByte[uint8_t(s[0])] = true;
+  for (int32_t k = 0; k < t->numSpecial; ++k)
+    t->specialsByPrefix[prefixKey(t->specialText[size_t(k)], 0)].push_back(k);
   for (int32_t k = 0; k < t->numSpecial; ++k)
     if (!t->specialIds.emplace(t->specialText[size_t(k)], base + k).second)
       return invalid("tokenizer_config.json: special token " + t->specialText[size_t(k)] +
@@ -510,32 +547,42 @@ void Tokenizer::bytePairMerge(std::string_view piece, std::vector<int32_t> &ids)
     ids.push_back(rankOf(i, end[i]));
 }
 
+/// What one thread needs to match: match data and a JIT stack. The letter
+/// alternatives backtrack per character: a 25,000-character run needs about
+/// 2 MiB of JIT stack (PCRE2's default is 32 KiB); mapped lazily. One per
+/// encode call, so concurrent encodes never share one.
+struct Tokenizer::MatchState {
+  explicit MatchState(const pcre2_code *code)
+      : md(pcre2_match_data_create_from_pattern(code, nullptr)),
+        mc(pcre2_match_context_create(nullptr)),
+        stack(pcre2_jit_stack_create(64 << 10, 32 << 20, nullptr)) {
+    pcre2_jit_stack_assign(mc, nullptr, stack);
+  }
+  ~MatchState() {
+    pcre2_jit_stack_free(stack);
+    pcre2_match_context_free(mc);
+    pcre2_match_data_free(md);
+  }
+  pcre2_match_data *md;
+  pcre2_match_context *mc;
+  pcre2_jit_stack *stack;
+};
+
 template <typename F>
-k3rt_status_t Tokenizer::split(std::string_view text, F &&each) const {
-  if (text.empty())
-    return nullptr;
-  pcre2_match_data *md = pcre2_match_data_create_from_pattern(regex->code, nullptr);
-  // The letter alternatives backtrack per character: a 25,000-character run
-  // needs about 2 MiB of JIT stack (the default is 32 KiB). Mapped lazily;
-  // one per call, so concurrent encodes never share one.
-  pcre2_match_context *mc = pcre2_match_context_create(nullptr);
-  pcre2_jit_stack *stack = pcre2_jit_stack_create(64 << 10, 32 << 20, nullptr);
-  pcre2_jit_stack_assign(mc, nullptr, stack);
+k3rt_status_t Tokenizer::split(std::string_view text, MatchState &st, F &&each) const {
   size_t at = 0;
-  k3rt_status_t status = nullptr;
   while (at < text.size()) {
     int rc = pcre2_match(regex->code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), at,
-                         PCRE2_NO_UTF_CHECK, md, mc);
+                         PCRE2_NO_UTF_CHECK, st.md, st.mc);
     if (rc == PCRE2_ERROR_NOMATCH)
       break;
     if (rc < 0) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(rc, msg, sizeof msg);
-      status = makeStatus(K3RT_INTERNAL, std::string("pre-tokenizer match failed: ") +
-                                             reinterpret_cast<char *>(msg));
-      break;
+      return makeStatus(K3RT_INTERNAL, std::string("pre-tokenizer match failed: ") +
+                                           reinterpret_cast<char *>(msg));
     }
-    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(st.md);
     size_t b = ov[0], e = ov[1];
     if (e == b) { // cannot happen with Kimi's pattern; step one character
       int n = utf8Step(text, b);
@@ -545,14 +592,12 @@ k3rt_status_t Tokenizer::split(std::string_view text, F &&each) const {
     each(b, e);
     at = e;
   }
-  pcre2_jit_stack_free(stack);
-  pcre2_match_context_free(mc);
-  pcre2_match_data_free(md);
-  return status;
+  return nullptr;
 }
 
-k3rt_status_t Tokenizer::encodeOrdinary(std::string_view text, std::vector<int32_t> &ids) const {
-  return split(text, [&](size_t b, size_t e) { bytePairMerge(text.substr(b, e - b), ids); });
+k3rt_status_t Tokenizer::encodeOrdinary(std::string_view text, MatchState &st,
+                                        std::vector<int32_t> &ids) const {
+  return split(text, st, [&](size_t b, size_t e) { bytePairMerge(text.substr(b, e - b), ids); });
 }
 
 k3rt_status_t Tokenizer::pieces(std::string_view text,
@@ -561,7 +606,8 @@ k3rt_status_t Tokenizer::pieces(std::string_view text,
   if (!validUtf8(text, bad))
     return invalid("the text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   out.clear();
-  return split(text, [&](size_t b, size_t e) { out.emplace_back(b, e); });
+  MatchState st(regex->code);
+  return split(text, st, [&](size_t b, size_t e) { out.emplace_back(b, e); });
 }
 
 k3rt_status_t Tokenizer::encode(std::string_view text, bool specials,
@@ -569,6 +615,7 @@ k3rt_status_t Tokenizer::encode(std::string_view text, bool specials,
   size_t bad = 0;
   if (!validUtf8(text, bad))
     return invalid("the text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  MatchState st(regex->code);
   // 400,000-code-point chunks, then runs of one whitespace class.
   size_t chunkStart = 0;
   while (chunkStart < text.size() || (text.empty() && chunkStart == 0)) {
@@ -584,26 +631,30 @@ k3rt_status_t Tokenizer::encode(std::string_view text, bool specials,
       // leftmost position); the text between is ordinary.
       size_t from = 0;
       for (size_t i = 0; specials && i < run.size(); ++i) {
-        if (!firstByte[uint8_t(run[i])])
-          continue;
+        // Two-byte prefixes, and the one-byte specials (if any) on their own.
         size_t best = 0;
         int32_t bestId = -1;
-        for (int32_t k = 0; k < numSpecial; ++k) {
-          const std::string &s = specialText[size_t(k)];
-          if (s.size() > best && run.compare(i, s.size(), s) == 0) {
-            best = s.size();
-            bestId = baseTokens() + k;
+        for (uint32_t key : {prefixKey(run, i), uint32_t(uint8_t(run[i]))}) {
+          auto bucket = specialsByPrefix.find(key);
+          if (bucket == specialsByPrefix.end())
+            continue;
+          for (int32_t k : bucket->second) {
+            const std::string &s = specialText[size_t(k)];
+            if (s.size() > best && run.compare(i, s.size(), s) == 0) {
+              best = s.size();
+              bestId = baseTokens() + k;
+            }
           }
         }
         if (bestId < 0)
           continue;
-        if (k3rt_status_t s = encodeOrdinary(run.substr(from, i - from), ids))
+        if (k3rt_status_t s = encodeOrdinary(run.substr(from, i - from), st, ids))
           return s;
         ids.push_back(bestId);
         from = i + best;
         i = from - 1;
       }
-      if (k3rt_status_t s = encodeOrdinary(run.substr(from), ids))
+      if (k3rt_status_t s = encodeOrdinary(run.substr(from), st, ids))
         return s;
     }
     if (text.empty())

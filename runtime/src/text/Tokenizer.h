@@ -84,9 +84,13 @@ public:
 
 private:
   Tokenizer();
-  k3rt_status_t encodeOrdinary(std::string_view text, std::vector<int32_t> &ids) const;
+  struct MatchState;
+  k3rt_status_t encodeOrdinary(std::string_view text, MatchState &st,
+                               std::vector<int32_t> &ids) const;
   /// Calls `each(begin, end)` for every pattern match in `text`.
-  template <typename F> k3rt_status_t split(std::string_view text, F &&each) const;
+  template <typename F>
+  k3rt_status_t split(std::string_view text, MatchState &st, F &&each) const;
+  static uint32_t prefixKey(std::string_view s, size_t i);
   void bytePairMerge(std::string_view piece, std::vector<int32_t> &ids) const;
 
   std::vector<std::string> bytes;                        ///< id -> bytes
@@ -94,7 +98,8 @@ private:
   int32_t numSpecial = 0;
   std::vector<std::string> specialText;                  ///< id - base -> text
   std::unordered_map<std::string, int32_t> specialIds;
-  bool firstByte[256] = {}; ///< some special token starts with this byte
+  /// Special tokens (id - base) by their first two bytes.
+  std::unordered_map<uint32_t, std::vector<int32_t>> specialsByPrefix;
   std::string templateText, bos, eos;
   struct Regex;
   std::unique_ptr<Regex> regex;

@@ -251,6 +251,9 @@ function corpus() {
   add("leading_spaces_words", "   leading and    inner   spaces");
   add("punct_runs", "!!! ??? ... --- *** ;;; ::: \"\"\" ''' ``` ~~~ <=> != ==> ->");
   add("punct_then_newlines", "end.\n\n\nnext;\r\n\r\n");
+  // Whitespace by Unicode's White_Space (Rust regex's \s), which U+180E is
+  // not, next to the separators that are.
+  add("mongolian_vowel_separator", "  \u180e a\u180e\u180e b \u2000\u205f\u3000c\u200b d");
   add("emoji_basic", "I ❤️ pizza 🍕 and 😀😃😄!");
   add("emoji_zwj_and_flags", "👨‍👩‍👧‍👦 family, 🏳️‍🌈 flag, 🇯🇵🇺🇸🇩🇪 flags, 👍🏽 tone");
   add("combining_marks", "cafe\u0301 e\u0301te\u0301 n\u0303 a\u0300\u0301\u0302 Z\u0351\u0352\u0353");
