@@ -6,7 +6,8 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=${K3_BUILD_DIR:-$root/build}
+# Absolute: the client tests run from test/Serve.
+build=$(realpath -m "${K3_BUILD_DIR:-$root/build}")
 lit=${LLVM_EXTERNAL_LIT:-/usr/lib/llvm-22/bin/lit}
 
 "$root/tools/scripts/setup.sh" || { echo "0 passed, 1 failed (set-up/build failed)"; exit 1; }
