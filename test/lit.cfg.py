@@ -13,7 +13,7 @@ config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.k3_obj_root, "test")
 # Unit/ holds GoogleTest sources run by CTest, not lit tests.
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit", "Inputs", "Reference", "FakeCuda", "device", "node_modules"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit", "Inputs", "Reference", "FakeCuda", "device", "node_modules", "Fuzz"]
 
 # Captures reset at every CHECK-LABEL; `$`-prefixed names stay global.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
