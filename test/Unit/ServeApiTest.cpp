@@ -92,6 +92,10 @@ TEST(ServeApi, RefusedWithTheField) {
   EXPECT_EQ(f.error("[]"), "the body must be a JSON object");
   EXPECT_EQ(f.error(R"({"prompt": "x", "n": 2})"), "only n = 1 is supported");
   EXPECT_EQ(f.error(R"({"prompt": "x", "frobnicate": 1})"), "unsupported field 'frobnicate'");
+  // What a client wrote stays on one line (found by fuzz-serve-request).
+  EXPECT_EQ(f.error(R"({"prompt": "x", "a\nb\u0001": 1})"), "unsupported field 'a\\nb\\x01'");
+  EXPECT_EQ(f.error(R"({"messages": [{"role": "x\ny", "content": "c"}]})", true),
+            "unsupported message role 'x\\ny' (system, user or assistant)");
   EXPECT_EQ(f.error(R"({"prompt": "x", "messages": []})"), "unsupported field 'messages'");
   EXPECT_EQ(f.error(R"({"prompt": "x", "logprobs": 2})"), "'logprobs' is not supported");
   EXPECT_EQ(f.error(R"({"prompt": "x", "model": "other"})", false, &status),

@@ -146,13 +146,13 @@ bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &
   static const std::set<std::string> completionOnly = {"prompt", "echo", "best_of", "suffix"};
   for (const auto &[key, value] : j.items())
     if (!common.count(key) && !(chat ? chatOnly : completionOnly).count(key))
-      return bad(error, "unsupported field '" + key + "'", key);
+      return bad(error, "unsupported field '" + k3rt::printable(key) + "'", key);
 
   if (j.contains("model") && !j["model"].is_null()) {
     if (!j["model"].is_string())
       return bad(error, "'model' must be a string", "model");
     if (j["model"].get<std::string>() != limits.model)
-      return bad(error, "the model '" + j["model"].get<std::string>() +
+      return bad(error, "the model '" + k3rt::printable(j["model"].get<std::string>()) +
                             "' does not exist (this server has '" + limits.model + "')",
                  "model", 404);
   }
@@ -174,7 +174,8 @@ bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &
       return bad(error, "'stream_options' needs 'stream': true", "stream_options");
     for (const auto &[key, value] : so.items()) {
       if (key != "include_usage")
-        return bad(error, "unsupported field 'stream_options." + key + "'", "stream_options");
+        return bad(error, "unsupported field 'stream_options." + k3rt::printable(key) + "'",
+                   "stream_options");
       if (!value.is_boolean())
         return bad(error, "'stream_options.include_usage' must be a boolean", "stream_options");
       g.includeUsage = value.get<bool>();

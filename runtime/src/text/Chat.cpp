@@ -48,8 +48,7 @@ k3rt_status_t chatFormatOf(const Tokenizer &tok, ChatFormat &format) {
     }
     return nullptr;
   }
-  std::string head = sanitizeUtf8(t.substr(0, 60));
-  std::replace(head.begin(), head.end(), '\n', ' ');
+  std::string head = printable(t, 60);
   return makeStatus(K3RT_UNIMPLEMENTED,
                     "unrecognised chat_template (it begins '" + head +
                         "'): k3 knows the Kimi format (<|im_user|>, <|im_assistant|>, "
@@ -63,7 +62,7 @@ k3rt_status_t renderChat(const ChatFormat &format, const std::vector<ChatMessage
     text += "<|im_system|>system<|im_middle|>" + format.defaultSystem + "<|im_end|>";
   for (const ChatMessage &m : messages) {
     if (m.role != "system" && m.role != "user" && m.role != "assistant")
-      return makeStatus(K3RT_INVALID_ARGUMENT, "unsupported message role '" + m.role +
+      return makeStatus(K3RT_INVALID_ARGUMENT, "unsupported message role '" + printable(m.role) +
                                                    "' (system, user or assistant)");
     text += "<|im_" + m.role + "|>" + m.role + "<|im_middle|>" + m.content + "<|im_end|>";
   }

@@ -132,6 +132,35 @@ std::string sanitizeUtf8(std::string_view bytes) {
   return out;
 }
 
+std::string printable(std::string_view text, size_t max) {
+  std::string clean = sanitizeUtf8(text), out;
+  for (size_t i = 0; i < clean.size(); ++i) {
+    if (out.size() >= max) {
+      // Whole characters only: back off to a lead byte.
+      while (!out.empty() && (uint8_t(out.back()) & 0xC0) == 0x80)
+        out.pop_back();
+      if (!out.empty() && uint8_t(out.back()) >= 0xC0)
+        out.pop_back();
+      return out + "...";
+    }
+    uint8_t c = uint8_t(clean[i]);
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c < 0x20 || c == 0x7F) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
 std::vector<std::pair<size_t, size_t>> splitRuns(std::string_view text, size_t maxRun) {
   // tokenization_kimi.py's _split_whitespaces_or_nonwhitespaces, over code
   // points (the text is valid UTF-8 here).

@@ -129,6 +129,10 @@ private:
 /// `bytes` with every invalid UTF-8 sequence replaced by U+FFFD.
 std::string sanitizeUtf8(std::string_view bytes);
 
+/// `text` fit for a one-line message: valid UTF-8, control characters as
+/// escapes (\n, \t, \xNN), at most `max` bytes then "...".
+std::string printable(std::string_view text, size_t max = 80);
+
 } // namespace k3rt
 
 #endif // RUNTIME_SRC_TEXT_TOKENIZER_H
