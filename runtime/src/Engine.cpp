@@ -145,6 +145,17 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
   return nullptr;
 }
 
+std::string alignPrefillChunk(EngineOptions &e) {
+  if (e.prefillChunk % e.blockTokens == 0)
+    return {};
+  if (e.prefillChunk == EngineOptions().prefillChunk) {
+    e.prefillChunk = (e.prefillChunk / e.blockTokens + 1) * e.blockTokens;
+    return {};
+  }
+  return "--prefill-chunk=" + std::to_string(e.prefillChunk) +
+         " must be a multiple of --block-tokens=" + std::to_string(e.blockTokens);
+}
+
 Engine::Engine(CpuExecutable &exe, const EngineOptions &options) : exe(exe), opt(options) {}
 Engine::~Engine() = default;
 

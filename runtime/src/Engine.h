@@ -53,6 +53,11 @@ struct EngineOptions {
   bool keepLogits = false;
 };
 
+/// The prefill chunk must be whole blocks (snapshots land on boundaries):
+/// the default is rounded up to a multiple of `blockTokens`; a chunk the
+/// user chose that is not one is an error (its message), else "".
+std::string alignPrefillChunk(EngineOptions &options);
+
 struct RequestSpec {
   std::string id;
   std::vector<int32_t> prompt;

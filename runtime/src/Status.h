@@ -23,6 +23,13 @@ inline k3rt_status_t makeStatus(k3rt_status_code_t code, std::string message) {
   return new k3rt_status_s{code, std::move(message)};
 }
 
+/// The message of a failed `status`, which it frees.
+inline std::string takeMessage(k3rt_status_t status) {
+  std::string m = k3rt_status_message(status);
+  k3rt_status_free(status);
+  return m;
+}
+
 } // namespace k3rt
 
 #endif // RUNTIME_SRC_STATUS_H

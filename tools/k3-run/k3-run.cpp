@@ -25,6 +25,7 @@
 #include "runtime/src/Npy.h"
 #include "runtime/src/Sampling.h"
 #include "runtime/src/Session.h"
+#include "runtime/src/Status.h"
 #include "runtime/src/text/Chat.h"
 #include "runtime/src/text/Tokenizer.h"
 #include "tools/k3-run/Requests.h"
@@ -273,17 +274,8 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
               "--function, --generate, sampling flags or --dump-logits";
       return false;
     }
-    k3rt::EngineOptions &e = o.requests.engine;
-    // Only a prefill chunk of whole blocks keeps snapshots on boundaries.
-    if (e.prefillChunk == k3rt::EngineOptions().prefillChunk &&
-        e.prefillChunk % e.blockTokens != 0)
-      e.prefillChunk = (e.prefillChunk / e.blockTokens + 1) * e.blockTokens;
-    if (e.prefillChunk % e.blockTokens != 0) {
-      error = "--prefill-chunk=" + std::to_string(e.prefillChunk) +
-              " must be a multiple of --block-tokens=" + std::to_string(e.blockTokens);
-      return false;
-    }
-    return true;
+    error = k3rt::alignPrefillChunk(o.requests.engine);
+    return error.empty();
   }
   if (o.servingFlag) {
     error = "--max-batch, --no-prefix-cache, --speculate, --block-tokens, --page-blocks, "
@@ -460,8 +452,7 @@ int generate(k3rt::CpuExecutable &exe, const Options &o) {
 int generateText(k3rt::CpuExecutable &exe, const Options &o) {
   std::unique_ptr<k3rt::Tokenizer> tok;
   if (k3rt_status_t s = k3rt::Tokenizer::load(o.tokenizer, tok)) {
-    std::string m = k3rt_status_message(s);
-    k3rt_status_free(s);
+    std::string m = k3rt::takeMessage(s);
     return fail("--tokenizer: " + m);
   }
   std::unique_ptr<k3rt::Session> session;
@@ -478,8 +469,7 @@ int generateText(k3rt::CpuExecutable &exe, const Options &o) {
   std::vector<int32_t> stops;
   if (o.chat) {
     if (k3rt_status_t s = k3rt::chatFormatOf(*tok, format)) {
-      std::string m = k3rt_status_message(s);
-      k3rt_status_free(s);
+      std::string m = k3rt::takeMessage(s);
       return fail("--chat: " + o.tokenizer + ": " + m);
     }
     stops = k3rt::chatStopIds(*tok);
@@ -500,8 +490,7 @@ int generateText(k3rt::CpuExecutable &exe, const Options &o) {
     std::vector<int32_t> ids = pending;
     // Special-token strings are special, as in Kimi's encode and k3-serve.
     if (k3rt_status_t s = tok->encode(text, /*specials=*/true, ids)) {
-      std::string m = k3rt_status_message(s);
-      k3rt_status_free(s);
+      std::string m = k3rt::takeMessage(s);
       return fail("--prompt: " + m);
     }
     if (ids.empty())
@@ -560,8 +549,7 @@ int generateText(k3rt::CpuExecutable &exe, const Options &o) {
       std::string text;
       std::vector<k3rt::ChatMessage> one{{"user", line}};
       if (k3rt_status_t s = k3rt::renderChat(format, one, true, text)) {
-        std::string m = k3rt_status_message(s);
-        k3rt_status_free(s);
+        std::string m = k3rt::takeMessage(s);
         return fail(m);
       }
       if (!messages.empty())

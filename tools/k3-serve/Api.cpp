@@ -6,6 +6,8 @@
 
 #include "tools/k3-serve/Api.h"
 
+#include "runtime/src/Status.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -275,13 +277,11 @@ bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &
     if (!parseMessages(j["messages"], messages, error))
       return false;
     if (k3rt_status_t s = k3rt::renderChat(*format, messages, true, text)) {
-      std::string m = k3rt_status_message(s);
-      k3rt_status_free(s);
+      std::string m = k3rt::takeMessage(s);
       return bad(error, m, "messages");
     }
     if (k3rt_status_t s = tok.encode(text, /*specials=*/true, g.prompt)) {
-      std::string m = k3rt_status_message(s);
-      k3rt_status_free(s);
+      std::string m = k3rt::takeMessage(s);
       return bad(error, m, "messages");
     }
     g.stopIds = k3rt::chatStopIds(tok);
@@ -296,8 +296,7 @@ bool parseGeneration(const std::string &body, bool chat, const k3rt::Tokenizer &
       one = &p[0];
     if (one->is_string()) {
       if (k3rt_status_t s = tok.encode(one->get<std::string>(), /*specials=*/true, g.prompt)) {
-        std::string m = k3rt_status_message(s);
-        k3rt_status_free(s);
+        std::string m = k3rt::takeMessage(s);
         return bad(error, m, "prompt");
       }
     } else if (one->is_array() && std::all_of(one->begin(), one->end(), [](const json &t) {

@@ -6,6 +6,8 @@
 
 #include "tools/k3-serve/Scheduler.h"
 
+#include "runtime/src/Status.h"
+
 #include <cstdio>
 
 namespace k3serve {
@@ -139,8 +141,7 @@ void Scheduler::run() {
       }
       k3rt::RequestHandle h = 0;
       if (k3rt_status_t s = engine.submit(job->spec, h)) {
-        std::string why = k3rt_status_message(s);
-        k3rt_status_free(s);
+        std::string why = k3rt::takeMessage(s);
         finishJob(*job, why, true);
         continue;
       }

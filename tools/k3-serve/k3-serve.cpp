@@ -18,6 +18,7 @@
 #include "runtime/src/Bundle.h"
 #include "runtime/src/CpuExecutable.h"
 #include "runtime/src/Engine.h"
+#include "runtime/src/Status.h"
 #include "runtime/src/text/Chat.h"
 #include "runtime/src/text/Tokenizer.h"
 #include "tools/k3-serve/Api.h"
@@ -170,15 +171,9 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
     error = "no binary (usage: k3-serve MODEL.k3b [--tokenizer=DIR] [--port=8000]; see --help)";
     return false;
   }
-  if (o.engine.prefillChunk % o.engine.blockTokens != 0) {
-    if (o.engine.prefillChunk == k3rt::EngineOptions().prefillChunk)
-      o.engine.prefillChunk = (o.engine.prefillChunk / o.engine.blockTokens + 1) * o.engine.blockTokens;
-    else {
-      error = "--prefill-chunk=" + std::to_string(o.engine.prefillChunk) +
-              " must be a multiple of --block-tokens=" + std::to_string(o.engine.blockTokens);
-      return false;
-    }
-  }
+  error = k3rt::alignPrefillChunk(o.engine);
+  if (!error.empty())
+    return false;
   size_t slash = o.path.rfind('/');
   if (o.tokenizer.empty())
     o.tokenizer = slash == std::string::npos ? "." : o.path.substr(0, slash);
@@ -561,8 +556,7 @@ void handleTokenize(Server &s, const httplib::Request &req, httplib::Response &r
       genPrompt = j["add_generation_prompt"].get<bool>();
     }
     if (k3rt_status_t st = k3rt::renderChat(*s.format, messages, genPrompt, text)) {
-      std::string m = k3rt_status_message(st);
-      k3rt_status_free(st);
+      std::string m = k3rt::takeMessage(st);
       return sendError(res, 400, m);
     }
   } else if (j.contains("prompt") && j["prompt"].is_string()) {
@@ -572,8 +566,7 @@ void handleTokenize(Server &s, const httplib::Request &req, httplib::Response &r
   }
   std::vector<int32_t> ids;
   if (k3rt_status_t st = s.tok->encode(text, true, ids)) {
-    std::string m = k3rt_status_message(st);
-    k3rt_status_free(st);
+    std::string m = k3rt::takeMessage(st);
     return sendError(res, 400, m);
   }
   json out = {{"tokens", ids}, {"count", ids.size()}, {"max_model_len", contextJson(s)}};
@@ -597,8 +590,7 @@ void handleDetokenize(Server &s, const httplib::Request &req, httplib::Response 
   }
   std::string bytes;
   if (k3rt_status_t st = s.tok->decode(ids, bytes)) {
-    std::string m = k3rt_status_message(st);
-    k3rt_status_free(st);
+    std::string m = k3rt::takeMessage(st);
     return sendError(res, 400, m);
   }
   res.set_content(dumpJson(json{{"prompt", k3rt::sanitizeUtf8(bytes)}}), "application/json");
@@ -731,8 +723,7 @@ int main(int argc, char **argv) {
 
   // Load: the tokenizer, the binary, the engine.
   if (k3rt_status_t st = k3rt::Tokenizer::load(o.tokenizer, s.tok)) {
-    std::string m = k3rt_status_message(st);
-    k3rt_status_free(st);
+    std::string m = k3rt::takeMessage(st);
     return quit("--tokenizer: " + m);
   }
   k3rt::ChatFormat format;
@@ -749,8 +740,7 @@ int main(int argc, char **argv) {
   if (k3rt_status_t st = o.syntheticWeights
                              ? k3rt_bundle_open_synthetic(o.path.c_str(), *o.syntheticWeights, &bundle)
                              : k3rt_bundle_open(o.path.c_str(), &bundle)) {
-    std::string m = k3rt_status_message(st);
-    k3rt_status_free(st);
+    std::string m = k3rt::takeMessage(st);
     return quit(m);
   }
   struct Release {
@@ -762,14 +752,12 @@ int main(int argc, char **argv) {
     return quit(o.path + " has GPU kernels; k3-serve runs CPU binaries (compile with --target=cpu)");
   std::unique_ptr<k3rt::CpuExecutable> exe;
   if (k3rt_status_t st = k3rt::CpuExecutable::load(*bundle, exe, nullptr)) {
-    std::string m = k3rt_status_message(st);
-    k3rt_status_free(st);
+    std::string m = k3rt::takeMessage(st);
     return quit(o.path + ": " + m);
   }
   std::unique_ptr<k3rt::Engine> engine;
   if (k3rt_status_t st = k3rt::Engine::create(*exe, o.engine, engine)) {
-    std::string m = k3rt_status_message(st);
-    k3rt_status_free(st);
+    std::string m = k3rt::takeMessage(st);
     return quit(o.path + ": " + m);
   }
   if (s.tok->size() > engine->vocabSize())

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/src/Status.h"
 #include "runtime/src/text/Tokenizer.h"
 
 #include <cerrno>
@@ -60,8 +61,7 @@ int main(int argc, char **argv) {
     return fail("no tokenizer directory (see --help)");
   std::unique_ptr<k3rt::Tokenizer> tok;
   if (k3rt_status_t s = k3rt::Tokenizer::load(dir, tok)) {
-    std::string m = k3rt_status_message(s);
-    k3rt_status_free(s);
+    std::string m = k3rt::takeMessage(s);
     return fail(m);
   }
   std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
@@ -86,8 +86,7 @@ int main(int argc, char **argv) {
     }
     std::string bytes;
     if (k3rt_status_t s = tok->decode(ids, bytes)) {
-      std::string m = k3rt_status_message(s);
-      k3rt_status_free(s);
+      std::string m = k3rt::takeMessage(s);
       return fail(m);
     }
     std::fwrite(bytes.data(), 1, bytes.size(), stdout);
@@ -95,8 +94,7 @@ int main(int argc, char **argv) {
   }
   std::vector<int32_t> ids;
   if (k3rt_status_t s = tok->encode(input, specials, ids)) {
-    std::string m = k3rt_status_message(s);
-    k3rt_status_free(s);
+    std::string m = k3rt::takeMessage(s);
     return fail("stdin: " + m);
   }
   std::string line;
