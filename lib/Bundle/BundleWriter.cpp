@@ -65,7 +65,7 @@ struct Blob {
   std::vector<std::vector<uint8_t>> decoded;
   uint64_t bytes = 0;
   uint64_t offset = 0;
-  uint32_t checksum = 0;
+  uint64_t checksum = 0;
 };
 
 /// The blob of one outlined weight argument (`k3.weight = "<name>"`).
@@ -169,11 +169,10 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
     blob.parts.push_back({blob.decoded.back().data(), blob.decoded.back().size()});
     blob.bytes += blob.decoded.back().size();
   }
-  uint32_t sum = 2166136261u; // FNV-1a over the parts in order
+  ::k3rt::Hash64 sum; // over the parts in order
   for (auto [data, size] : blob.parts)
-    for (size_t i = 0; i < size; ++i)
-      sum = (sum ^ data[i]) * 16777619u;
-  blob.checksum = sum;
+    sum.update(data, size);
+  blob.checksum = sum.digest();
   seen[name] = blobs.size();
   blobs.push_back(std::move(blob));
   return true;
@@ -348,7 +347,8 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
           hostKernel = uint32_t(kernels.size());
           kernels.push_back(fb::CreateKernelDirect(
               b, fn.getName().str().c_str(), target, &code.hostObject, nullptr, nullptr,
-              nullptr, 0, shared ? 0 : uint32_t(args.size()), -1, -1, code.cpu.c_str()));
+              nullptr, 0, shared ? 0 : uint32_t(args.size()), -1, -1, code.cpu.c_str(),
+              ::k3rt::hash64(code.hostObject.data(), code.hostObject.size())));
         }
         std::vector<fb::GridDim> grid(3, fb::GridDim(1, 0, 1));
         steps.push_back(fb::CreateStepDirect(b, *hostKernel, &grid, &args));
@@ -357,11 +357,15 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
                                                &ins, &outs, &steps, 0));
     }
     // Device kernels: launched by the host objects, never by a step.
-    for (const DeviceKernel &k : code.deviceKernels)
+    for (const DeviceKernel &k : code.deviceKernels) {
+      ::k3rt::Hash64 sum; // as k3rt::kernelChecksum: PTX, then cubin
+      sum.update(k.ptx.data(), k.ptx.size());
+      sum.update(k.cubin.data(), k.cubin.size());
       kernels.push_back(fb::CreateKernelDirect(
           b, k.name.c_str(), target, nullptr, k.ptx.c_str(),
           k.cubin.empty() ? nullptr : &k.cubin, &k.block, k.sharedMemoryBytes, 0,
-          k.registers, k.spillBytes, nullptr));
+          k.registers, k.spillBytes, nullptr, sum.digest()));
+    }
     auto root = fb::CreateBundleDirect(b, ::k3rt::kFormatVersion, "k3-compile",
                                        target, cfg, &ls, cg, &eps,
                                        &kernels, &weights, 0);
@@ -384,6 +388,7 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
   h.weightsSize = relative;
   h.fileSize = omitWeights ? base : base + relative;
   h.flags = omitWeights ? ::k3rt::kFlagWeightsOmitted : 0;
+  h.flatbufferChecksum = ::k3rt::hash64(b.GetBufferPointer(), b.GetSize());
 
   // Written beside the target and renamed once verified, so a failure never
   // leaves a half-written or unverified binary under the requested name.

@@ -12,6 +12,7 @@
 #include "lib/Model/Synthetic.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -52,6 +53,36 @@ bool printable(const flatbuffers::String *s) {
     if (c < 0x20 || c == 0x7f)
       return false;
   return true;
+}
+
+std::string hex(uint64_t v) {
+  char buf[19];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+/// Each kernel's code against its code_checksum. Tables may be shared, so
+/// the bytes hashed are bounded by the flatbuffer's size (each byte once in
+/// a file without sharing).
+k3rt_status_t checkKernelCode(const Bundle &root, uint64_t flatbufferSize) {
+  if (!root.kernels())
+    return nullptr;
+  uint64_t hashed = 0;
+  for (size_t i = 0; i < root.kernels()->size(); ++i) {
+    const Kernel *k = root.kernels()->Get(i);
+    uint64_t bytes = (k->object() ? k->object()->size() : 0) + (k->ptx() ? k->ptx()->size() : 0) +
+                     (k->cubin() ? k->cubin()->size() : 0);
+    if ((hashed += bytes) > flatbufferSize)
+      return corrupt("kernels: their code adds up to more than the flatbuffer's " +
+                     std::to_string(flatbufferSize) + " bytes (tables shared)");
+    uint64_t sum = kernelChecksum(*k);
+    if (sum != k->code_checksum())
+      return corrupt(at("kernels", i) +
+                     (printable(k->name()) ? " '" + k->name()->str() + "'" : std::string()) +
+                     ": code checksum " + hex(sum) + " != recorded " + hex(k->code_checksum()) +
+                     " (corrupt code; nothing of it was loaded)");
+  }
+  return nullptr;
 }
 
 /// The semantic checks, run after the flatbuffer verifier. Flatbuffers may
@@ -124,9 +155,8 @@ private:
   }
 
   k3rt_status_t model() {
-    if ((h.flags & ~kFlagWeightsOmitted) != 0 || h.reserved != 0)
-      return corrupt("header.flags=" + std::to_string(h.flags) +
-                     " has unknown bits, or header.reserved is not 0");
+    if ((h.flags & ~kFlagWeightsOmitted) != 0)
+      return corrupt("header.flags=" + std::to_string(h.flags) + " has unknown bits");
     if (b.producer() && !printable(b.producer()))
       return corrupt("producer holds control characters");
     const ModelConfig *c = b.config();
@@ -452,13 +482,13 @@ k3rt_status_t fillSyntheticWeights(k3rt_bundle_s &b, uint64_t seed) {
       // checkpoint's f32 or bf16 values, which the bundle does not record:
       // the recorded checksum tells which (with the checkpoint's seed).
       if (made && w->name()->str().find("#mxfp4.") != std::string::npos &&
-          checksum(bytes.data(), bytes.size()) != w->checksum()) {
+          hash64(bytes.data(), bytes.size()) != w->checksum()) {
         std::vector<uint8_t> fromBf16;
         k3::model::SyntheticSizes bf16Sizes = sizes;
         bf16Sizes.bf16Sources = true;
         if (k3::model::syntheticBundleWeight(w->name()->str(), form, shape, bf16Sizes, seed,
                                              fromBf16, error) &&
-            checksum(fromBf16.data(), fromBf16.size()) == w->checksum())
+            hash64(fromBf16.data(), fromBf16.size()) == w->checksum())
           bytes = std::move(fromBf16);
       }
       if (!made || bytes.size() != w->length()) {
@@ -530,7 +560,38 @@ k3rt_status_t verifyBundle(const uint8_t *data, size_t size, FileHeader &h,
                    std::to_string(root->format_version()) +
                    " disagrees with header.format_version=" +
                    std::to_string(h.formatVersion));
+  // Kernel code first, so that a corrupt byte of code is named by its
+  // kernel; then the whole flatbuffer, which covers the code too.
+  if (k3rt_status_t s = checkKernelCode(*root, h.flatbufferSize))
+    return s;
+  if (uint64_t sum = hash64(fb, h.flatbufferSize); sum != h.flatbufferChecksum)
+    return corrupt("flatbuffer: checksum " + hex(sum) + " != header.flatbuffer_checksum " +
+                   hex(h.flatbufferChecksum) + " (corrupt tables)");
   return Checker(*root, h).run();
+}
+
+uint64_t kernelChecksum(const Kernel &k) {
+  Hash64 hash;
+  if (k.object())
+    hash.update(k.object()->data(), k.object()->size());
+  if (k.ptx())
+    hash.update(k.ptx()->data(), k.ptx()->size());
+  if (k.cubin())
+    hash.update(k.cubin()->data(), k.cubin()->size());
+  return hash.digest();
+}
+
+k3rt_status_t verifyWeights(const k3rt_bundle_s &b) {
+  if (weightsMissing(b) || b.owned || !b.root->weights())
+    return nullptr;
+  for (size_t i = 0; i < b.root->weights()->size(); ++i) {
+    const Weight *w = b.root->weights()->Get(i);
+    uint64_t sum = hash64(b.data + w->offset(), w->length());
+    if (sum != w->checksum())
+      return corrupt(at("weights", i) + " '" + w->name()->str() + "': checksum " + hex(sum) +
+                     " != recorded " + hex(w->checksum()) + " (corrupt data)");
+  }
+  return nullptr;
 }
 
 } // namespace k3rt

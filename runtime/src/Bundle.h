@@ -38,6 +38,16 @@ k3rt_status_t verifyBundle(const uint8_t *data, size_t size,
                            FileHeader &header,
                            const k3::bundle::Bundle *&root);
 
+/// hash64 of a kernel's object, PTX and cubin, in that order: what the
+/// writer records as `code_checksum` and verifyBundle checks.
+uint64_t kernelChecksum(const k3::bundle::Kernel &kernel);
+
+/// Every weight blob against its recorded checksum; the first mismatch is
+/// one line naming the weight. Nothing to check when the weights were
+/// omitted (filled-in synthetic weights are checked by nobody: the runtime
+/// made them).
+k3rt_status_t verifyWeights(const k3rt_bundle_s &bundle);
+
 /// Bytes a weight of `dtype` and `shape` occupies (F4E2M1FN: two per byte);
 /// -1 if the shape is negative, overflows, or (F4E2M1FN) has no even last
 /// dimension.

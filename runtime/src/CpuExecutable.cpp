@@ -148,6 +148,10 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
   if (device)
     if (k3rt_status_t s = device->checkTarget(b))
       return s;
+  // Every weight, once, before the first kernel reads one: a flipped byte is
+  // one line, not a silently wrong answer (k3-small: see runtime/README.md).
+  if (k3rt_status_t s = verifyWeights(b))
+    return s;
   // Host objects by kernel index: entry points may share one.
   std::map<uint32_t, void *> loaded;
   auto loadKernel = [&](uint32_t index, void *&handle) -> k3rt_status_t {

@@ -55,6 +55,9 @@ struct Image {
   size_t size = 0;
 };
 
+/// The one kernel's code (a GPU kernel's PTX).
+constexpr const char *kPtx = "// ptx";
+
 Image build(const Spec &s) {
   flatbuffers::FlatBufferBuilder b;
   b.ForceDefaults(true);
@@ -66,8 +69,8 @@ Image build(const Spec &s) {
   auto cache = CreateCacheGeometry(b, 1, 3, 16, 1024, 1, 12, DType_BF16, 24);
   std::vector<int32_t> block = {s.blockX, 1, 1};
   std::vector<flatbuffers::Offset<Kernel>> kernels = {
-      CreateKernelDirect(b, s.kernelName.c_str(), s.target, nullptr, "// ptx",
-                         nullptr, &block, s.smem, s.numArgs)};
+      CreateKernelDirect(b, s.kernelName.c_str(), s.target, nullptr, kPtx, nullptr, &block,
+                         s.smem, s.numArgs, -1, -1, nullptr, k3rt::hash64(kPtx, 6))};
   std::vector<flatbuffers::Offset<Binding>> args = {
       CreateBinding(b, BindingKind_Weight, 0, 0, 0),
       CreateBinding(b, BindingKind_Input, 0, 0, 0),
@@ -88,7 +91,7 @@ Image build(const Spec &s) {
   std::vector<int64_t> shape = {16};
   std::vector<flatbuffers::Offset<Weight>> weights = {CreateWeightDirect(
       b, "w", DType_F32, &shape, weightsAt + s.weightOffsetShift, s.weightLength,
-      k3rt::checksum(std::vector<uint8_t>(64, 7).data(), 64))};
+      k3rt::hash64(std::vector<uint8_t>(64, 7).data(), 64))};
   auto root = CreateBundleDirect(b, s.version, "test", Target_CPU, config,
                                  &layers, cache, &entries, &kernels, &weights);
   FinishBundleBuffer(b, root);
@@ -108,6 +111,7 @@ Image build(const Spec &s) {
   h.weightsOffset = weightsAt;
   h.weightsSize = 64;
   h.fileSize = img.size;
+  h.flatbufferChecksum = k3rt::hash64(b.GetBufferPointer(), b.GetSize());
   std::memcpy(img.data, &h, 64);
   std::memcpy(img.data + 64, b.GetBufferPointer(), b.GetSize());
   std::memset(img.data + weightsAt, 7, 64);
@@ -154,7 +158,7 @@ TEST(Bundle, HeaderChecks) {
   Image v2 = build({});
   v2.data[8] = 1; // header.format_version: an older binary
   EXPECT_EQ(openMessage(v2, v2.size, K3RT_UNIMPLEMENTED),
-            "header.format_version=1 but this runtime reads version 2");
+            "header.format_version=1 but this runtime reads version 3");
 }
 
 /// Every truncation is refused, never read past the end.
@@ -189,6 +193,27 @@ TEST(Bundle, BitFlipsAreRefusedOrHarmless) {
   EXPECT_GT(refused, 100);
 }
 
+/// A flipped byte of kernel code is refused naming the kernel, before any of
+/// it is loaded; one in any other table by the flatbuffer's checksum.
+TEST(Bundle, ChecksumsCoverCodeAndTables) {
+  Image img = build({});
+  const uint8_t *fb = img.data + 64;
+  const Bundle *root = GetBundle(fb);
+  size_t code = reinterpret_cast<const uint8_t *>(root->kernels()->Get(0)->ptx()->data()) -
+                img.data;
+  img.data[code + 3] ^= 1;
+  EXPECT_EQ(openMessage(img, img.size).substr(0, 33), "kernels[0] 'k0': code checksum 0x");
+  EXPECT_NE(openMessage(img, img.size).find("(corrupt code; nothing of it was loaded)"),
+            std::string::npos);
+  img.data[code + 3] ^= 1;
+  // The producer "test" as "tesu": a value the semantic checks accept.
+  size_t producer = reinterpret_cast<const uint8_t *>(root->producer()->data()) - img.data;
+  img.data[producer + 3] = 'u';
+  EXPECT_EQ(openMessage(img, img.size).substr(0, 23), "flatbuffer: checksum 0x");
+  img.data[producer + 3] = 't';
+  EXPECT_EQ(openMessage(img, img.size), "");
+}
+
 TEST(Bundle, SemanticChecksNameTheField) {
   EXPECT_EQ(openMessage(build({.weightOffsetShift = 8}), 4160),
             "weights[0].offset=4104 is not 64-byte aligned");
@@ -206,7 +231,7 @@ TEST(Bundle, SemanticChecksNameTheField) {
   EXPECT_EQ(openMessage(build({.layers = 3}), 4160),
             "layers has 2 entries but config.num_layers=3");
   EXPECT_EQ(openMessage(build({.version = 7}), 4160, K3RT_UNIMPLEMENTED),
-            "header.format_version=7 but this runtime reads version 2");
+            "header.format_version=7 but this runtime reads version 3");
 }
 
 TEST(Bundle, MoreSemanticRules) {
@@ -225,7 +250,7 @@ TEST(Bundle, MoreSemanticRules) {
                                        "scratch offset 3 is not 64-byte aligned");
   EXPECT_EQ(msg({.smem = 200000, .target = Target_SM80}),
             "kernels[0].smem=200000 exceeds device limit 166912");
-  EXPECT_EQ(msg({.flags = 2}), "header.flags=2 has unknown bits, or header.reserved is not 0");
+  EXPECT_EQ(msg({.flags = 2}), "header.flags=2 has unknown bits");
   // The runtime grows an appended input's leading extent: it must be dynamic.
   EXPECT_EQ(msg({.idsShape = {4}, .idsAppendsRows = true}),
             "entry_points[0].inputs[0].appends_rows is set on a tensor whose leading extent is "

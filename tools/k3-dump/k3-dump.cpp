@@ -10,6 +10,7 @@
 
 #include "runtime/include/k3rt/k3rt.h"
 #include "runtime/src/Bundle.h"
+#include "runtime/src/Status.h"
 
 #include <nlohmann/json.hpp>
 
@@ -76,6 +77,7 @@ json describe(const k3rt_bundle_s &b) {
                  {"file_size", b.header.fileSize},
                  {"flatbuffer_offset", b.header.flatbufferOffset},
                  {"flatbuffer_size", b.header.flatbufferSize},
+                 {"flatbuffer_checksum", b.header.flatbufferChecksum},
                  {"weights_offset", b.header.weightsOffset},
                  {"weights_size", b.header.weightsSize},
                  {"weights_omitted", bool(b.header.flags & k3rt::kFlagWeightsOmitted)}};
@@ -147,7 +149,8 @@ json describe(const k3rt_bundle_s &b) {
                          {"shared_memory_bytes", k->shared_memory_bytes()},
                          {"registers", k->registers()},
                          {"spill_bytes", k->spill_bytes()},
-                         {"cpu", k->cpu() ? k->cpu()->str() : ""}});
+                         {"cpu", k->cpu() ? k->cpu()->str() : ""},
+                         {"code_checksum", k->code_checksum()}});
   j["kernels"] = kernels;
   json weights = json::array();
   if (r.weights())
@@ -272,11 +275,12 @@ void printText(const json &j, const std::string &path) {
                   ? " (omitted: the runtime fills them with --synthetic-weights=SEED)"
                   : "");
   for (const json &w : j["weights"])
-    std::printf("  %10llu %10llu %-9s %-18s %08x %s\n",
+    std::printf("  %10llu %10llu %-9s %-18s %016llx %s\n",
                 (unsigned long long)w["offset"].get<uint64_t>(),
                 (unsigned long long)w["bytes"].get<uint64_t>(),
                 w["dtype"].get<std::string>().c_str(), shape(w["shape"]).c_str(),
-                w["checksum"].get<uint32_t>(), w["name"].get<std::string>().c_str());
+                (unsigned long long)w["checksum"].get<uint64_t>(),
+                w["name"].get<std::string>().c_str());
   // Bytes per storage format, over all weights and over the routed experts
   // (stacked `experts.{e}` tensors), which MXFP4 shrinks.
   std::map<std::string, uint64_t> all, experts;
@@ -305,14 +309,8 @@ int verifyWeights(const k3rt_bundle_s &b) {
   if (k3rt::weightsMissing(b))
     return fail("--verify-weights: the binary's weights were omitted at compile time "
                 "(--omit-weights); there is nothing to verify");
-  for (size_t i = 0; i < b.root->weights()->size(); ++i) {
-    const Weight *w = b.root->weights()->Get(i);
-    uint32_t sum = k3rt::checksum(b.data + w->offset(), w->length());
-    if (sum != w->checksum())
-      return fail("weights[" + std::to_string(i) + "] '" + w->name()->str() +
-                  "': checksum " + std::to_string(sum) + " != recorded " +
-                  std::to_string(w->checksum()) + " (corrupt data)");
-  }
+  if (k3rt_status_t s = k3rt::verifyWeights(b))
+    return fail(k3rt::takeMessage(s));
   return 0;
 }
 

@@ -13,7 +13,7 @@ packages=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev
   libgtest-dev libbenchmark-dev libomp-dev
-  libpcre2-dev libicu-dev libcpp-httplib-dev
+  libpcre2-dev libicu-dev libcpp-httplib-dev libxxhash-dev
 )
 
 missing=()

@@ -3,6 +3,7 @@
 usage: patch.py FILE OFFSET HEXBYTES   overwrite bytes at OFFSET
        patch.py FILE truncate N        keep the first N bytes
        patch.py FILE flip-last         invert the last byte (weight data)
+       patch.py FILE flip-after HEX N  invert the byte N past the first HEX
 """
 import sys
 
@@ -12,6 +13,10 @@ if op == "truncate":
     data = data[:int(sys.argv[3])]
 elif op == "flip-last":
     data[-1] ^= 0xFF
+elif op == "flip-after":
+    at = data.find(bytes.fromhex(sys.argv[3]))
+    assert at >= 0, "pattern not found"
+    data[at + int(sys.argv[4])] ^= 0xFF
 else:
     at = int(op, 0)
     new = bytes.fromhex(sys.argv[3])
