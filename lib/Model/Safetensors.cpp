@@ -144,6 +144,18 @@ parseSafetensors(const uint8_t *data, size_t size, const std::string &file,
     t.bytes = end - begin;
     out.push_back(std::move(t));
   }
+  // The format lays tensors out without overlap (the reference reader
+  // refuses it too); two names over one byte are a corrupt header.
+  std::vector<const TensorView *> byOffset;
+  for (const TensorView &t : out)
+    if (t.bytes)
+      byOffset.push_back(&t);
+  std::sort(byOffset.begin(), byOffset.end(),
+            [](const TensorView *a, const TensorView *b) { return a->data < b->data; });
+  for (size_t i = 1; i < byOffset.size(); ++i)
+    if (byOffset[i]->data < byOffset[i - 1]->data + byOffset[i - 1]->bytes)
+      return fail("tensors '" + byOffset[i - 1]->name + "' and '" + byOffset[i]->name +
+                  "' overlap at data offset " + std::to_string(byOffset[i]->data - base));
   return out;
 }
 

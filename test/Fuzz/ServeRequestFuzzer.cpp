@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/Fuzz/Fuzz.h"
 #include "tools/k3-serve/Api.h"
 
 #include <cstdio>
@@ -23,7 +24,7 @@ void check(bool ok, const char *what) {
 
 } // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+int k3fuzz::testOneInput(const uint8_t *data, size_t size) {
   static std::unique_ptr<k3rt::Tokenizer> tok = [] {
     std::unique_ptr<k3rt::Tokenizer> t;
     if (k3rt::Tokenizer::load(K3_SOURCE_DIR "/test/Tokenizer/Inputs/tok", t))

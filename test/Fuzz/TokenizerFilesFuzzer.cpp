@@ -6,13 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/Fuzz/Fuzz.h"
 #include "runtime/src/text/Tokenizer.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+int k3fuzz::testOneInput(const uint8_t *data, size_t size) {
   std::string in(reinterpret_cast<const char *>(data), size);
   size_t cut = in.find("\n--\n");
   std::string ranks = in.substr(0, cut), config = cut == std::string::npos ? "{}" : in.substr(cut + 4);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/Fuzz/Fuzz.h"
 #include "runtime/src/text/Tokenizer.h"
 
 #include <cstdio>
@@ -37,7 +38,7 @@ void check(bool ok, const char *what) {
 
 } // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+int k3fuzz::testOneInput(const uint8_t *data, size_t size) {
   const k3rt::Tokenizer &tok = tokenizer();
   std::string text(reinterpret_cast<const char *>(data), size);
   size_t bad = 0;

@@ -268,6 +268,12 @@ TEST(Safetensors, TruncatedAndMalformed) {
   EXPECT_EQ(safetensorsError(image(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,16]}})", 16)),
             "f.safetensors: malformed shape of tensor 'a': dimensions must be "
             "non-negative integers");
+  // Two names over one byte (a zero-size tensor shares an offset freely).
+  EXPECT_EQ(safetensorsError(image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                   R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},)"
+                                   R"("c":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}})",
+                                   8)),
+            "f.safetensors: tensors 'a' and 'b' overlap at data offset 4");
 }
 
 //===----------------------------------------------------------------------===//

@@ -28,8 +28,10 @@ int fail(const std::string &message) {
   return 1;
 }
 
+} // namespace
+
 /// One request line; false with `error` naming the field.
-bool parseRequest(const std::string &line, k3rt::RequestSpec &r, std::string &error) {
+static bool parseRequest(const std::string &line, k3rt::RequestSpec &r, std::string &error) {
   json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     error = "not a JSON object";
@@ -99,27 +101,39 @@ bool parseRequest(const std::string &line, k3rt::RequestSpec &r, std::string &er
   return true;
 }
 
-} // namespace
+bool parseRequests(std::istream &in, const std::string &path,
+                   std::vector<k3rt::RequestSpec> &specs, std::string &error) {
+  std::set<std::string> ids;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    k3rt::RequestSpec r;
+    if (!parseRequest(line, r, error)) {
+      error = path + ":" + std::to_string(n) + ": " + error;
+      return false;
+    }
+    if (!ids.insert(r.id).second) {
+      error = path + ":" + std::to_string(n) + ": the id '" + r.id + "' repeats";
+      return false;
+    }
+    specs.push_back(std::move(r));
+  }
+  if (specs.empty()) {
+    error = "--requests: '" + path + "' holds no request";
+    return false;
+  }
+  return true;
+}
 
 int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
   std::ifstream in(o.path);
   if (!in)
     return fail("--requests: cannot open '" + o.path + "'");
   std::vector<k3rt::RequestSpec> specs;
-  std::set<std::string> ids;
-  std::string line, error;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    k3rt::RequestSpec r;
-    if (!parseRequest(line, r, error))
-      return fail(o.path + ":" + std::to_string(n) + ": " + error);
-    if (!ids.insert(r.id).second)
-      return fail(o.path + ":" + std::to_string(n) + ": the id '" + r.id + "' repeats");
-    specs.push_back(std::move(r));
-  }
-  if (specs.empty())
-    return fail("--requests: '" + o.path + "' holds no request");
+  std::string error;
+  if (!parseRequests(in, o.path, specs, error))
+    return fail(error);
 
   std::unique_ptr<k3rt::Engine> engine;
   if (k3rt_status_t s = k3rt::Engine::create(exe, o.engine, engine)) {

@@ -9,13 +9,20 @@
 
 #include "runtime/src/Engine.h"
 
+#include <istream>
 #include <string>
+#include <vector>
 
 struct RequestsOptions {
   std::string path;          ///< the .jsonl file
   std::string dumpLogitsDir; ///< per request `<id>.npy`, when set
   k3rt::EngineOptions engine;
 };
+
+/// Parses the request lines of `in` (`path` names it in messages): blank
+/// lines skipped, ids unique. False with one line in `error` (`path:N: ...`).
+bool parseRequests(std::istream &in, const std::string &path,
+                   std::vector<k3rt::RequestSpec> &specs, std::string &error);
 
 /// Runs every request of `o.path`; the exit status (1 if any failed).
 int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o);

@@ -32,14 +32,19 @@ if [ ! -f "$build/build.ninja" ]; then
   CC=clang-22 CXX=clang++-22 cmake -S "$root" -B "$build" -G Ninja -DK3_FUZZ=ON \
     -DK3_BUILD_TESTS=OFF >&2
 fi
-targets=(tokenizer tokenizer-files serve-request bundle)
+targets=(tokenizer tokenizer-files serve-request bundle safetensors checkpoint config requests)
 [ -n "$only" ] && IFS=, read -r -a targets <<< "$only"
 cmake --build "$build" --target "${targets[@]/#/fuzz-}" >&2
 for t in "${targets[@]}"; do
   mkdir -p "$build/corpus/$t" "$build/crashes"
   echo "== fuzz-$t: $minutes min" >&2
+  dict=$root/test/Fuzz/dict/json.dict
+  case $t in
+    tokenizer) dict="" ;;
+    bundle) dict=$root/test/Fuzz/dict/bundle.dict ;;
+  esac
   ASAN_OPTIONS=detect_leaks=1 "$build/bin/fuzz-$t" "$build/corpus/$t" "$root/test/Fuzz/corpus/$t" \
-    -max_total_time=$((minutes * 60)) -timeout=10 -rss_limit_mb=4096 \
+    -max_total_time=$((minutes * 60)) -timeout=10 -rss_limit_mb=4096 ${dict:+-dict=$dict} \
     -artifact_prefix="$build/crashes/$t-" ${seed:+-seed=$seed} -print_final_stats=1 2>&1 |
     grep -E '^(#[0-9]+ +DONE|Done|stat::|==[0-9]+==ERROR|invariant|SUMMARY)' >&2
 done
