@@ -6,6 +6,7 @@
 
 #include "lib/Model/Checkpoint.h"
 #include "lib/Model/Numerics.h"
+#include "lib/Model/Text.h"
 
 #include <algorithm>
 #include <cstring>
@@ -107,9 +108,9 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string &dir,
     if (!expected.count(name) && name.find("vision_tower") == std::string::npos &&
         name.find("mm_projector") == std::string::npos) {
       error = ck->cfg.layout == Layout::KimiLinear
-                  ? "tensor '" + name + "' is not part of the Kimi Linear model for this "
+                  ? "tensor '" + printable(name) + "' is not part of the Kimi Linear model for this "
                                         "config (KIMI_LINEAR.md)"
-                  : "tensor '" + name + "' is not part of the K3 text model for this "
+                  : "tensor '" + printable(name) + "' is not part of the K3 text model for this "
                                         "config (K3_CHECKPOINT.md §3)";
       return nullptr;
     }

@@ -8,6 +8,7 @@
 
 #include "lib/Model/Config.h"
 #include "lib/Model/TensorTable.h"
+#include "lib/Model/Text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -307,7 +308,7 @@ std::optional<Config> parseConfig(const std::string &jsonText,
         r.fail(key, "is set but hidden_act is 'silu' (SwiGLU takes no beta; "
                     "the betas belong to 'situ')");
   } else if (r.ok() && act != "situ") {
-    r.fail("hidden_act", "'" + act +
+    r.fail("hidden_act", "'" + printable(act) +
                              "' is not supported (k3 implements 'situ', K3's "
                              "SiTU-GLU, and 'silu', Kimi Linear's SwiGLU)");
   }
@@ -452,7 +453,7 @@ std::optional<Config> parseConfig(const std::string &jsonText,
       return std::nullopt;
     if (fn != "sigmoid")
       r.fail("moe_router_activation_func",
-             "'" + fn + "' is not supported (K3 routes with 'sigmoid')");
+             "'" + printable(fn) + "' is not supported (K3 routes with 'sigmoid')");
     else if (c.topK < 1 || c.topK > c.numExperts)
       r.fail("num_experts_per_token",
              std::to_string(c.topK) + " must be in 1..num_experts (" +

@@ -6,6 +6,8 @@
 
 #include "lib/Model/Safetensors.h"
 
+#include "lib/Model/Text.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -28,17 +30,17 @@ std::unique_ptr<MappedFile> MappedFile::open(const std::string &path,
                                              std::string &error) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    error = path + ": cannot open: " + std::strerror(errno);
+    error = printable(path, 4096) + ": cannot open: " + std::strerror(errno);
     return nullptr;
   }
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    error = path + ": cannot stat: " + std::strerror(errno);
+    error = printable(path, 4096) + ": cannot stat: " + std::strerror(errno);
     ::close(fd);
     return nullptr;
   }
   if (!S_ISREG(st.st_mode)) {
-    error = path + ": not a regular file";
+    error = printable(path, 4096) + ": not a regular file";
     ::close(fd);
     return nullptr;
   }
@@ -47,7 +49,7 @@ std::unique_ptr<MappedFile> MappedFile::open(const std::string &path,
   if (f->length > 0) {
     void *p = mmap(nullptr, f->length, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
-      error = path + ": cannot map: " + std::strerror(errno);
+      error = printable(path, 4096) + ": cannot map: " + std::strerror(errno);
       ::close(fd);
       return nullptr;
     }
@@ -66,7 +68,7 @@ std::optional<std::vector<TensorView>>
 parseSafetensors(const uint8_t *data, size_t size, const std::string &file,
                  std::string &error) {
   auto fail = [&](const std::string &msg) {
-    error = file + ": " + msg;
+    error = printable(file, 4096) + ": " + msg;
     return std::nullopt;
   };
   if (size < 8)
@@ -93,6 +95,7 @@ parseSafetensors(const uint8_t *data, size_t size, const std::string &file,
     if (it.key() == "__metadata__")
       continue;
     const std::string &name = it.key();
+    const std::string shown = printable(name); // for messages: one line
     const json &e = it.value();
     auto field = [&](const char *k) -> const json * {
       auto f = e.is_object() ? e.find(k) : e.end();
@@ -102,22 +105,22 @@ parseSafetensors(const uint8_t *data, size_t size, const std::string &file,
                *offs = field("data_offsets");
     if (!dt || !dt->is_string() || !shape || !shape->is_array() || !offs ||
         !offs->is_array() || offs->size() != 2)
-      return fail("malformed header entry for tensor '" + name +
+      return fail("malformed header entry for tensor '" + shown +
                   "': needs dtype (string), shape (array) and data_offsets "
                   "([begin, end])");
     TensorView t;
     t.name = name;
     t.file = file;
     if (!parseDType(dt->get<std::string>(), t.dtype))
-      return fail("tensor '" + name + "' has unsupported dtype '" +
-                  dt->get<std::string>() + "' (k3 reads F32, BF16, F16, U8)");
+      return fail("tensor '" + shown + "' has unsupported dtype '" +
+                  printable(dt->get<std::string>()) + "' (k3 reads F32, BF16, F16, U8)");
     // Every product is checked: a header may claim absurd sizes, and a zero
     // dimension must not hide an out-of-range one.
     uint64_t elements = 1;
     bool tooLarge = false;
     for (const json &d : *shape) {
       if (!d.is_number_unsigned())
-        return fail("malformed shape of tensor '" + name +
+        return fail("malformed shape of tensor '" + shown +
                     "': dimensions must be non-negative integers");
       uint64_t v = d.get<uint64_t>();
       tooLarge |= v > (uint64_t(1) << 53) ||
@@ -127,17 +130,17 @@ parseSafetensors(const uint8_t *data, size_t size, const std::string &file,
     uint64_t want = 0;
     tooLarge |= __builtin_mul_overflow(elements, uint64_t(dtypeBytes(t.dtype)), &want);
     if (tooLarge)
-      return fail("tensor '" + name + "' has an impossibly large shape");
+      return fail("tensor '" + shown + "' has an impossibly large shape");
     if (!(*offs)[0].is_number_unsigned() || !(*offs)[1].is_number_unsigned())
-      return fail("malformed data_offsets of tensor '" + name + "'");
+      return fail("malformed data_offsets of tensor '" + shown + "'");
     uint64_t begin = (*offs)[0].get<uint64_t>(), end = (*offs)[1].get<uint64_t>();
     if (begin > end || end > dataSize)
-      return fail("tensor '" + name + "' data_offsets [" +
+      return fail("tensor '" + shown + "' data_offsets [" +
                   std::to_string(begin) + ", " + std::to_string(end) +
                   "] exceed the " + std::to_string(dataSize) +
                   " data bytes (truncated file?)");
     if (end - begin != want)
-      return fail("tensor '" + name + "' holds " + std::to_string(end - begin) +
+      return fail("tensor '" + shown + "' holds " + std::to_string(end - begin) +
                   " bytes, but " + dtypeName(t.dtype) + " " +
                   formatShape(t.shape) + " needs " + std::to_string(want));
     t.data = base + begin;
@@ -154,7 +157,8 @@ parseSafetensors(const uint8_t *data, size_t size, const std::string &file,
             [](const TensorView *a, const TensorView *b) { return a->data < b->data; });
   for (size_t i = 1; i < byOffset.size(); ++i)
     if (byOffset[i]->data < byOffset[i - 1]->data + byOffset[i - 1]->bytes)
-      return fail("tensors '" + byOffset[i - 1]->name + "' and '" + byOffset[i]->name +
+      return fail("tensors '" + printable(byOffset[i - 1]->name) + "' and '" +
+                  printable(byOffset[i]->name) +
                   "' overlap at data offset " + std::to_string(byOffset[i]->data - base));
   return out;
 }
@@ -186,7 +190,7 @@ shardNames(const std::string &dir, std::map<std::string, std::string> &index_,
       // Shards are files of the checkpoint directory itself.
       if (!it->is_string() || it->get<std::string>().empty() ||
           it->get<std::string>().find('/') != std::string::npos) {
-        error = indexPath + ": weight_map entry '" + it.key() +
+        error = indexPath + ": weight_map entry '" + printable(it.key()) +
                 "' must name a file in the checkpoint directory";
         return std::nullopt;
       }
@@ -228,8 +232,8 @@ std::unique_ptr<WeightStore> WeightStore::open(const std::string &dir,
       return nullptr;
     for (TensorView &v : *views) {
       if (store->byName.count(v.name)) {
-        error = path + ": tensor '" + v.name + "' also appears in " +
-                store->byName[v.name].file;
+        error = printable(path, 4096) + ": tensor '" + printable(v.name) + "' also appears in " +
+                printable(store->byName[v.name].file, 4096);
         return nullptr;
       }
       std::string key = v.name;
@@ -241,8 +245,8 @@ std::unique_ptr<WeightStore> WeightStore::open(const std::string &dir,
   for (const auto &[name, file] : index) {
     const TensorView *v = store->find(name);
     if (!v || v->file != dir + "/" + file) {
-      error = dir + "/model.safetensors.index.json: lists tensor '" + name +
-              "' in " + file + ", which does not hold it";
+      error = dir + "/model.safetensors.index.json: lists tensor '" + printable(name) +
+              "' in " + printable(file, 4096) + ", which does not hold it";
       return nullptr;
     }
   }

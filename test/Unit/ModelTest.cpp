@@ -274,6 +274,10 @@ TEST(Safetensors, TruncatedAndMalformed) {
                                    R"("c":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}})",
                                    8)),
             "f.safetensors: tensors 'a' and 'b' overlap at data offset 4");
+  // A name holding a newline is shown escaped: one line (fuzz-safetensors'
+  // finding).
+  EXPECT_EQ(safetensorsError(image(R"({"a\nb":{"dtype":"X","shape":[],"data_offsets":[0,0]}})", 0)),
+            "f.safetensors: tensor 'a\\nb' has unsupported dtype 'X' (k3 reads F32, BF16, F16, U8)");
 }
 
 //===----------------------------------------------------------------------===//

@@ -10,6 +10,7 @@
 
 #include "tools/k3-run/Requests.h"
 
+#include "lib/Model/Text.h"
 #include "runtime/src/Npy.h"
 
 #include <nlohmann/json.hpp>
@@ -53,28 +54,29 @@ static bool parseRequest(const std::string &line, k3rt::RequestSpec &r, std::str
     error = "\"id\" " + id->dump() + " cannot name a file (empty, '/', '\\', NUL, '.' or '..')";
     return false;
   }
+  const std::string shown = k3::model::printable(r.id); // for messages: one line
   auto tokens = j.find("tokens");
   if (tokens == j.end() || !tokens->is_array() || tokens->empty()) {
-    error = "request '" + r.id + "' needs \"tokens\", a non-empty array of token ids";
+    error = "request '" + shown + "' needs \"tokens\", a non-empty array of token ids";
     return false;
   }
   for (const json &t : *tokens) {
     if (!t.is_number_integer() || t.get<long long>() < 0 || t.get<long long>() > INT32_MAX) {
-      error = "request '" + r.id + "': \"tokens\" holds " + t.dump() + ", not a token id";
+      error = "request '" + shown + "': \"tokens\" holds " + t.dump() + ", not a token id";
       return false;
     }
     r.prompt.push_back(int32_t(t.get<long long>()));
   }
   if (auto m = j.find("max_new_tokens"); m != j.end()) {
     if (!m->is_number_integer() || m->get<long long>() < 0 || m->get<long long>() > (1 << 24)) {
-      error = "request '" + r.id + "': \"max_new_tokens\" must be an integer in [0, 2^24]";
+      error = "request '" + shown + "': \"max_new_tokens\" must be an integer in [0, 2^24]";
       return false;
     }
     r.maxNewTokens = m->get<long long>();
   }
   if (auto s = j.find("cache_salt"); s != j.end()) {
     if (!s->is_string() && !s->is_number_integer()) {
-      error = "request '" + r.id + "': \"cache_salt\" must be a string or an integer";
+      error = "request '" + shown + "': \"cache_salt\" must be a string or an integer";
       return false;
     }
     // Any distinct salt starts a distinct hash chain.
@@ -86,12 +88,12 @@ static bool parseRequest(const std::string &line, k3rt::RequestSpec &r, std::str
       continue;
     std::vector<int32_t> &list = std::string(field) == "stop" ? r.stop : r.draft;
     if (!s->is_array()) {
-      error = "request '" + r.id + "': \"" + field + "\" must be an array of token ids";
+      error = "request '" + shown + "': \"" + field + "\" must be an array of token ids";
       return false;
     }
     for (const json &t : *s) {
       if (!t.is_number_integer() || t.get<long long>() < 0 || t.get<long long>() > INT32_MAX) {
-        error = "request '" + r.id + "': \"" + field + "\" holds " + t.dump() +
+        error = "request '" + shown + "': \"" + field + "\" holds " + t.dump() +
                 ", not a token id";
         return false;
       }
@@ -114,7 +116,7 @@ bool parseRequests(std::istream &in, const std::string &path,
       return false;
     }
     if (!ids.insert(r.id).second) {
-      error = path + ":" + std::to_string(n) + ": the id '" + r.id + "' repeats";
+      error = path + ":" + std::to_string(n) + ": the id '" + k3::model::printable(r.id) + "' repeats";
       return false;
     }
     specs.push_back(std::move(r));

@@ -22,6 +22,9 @@
 
 namespace k3rt {
 
+using k3::model::kReplacement;
+using k3::model::utf8Step;
+
 const char *const kKimiPattern =
     R"([\p{Han}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*)"
     R"([\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|)"
@@ -41,58 +44,12 @@ k3rt_status_t invalid(std::string message) {
   return makeStatus(K3RT_INVALID_ARGUMENT, std::move(message));
 }
 
-/// One UTF-8 step at `i`: the sequence's length (> 0) when valid; when
-/// not, -(the length of its maximal valid prefix, at least 1), or 0 when
-/// the text ends inside a sequence that could still complete.
-int utf8Step(std::string_view s, size_t i, uint32_t *cp = nullptr) {
-  const auto b = [&](size_t k) { return uint8_t(s[i + k]); };
-  uint8_t c = b(0);
-  if (c < 0x80) {
-    if (cp)
-      *cp = c;
-    return 1;
-  }
-  int n;
-  uint8_t lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF)
-    n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0)
-      lo = 0xA0;
-    if (c == 0xED)
-      hi = 0x9F; // no surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0)
-      lo = 0x90;
-    if (c == 0xF4)
-      hi = 0x8F;
-  } else {
-    return -1;
-  }
-  uint32_t v = c & (0x7F >> n);
-  for (int k = 1; k < n; ++k) {
-    if (i + k >= s.size())
-      return 0;
-    uint8_t x = b(k);
-    if (x < (k == 1 ? lo : 0x80) || x > (k == 1 ? hi : 0xBF))
-      return -k;
-    v = (v << 6) | (x & 0x3F);
-  }
-  if (cp)
-    *cp = v;
-  return n;
-}
-
 /// Python's str.isspace: bidirectional class WS, B or S, or category Zs.
 bool pyIsSpace(uint32_t c) {
   return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
          c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
          c == 0x202F || c == 0x205F || c == 0x3000;
 }
-
-const char kReplacement[] = "\xEF\xBF\xBD";
 
 } // namespace
 
@@ -103,62 +60,6 @@ uint32_t Tokenizer::prefixKey(std::string_view s, size_t i) {
   if (i + 1 < s.size())
     key = key << 8 | uint8_t(s[i + 1]) | 0x10000;
   return key;
-}
-
-bool validUtf8(std::string_view text, size_t &badOffset) {
-  for (size_t i = 0; i < text.size();) {
-    int n = utf8Step(text, i);
-    if (n <= 0) {
-      badOffset = i;
-      return false;
-    }
-    i += size_t(n);
-  }
-  return true;
-}
-
-std::string sanitizeUtf8(std::string_view bytes) {
-  std::string out;
-  for (size_t i = 0; i < bytes.size();) {
-    int n = utf8Step(bytes, i);
-    if (n > 0) {
-      out.append(bytes.substr(i, size_t(n)));
-      i += size_t(n);
-    } else {
-      out += kReplacement;
-      i += n == 0 ? bytes.size() - i : size_t(-n);
-    }
-  }
-  return out;
-}
-
-std::string printable(std::string_view text, size_t max) {
-  std::string clean = sanitizeUtf8(text), out;
-  for (size_t i = 0; i < clean.size(); ++i) {
-    if (out.size() >= max) {
-      // Whole characters only: back off to a lead byte.
-      while (!out.empty() && (uint8_t(out.back()) & 0xC0) == 0x80)
-        out.pop_back();
-      if (!out.empty() && uint8_t(out.back()) >= 0xC0)
-        out.pop_back();
-      return out + "...";
-    }
-    uint8_t c = uint8_t(clean[i]);
-    if (c == '\n')
-      out += "\\n";
-    else if (c == '\t')
-      out += "\\t";
-    else if (c == '\r')
-      out += "\\r";
-    else if (c < 0x20 || c == 0x7F) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\x%02X", c);
-      out += buf;
-    } else {
-      out += char(c);
-    }
-  }
-  return out;
 }
 
 std::vector<std::pair<size_t, size_t>> splitRuns(std::string_view text, size_t maxRun) {

@@ -22,6 +22,7 @@
 #define RUNTIME_SRC_TEXT_TOKENIZER_H
 
 #include "runtime/include/k3rt/k3rt.h"
+#include "lib/Model/Text.h"
 
 #include <cstdint>
 #include <memory>
@@ -47,8 +48,7 @@ std::string kimiPatternForPcre2(std::string_view pattern, std::string &error);
 /// of the same whitespace class each. Returns byte ranges [begin, end).
 std::vector<std::pair<size_t, size_t>> splitRuns(std::string_view text, size_t maxRun);
 
-/// Whether `text` is valid UTF-8; else `badOffset` is the first bad byte.
-bool validUtf8(std::string_view text, size_t &badOffset);
+using k3::model::validUtf8;
 
 class Tokenizer {
 public:
@@ -126,12 +126,8 @@ private:
   std::string held;
 };
 
-/// `bytes` with every invalid UTF-8 sequence replaced by U+FFFD.
-std::string sanitizeUtf8(std::string_view bytes);
-
-/// `text` fit for a one-line message: valid UTF-8, control characters as
-/// escapes (\n, \t, \xNN), at most `max` bytes then "...".
-std::string printable(std::string_view text, size_t max = 80);
+using k3::model::printable;
+using k3::model::sanitizeUtf8;
 
 } // namespace k3rt
 
