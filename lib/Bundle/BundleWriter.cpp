@@ -348,7 +348,8 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
           kernels.push_back(fb::CreateKernelDirect(
               b, fn.getName().str().c_str(), target, &code.hostObject, nullptr, nullptr,
               nullptr, 0, shared ? 0 : uint32_t(args.size()), -1, -1, code.cpu.c_str(),
-              ::k3rt::hash64(code.hostObject.data(), code.hostObject.size())));
+              ::k3rt::codeChecksum(code.hostObject.data(), code.hostObject.size(), nullptr, 0,
+                                   nullptr, 0)));
         }
         std::vector<fb::GridDim> grid(3, fb::GridDim(1, 0, 1));
         steps.push_back(fb::CreateStepDirect(b, *hostKernel, &grid, &args));
@@ -358,13 +359,12 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
     }
     // Device kernels: launched by the host objects, never by a step.
     for (const DeviceKernel &k : code.deviceKernels) {
-      ::k3rt::Hash64 sum; // as k3rt::kernelChecksum: PTX, then cubin
-      sum.update(k.ptx.data(), k.ptx.size());
-      sum.update(k.cubin.data(), k.cubin.size());
+      uint64_t sum = ::k3rt::codeChecksum(nullptr, 0, k.ptx.data(), k.ptx.size(),
+                                          k.cubin.data(), k.cubin.size());
       kernels.push_back(fb::CreateKernelDirect(
           b, k.name.c_str(), target, nullptr, k.ptx.c_str(),
           k.cubin.empty() ? nullptr : &k.cubin, &k.block, k.sharedMemoryBytes, 0,
-          k.registers, k.spillBytes, nullptr, sum.digest()));
+          k.registers, k.spillBytes, nullptr, sum));
     }
     auto root = fb::CreateBundleDirect(b, ::k3rt::kFormatVersion, "k3-compile",
                                        target, cfg, &ls, cg, &eps,

@@ -90,6 +90,15 @@ std::string printable(std::string_view text, size_t max) {
       return out + "...";
     }
     uint8_t c = uint8_t(clean[i]);
+    // Unicode's line breaks beyond ASCII (NEL, LS, PS) end a line for many
+    // readers (Python's splitlines, editors): escaped too.
+    std::string_view rest = std::string_view(clean).substr(i);
+    if (rest.substr(0, 2) == "\xC2\x85" || rest.substr(0, 3) == "\xE2\x80\xA8" ||
+        rest.substr(0, 3) == "\xE2\x80\xA9") {
+      out += c == 0xC2 ? "\\u0085" : rest[2] == '\xA8' ? "\\u2028" : "\\u2029";
+      i += c == 0xC2 ? 1 : 2;
+      continue;
+    }
     if (c == '\n')
       out += "\\n";
     else if (c == '\t')

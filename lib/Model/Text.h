@@ -33,7 +33,8 @@ bool validUtf8(std::string_view text, size_t &badOffset);
 std::string sanitizeUtf8(std::string_view bytes);
 
 /// `text` fit for a one-line message: valid UTF-8, control characters as
-/// escapes (\n, \t, \xNN), at most `max` bytes then "...".
+/// escapes (\n, \t, \xNN; U+0085, U+2028, U+2029 as \uXXXX), at most `max`
+/// bytes then "...".
 std::string printable(std::string_view text, size_t max = 80);
 
 } // namespace k3::model

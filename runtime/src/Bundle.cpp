@@ -10,6 +10,7 @@
 #include "runtime/src/Status.h"
 
 #include "lib/Model/Synthetic.h"
+#include "lib/Model/Text.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -48,7 +49,7 @@ bool fits(uint64_t a, uint64_t b, uint64_t limit) {
 
 /// A name that can appear in a one-line message and, for kernels, as a file
 /// name: printable, and no path separators.
-bool printable(const flatbuffers::String *s) {
+bool isPrintable(const flatbuffers::String *s) {
   for (unsigned char c : s->string_view())
     if (c < 0x20 || c == 0x7f)
       return false;
@@ -70,15 +71,17 @@ k3rt_status_t checkKernelCode(const Bundle &root, uint64_t flatbufferSize) {
   uint64_t hashed = 0;
   for (size_t i = 0; i < root.kernels()->size(); ++i) {
     const Kernel *k = root.kernels()->Get(i);
-    uint64_t bytes = (k->object() ? k->object()->size() : 0) + (k->ptx() ? k->ptx()->size() : 0) +
-                     (k->cubin() ? k->cubin()->size() : 0);
+    // In 64 bits: three 32-bit sizes of one shared vector would wrap.
+    uint64_t bytes = uint64_t(k->object() ? k->object()->size() : 0) +
+                     uint64_t(k->ptx() ? k->ptx()->size() : 0) +
+                     uint64_t(k->cubin() ? k->cubin()->size() : 0);
     if ((hashed += bytes) > flatbufferSize)
       return corrupt("kernels: their code adds up to more than the flatbuffer's " +
                      std::to_string(flatbufferSize) + " bytes (tables shared)");
     uint64_t sum = kernelChecksum(*k);
     if (sum != k->code_checksum())
       return corrupt(at("kernels", i) +
-                     (printable(k->name()) ? " '" + k->name()->str() + "'" : std::string()) +
+                     " '" + k3::model::printable(k->name()->string_view()) + "'" +
                      ": code checksum " + hex(sum) + " != recorded " + hex(k->code_checksum()) +
                      " (corrupt code; nothing of it was loaded)");
   }
@@ -120,7 +123,7 @@ private:
   k3rt_status_t name(const flatbuffers::String *n, const std::string &field) {
     if (n->size() == 0)
       return corrupt(field + ".name is empty");
-    if (!printable(n))
+    if (!isPrintable(n))
       return corrupt(field + ".name holds control characters");
     return nullptr;
   }
@@ -157,7 +160,7 @@ private:
   k3rt_status_t model() {
     if ((h.flags & ~kFlagWeightsOmitted) != 0)
       return corrupt("header.flags=" + std::to_string(h.flags) + " has unknown bits");
-    if (b.producer() && !printable(b.producer()))
+    if (b.producer() && !isPrintable(b.producer()))
       return corrupt("producer holds control characters");
     const ModelConfig *c = b.config();
     // num_layers = 0 marks an op-level module: functions, no model.
@@ -571,27 +574,29 @@ k3rt_status_t verifyBundle(const uint8_t *data, size_t size, FileHeader &h,
 }
 
 uint64_t kernelChecksum(const Kernel &k) {
-  Hash64 hash;
-  if (k.object())
-    hash.update(k.object()->data(), k.object()->size());
-  if (k.ptx())
-    hash.update(k.ptx()->data(), k.ptx()->size());
-  if (k.cubin())
-    hash.update(k.cubin()->data(), k.cubin()->size());
-  return hash.digest();
+  return codeChecksum(k.object() ? k.object()->data() : nullptr, k.object() ? k.object()->size() : 0,
+                      k.ptx() ? k.ptx()->data() : nullptr, k.ptx() ? k.ptx()->size() : 0,
+                      k.cubin() ? k.cubin()->data() : nullptr, k.cubin() ? k.cubin()->size() : 0);
 }
 
 k3rt_status_t verifyWeights(const k3rt_bundle_s &b) {
   if (weightsMissing(b) || b.owned || !b.root->weights())
     return nullptr;
-  for (size_t i = 0; i < b.root->weights()->size(); ++i) {
-    const Weight *w = b.root->weights()->Get(i);
-    uint64_t sum = hash64(b.data + w->offset(), w->length());
-    if (sum != w->checksum())
-      return corrupt(at("weights", i) + " '" + w->name()->str() + "': checksum " + hex(sum) +
-                     " != recorded " + hex(w->checksum()) + " (corrupt data)");
-  }
-  return nullptr;
+  auto &bundle = const_cast<k3rt_bundle_s &>(b); // the verdict is a cache
+  std::call_once(bundle.weightsChecked, [&] {
+    for (size_t i = 0; i < b.root->weights()->size(); ++i) {
+      const Weight *w = b.root->weights()->Get(i);
+      uint64_t sum = hash64(b.data + w->offset(), w->length());
+      if (sum != w->checksum()) {
+        bundle.weightsCode = K3RT_DATA_LOSS;
+        bundle.weightsError = at("weights", i) + " '" + w->name()->str() + "': checksum " +
+                              hex(sum) + " != recorded " + hex(w->checksum()) +
+                              " (corrupt data)";
+        return;
+      }
+    }
+  });
+  return b.weightsCode == K3RT_OK ? nullptr : makeStatus(b.weightsCode, b.weightsError);
 }
 
 } // namespace k3rt

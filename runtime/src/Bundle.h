@@ -13,6 +13,7 @@
 #include "runtime/src/Format.h"
 
 #include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <string>
 
@@ -27,6 +28,11 @@ struct k3rt_bundle_s {
   uint8_t *owned = nullptr;
   k3rt::FileHeader header;
   const k3::bundle::Bundle *root = nullptr;
+  /// k3rt::verifyWeights' verdict, computed by the first session and kept:
+  /// the bytes do not change while the bundle lives.
+  std::once_flag weightsChecked;
+  k3rt_status_code_t weightsCode = K3RT_OK;
+  std::string weightsError;
 };
 
 namespace k3rt {
@@ -42,8 +48,9 @@ k3rt_status_t verifyBundle(const uint8_t *data, size_t size,
 /// writer records as `code_checksum` and verifyBundle checks.
 uint64_t kernelChecksum(const k3::bundle::Kernel &kernel);
 
-/// Every weight blob against its recorded checksum; the first mismatch is
-/// one line naming the weight. Nothing to check when the weights were
+/// Every weight blob against its recorded checksum, once per bundle (later
+/// calls return the first verdict); the first mismatch is one line naming
+/// the weight. Nothing to check when the weights were
 /// omitted (filled-in synthetic weights are checked by nobody: the runtime
 /// made them).
 k3rt_status_t verifyWeights(const k3rt_bundle_s &bundle);

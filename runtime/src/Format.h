@@ -11,9 +11,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 namespace k3rt {
 
 /// Version of the container and its schema; a reader refuses any other.
@@ -47,33 +44,38 @@ struct FileHeader {
   uint64_t flatbufferChecksum;
 };
 static_assert(sizeof(FileHeader) == 64, "the header is 64 bytes");
+// The header is copied to and from the file as it is in memory.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a .k3b is little-endian");
 
 inline uint64_t alignUp(uint64_t n) {
   return (n + kAlignment - 1) / kAlignment * kAlignment;
 }
 
-/// XXH3-64 (Debian's libxxhash-dev, inlined so that the runtime carries no
-/// extra shared library onto a GPU machine): the checksum of the flatbuffer,
-/// of kernel code and of weights. Not a signature: it catches corruption,
-/// and a .k3b is code to be trusted like any executable.
-inline uint64_t hash64(const void *data, size_t size) {
-  return XXH3_64bits(data, size);
-}
+/// XXH3-64 (Debian's libxxhash-dev, compiled into Format.cpp with
+/// XXH_INLINE_ALL, so that the runtime carries no extra shared library onto
+/// a GPU machine): the checksum of the flatbuffer, of kernel code and of
+/// weights. Not a signature: it catches corruption, and a .k3b is code to
+/// be trusted like any executable.
+uint64_t hash64(const void *data, size_t size);
 
-/// Streams parts (a weight stacked from per-expert tensors, a kernel's
-/// object, PTX and cubin) into one hash64.
+/// Streams parts (a weight stacked from per-expert tensors) into one hash64.
 class Hash64 {
 public:
-  Hash64() { XXH3_64bits_reset(&state); }
-  void update(const void *data, size_t size) {
-    if (size)
-      XXH3_64bits_update(&state, data, size);
-  }
-  uint64_t digest() const { return XXH3_64bits_digest(&state); }
+  Hash64();
+  ~Hash64();
+  Hash64(const Hash64 &) = delete;
+  Hash64 &operator=(const Hash64 &) = delete;
+  void update(const void *data, size_t size);
+  uint64_t digest() const;
 
 private:
-  XXH3_state_t state;
+  void *state; ///< XXH3_state_t, opaque here
 };
+
+/// A kernel's `code_checksum`: hash64 of its object, then PTX, then cubin
+/// (any may be empty). The writer records it, the reader checks it.
+uint64_t codeChecksum(const void *object, size_t objectSize, const void *ptx, size_t ptxSize,
+                      const void *cubin, size_t cubinSize);
 
 } // namespace k3rt
 

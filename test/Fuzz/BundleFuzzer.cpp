@@ -15,6 +15,7 @@
 #include "test/Fuzz/Fuzz.h"
 #include "runtime/include/k3rt/k3rt.h"
 #include "runtime/src/Format.h"
+#include "runtime/src/Status.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -23,14 +24,7 @@
 
 namespace {
 
-void requireOneLine(k3rt_status_t s) {
-  const char *m = k3rt_status_message(s);
-  if (!*m || std::strchr(m, '\n')) {
-    std::fprintf(stderr, "invariant broken: a refusal is one line: '%s'\n", m);
-    std::abort();
-  }
-  k3rt_status_free(s);
-}
+void requireOneLine(k3rt_status_t s) { k3fuzz::requireOneLine(k3rt::takeMessage(s)); }
 
 /// Opens `size` bytes (64-byte-aligned, outliving the bundle, as the API
 /// wants); runs what verifies when `run` is set.

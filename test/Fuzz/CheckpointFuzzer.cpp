@@ -20,16 +20,11 @@
 
 namespace {
 
-[[noreturn]] void broken(const char *what, const std::string &detail) {
-  std::fprintf(stderr, "invariant broken: %s: '%s'\n", what, detail.c_str());
-  std::abort();
-}
-
 const std::string &scratch() {
   static const std::string dir = [] {
     char t[] = "/tmp/k3-fuzz-checkpoint-XXXXXX";
     if (!mkdtemp(t))
-      broken("scratch directory", t);
+      k3fuzz::broken("scratch directory", t);
     return std::string(t);
   }();
   return dir;
@@ -65,22 +60,23 @@ int k3fuzz::testOneInput(const uint8_t *bytes, size_t size) {
   std::string error;
   std::unique_ptr<k3::model::Checkpoint> ck = k3::model::Checkpoint::open(dir, error);
   if (!ck) {
-    if (error.empty() || error.find('\n') != std::string::npos)
-      broken("a refusal is one line", error);
+    k3fuzz::requireOneLine(error);
     return 0;
   }
   for (const k3::model::TensorSpec &spec : ck->specs()) {
     const k3::model::TensorView *v = ck->find(spec);
     if (!v)
       continue; // packed or absent forms are the loader's to vouch for
+    if (v->shape != spec.shape)
+      k3fuzz::broken("a tensor has its config's shape", v->name);
     if (int64_t(v->bytes) != k3::model::numElements(v->shape) * k3::model::dtypeBytes(v->dtype))
-      broken("a tensor holds its shape's bytes", v->name);
+      k3fuzz::broken("a tensor holds its shape's bytes", v->name);
     volatile uint8_t sink = 0;
     for (size_t i = 0; i < v->bytes; ++i)
       sink = sink ^ v->data[i];
     if (!spec.packed && !spec.scale &&
         int64_t(k3::model::floatValues(*v).size()) != k3::model::numElements(v->shape))
-      broken("a float tensor decodes to its element count", v->name);
+      k3fuzz::broken("a float tensor decodes to its element count", v->name);
   }
   return 0;
 }

@@ -14,20 +14,12 @@
 #include <cstdlib>
 #include <string>
 
-namespace {
-[[noreturn]] void broken(const char *what, const std::string &detail) {
-  std::fprintf(stderr, "invariant broken: %s: '%s'\n", what, detail.c_str());
-  std::abort();
-}
-} // namespace
-
 int k3fuzz::testOneInput(const uint8_t *bytes, size_t size) {
   std::string text(reinterpret_cast<const char *>(bytes), size);
   std::string error;
   std::optional<k3::model::Config> c = k3::model::parseConfig(text, error);
   if (!c) {
-    if (error.empty() || error.find('\n') != std::string::npos)
-      broken("a refusal is one line", error);
+    k3fuzz::requireOneLine(error);
     return 0;
   }
   k3::model::Stats stats = k3::model::computeStats(*c);
@@ -40,7 +32,7 @@ int k3fuzz::testOneInput(const uint8_t *bytes, size_t size) {
     for (const k3::model::TensorSpec &t : k3::model::expectedTensors(*c, experts))
       sum += t.parameters;
     if (sum != total)
-      broken("the parameter count agrees with the table", std::to_string(sum) + " vs " +
+      k3fuzz::broken("the parameter count agrees with the table", std::to_string(sum) + " vs " +
                                                              std::to_string(total));
   }
   return 0;

@@ -27,6 +27,11 @@ int openFds() {
 }
 } // namespace
 
+void k3fuzz::broken(const char *what, const std::string &detail) {
+  std::fprintf(stderr, "invariant broken: %s: '%s'\n", what, detail.c_str());
+  std::abort();
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size) {
   int before = openFds();
   k3fuzz::testOneInput(bytes, size);

@@ -14,35 +14,27 @@
 #include <set>
 #include <sstream>
 
-namespace {
-[[noreturn]] void broken(const char *what, const std::string &detail) {
-  std::fprintf(stderr, "invariant broken: %s: '%s'\n", what, detail.c_str());
-  std::abort();
-}
-} // namespace
-
 int k3fuzz::testOneInput(const uint8_t *bytes, size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char *>(bytes), size));
   std::vector<k3rt::RequestSpec> specs;
   std::string error;
   if (!parseRequests(in, "r.jsonl", specs, error)) {
-    if (error.empty() || error.find('\n') != std::string::npos)
-      broken("a refusal is one line", error);
+    k3fuzz::requireOneLine(error);
     return 0;
   }
   if (specs.empty())
-    broken("an accepted file holds a request", "");
+    k3fuzz::broken("an accepted file holds a request", "");
   std::set<std::string> ids;
   for (const k3rt::RequestSpec &r : specs) {
     if (!ids.insert(r.id).second || r.id.empty() || r.id == "." || r.id == ".." ||
         r.id.find_first_of(std::string("/\\\0", 3)) != std::string::npos)
-      broken("ids are unique file names", r.id);
+      k3fuzz::broken("ids are unique file names", r.id);
     if (r.prompt.empty())
-      broken("a prompt is not empty", r.id);
+      k3fuzz::broken("a prompt is not empty", r.id);
     for (const std::vector<int32_t> *list : {&r.prompt, &r.stop, &r.draft})
       for (int32_t t : *list)
         if (t < 0)
-          broken("token ids are not negative", r.id);
+          k3fuzz::broken("token ids are not negative", r.id);
   }
   return 0;
 }

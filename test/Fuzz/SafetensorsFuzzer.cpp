@@ -21,21 +21,16 @@ int k3fuzz::testOneInput(const uint8_t *bytes, size_t size) {
   std::string error;
   auto tensors = k3::model::parseSafetensors(copy.data(), copy.size(), "f.safetensors", error);
   if (!tensors) {
-    if (error.empty() || error.find('\n') != std::string::npos) {
-      std::fprintf(stderr, "invariant broken: a refusal is one line: '%s'\n", error.c_str());
-      std::abort();
-    }
+    k3fuzz::requireOneLine(error);
     return 0;
   }
   std::vector<std::pair<const uint8_t *, const uint8_t *>> ranges;
   for (const k3::model::TensorView &t : *tensors) {
     int64_t want = k3::model::numElements(t.shape) * k3::model::dtypeBytes(t.dtype);
-    if (t.data < copy.data() || t.bytes > size_t(copy.data() + size - t.data) ||
-        int64_t(t.bytes) != want) {
-      std::fprintf(stderr, "invariant broken: tensor '%s' (%zu bytes, %lld wanted) lies "
-                   "outside the file\n", t.name.c_str(), t.bytes, (long long)want);
-      std::abort();
-    }
+    const uint8_t *end = copy.data() + size;
+    if (t.data < copy.data() || t.data > end || t.bytes > size_t(end - t.data) ||
+        int64_t(t.bytes) != want)
+      k3fuzz::broken("a tensor lies in the file and holds its shape's bytes", t.name);
     volatile uint8_t sink = 0;
     for (size_t i = 0; i < t.bytes; i += 61)
       sink = sink ^ t.data[i]; // touched: ASan checks each
@@ -44,9 +39,7 @@ int k3fuzz::testOneInput(const uint8_t *bytes, size_t size) {
   }
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].first < ranges[i - 1].second) {
-      std::fprintf(stderr, "invariant broken: tensors overlap\n");
-      std::abort();
-    }
+    if (ranges[i].first < ranges[i - 1].second)
+      k3fuzz::broken("tensors do not overlap", "");
   return 0;
 }

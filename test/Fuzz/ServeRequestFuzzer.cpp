@@ -16,10 +16,8 @@
 namespace {
 
 void check(bool ok, const char *what) {
-  if (!ok) {
-    std::fprintf(stderr, "invariant broken: %s\n", what);
-    std::abort();
-  }
+  if (!ok)
+    k3fuzz::broken(what, "");
 }
 
 } // namespace

@@ -30,10 +30,8 @@ const k3rt::Tokenizer &tokenizer() {
 }
 
 void check(bool ok, const char *what) {
-  if (!ok) {
-    std::fprintf(stderr, "invariant broken: %s\n", what);
-    std::abort();
-  }
+  if (!ok)
+    k3fuzz::broken(what, "");
 }
 
 } // namespace

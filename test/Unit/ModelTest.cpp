@@ -10,6 +10,7 @@
 #include "lib/Model/Config.h"
 #include "lib/Model/Safetensors.h"
 #include "lib/Model/TensorTable.h"
+#include "lib/Model/Text.h"
 #include "test/Unit/TestUtil.h"
 
 #include <gtest/gtest.h>
@@ -505,3 +506,16 @@ TEST_F(BadCheckpoint, F16TensorsLoad) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// printable: what a file or a client wrote, fit for a one-line message
+//===----------------------------------------------------------------------===//
+
+TEST(Text, PrintableIsOneLine) {
+  using k3::model::printable;
+  EXPECT_EQ(printable("a\nb\tc\rd\x01"), "a\\nb\\tc\\rd\\x01");
+  EXPECT_EQ(printable("x\xC2\x85y\xE2\x80\xA8z\xE2\x80\xA9"), "x\\u0085y\\u2028z\\u2029");
+  EXPECT_EQ(printable("caf\xC3\xA9 \xE4\xBD\xA0"), "caf\xC3\xA9 \xE4\xBD\xA0"); // kept
+  EXPECT_EQ(printable("bad \xFF"), "bad \xEF\xBF\xBD");                       // U+FFFD
+  EXPECT_EQ(printable(std::string(100, 'a'), 10), std::string(10, 'a') + "...");
+}

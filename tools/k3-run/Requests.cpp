@@ -160,7 +160,8 @@ int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
     json out = {{"id", r.id}, {"tokens", r.tokens}, {"prefix_hit_tokens", r.prefixHitTokens}};
     if (!r.error.empty()) {
       out["error"] = r.error;
-      std::fprintf(stderr, "k3-run: error: request '%s': %s\n", r.id.c_str(), r.error.c_str());
+      std::fprintf(stderr, "k3-run: error: request '%s': %s\n",
+                   k3::model::printable(r.id).c_str(), r.error.c_str());
       ++failed;
     }
     std::printf("%s\n", out.dump().c_str());

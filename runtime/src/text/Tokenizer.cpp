@@ -362,10 +362,11 @@ k3rt_status_t Tokenizer::fromText(std::string_view rankText, std::string_view co
       long long id = strtoll(key.c_str(), &end, 10);
       std::string text = tokenText(value);
       if (key.empty() || errno || *end || text.empty())
-        return invalid("tokenizer_config.json: added_tokens_decoder entry '" + key +
+        return invalid("tokenizer_config.json: added_tokens_decoder entry '" + printable(key) +
                        "' needs a numeric id and a content string");
       if (id < base || id >= base + reserved)
-        return invalid("tokenizer_config.json: special token " + text + " has id " + key +
+        return invalid("tokenizer_config.json: special token " + printable(text) + " has id " +
+                       printable(key) +
                        ", outside the special range [" + std::to_string(base) + ", " +
                        std::to_string(base + reserved) + ")");
       t->specialText[size_t(id - base)] = text;
@@ -375,7 +376,7 @@ k3rt_status_t Tokenizer::fromText(std::string_view rankText, std::string_view co
     t->specialsByPrefix[prefixKey(t->specialText[size_t(k)], 0)].push_back(k);
   for (int32_t k = 0; k < t->numSpecial; ++k)
     if (!t->specialIds.emplace(t->specialText[size_t(k)], base + k).second)
-      return invalid("tokenizer_config.json: special token " + t->specialText[size_t(k)] +
+      return invalid("tokenizer_config.json: special token " + printable(t->specialText[size_t(k)]) +
                      " is named twice");
   if (cfg.contains("bos_token"))
     t->bos = tokenText(cfg["bos_token"]);
