@@ -33,6 +33,7 @@ PY
 for m in "$root"/models/*/; do
   name=$(basename "$m")
   cp "$m/config.json" "$corpus/config/$name.json"
-  { cat "$m/config.json"; printf '%s%s' "$cut" "$cut"; } > "$corpus/checkpoint/$name-config-only"
+  # K3 itself takes over 10 s to tabulate under ASan: fuzz-config has it.
+  [ "$name" = k3 ] || { cat "$m/config.json"; printf '%s%s' "$cut" "$cut"; } > "$corpus/checkpoint/$name-config-only"
 done
 cp "$here/Inputs/micro/config.json" "$corpus/config/micro.json"
