@@ -44,6 +44,7 @@ tools = [
     ToolSubst("k3-reference", unresolved="fatal"),
     ToolSubst("k3rt-c-api", unresolved="fatal"),
     ToolSubst("k3-bench", unresolved="fatal"),
+    ToolSubst("k3-comm-check", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
@@ -98,3 +99,11 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
+
+# `mpi` when OpenMPI's launcher and the MPI test driver are built (the
+# collectives, test/Comm): `%mpirun -np N`. Root runs need the flag; two
+# cores run up to eight ranks oversubscribed.
+import shutil
+if shutil.which("mpirun") and os.path.exists(os.path.join(config.k3_tools_dir, "k3-comm-check")):
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))

@@ -14,6 +14,7 @@ packages=(
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev
   libgtest-dev libbenchmark-dev libomp-dev
   libpcre2-dev libicu-dev libcpp-httplib-dev libxxhash-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

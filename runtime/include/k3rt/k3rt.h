@@ -31,6 +31,7 @@ typedef enum k3rt_status_code_e {
   K3RT_OUT_OF_RANGE = 6,     /* e.g. a token id outside the vocabulary */
   K3RT_INTERNAL = 7,
   K3RT_RESOURCE_EXHAUSTED = 8, /* the cache pool cannot hold what is asked */
+  K3RT_DEADLINE_EXCEEDED = 9,  /* a collective whose peers did not arrive in time */
 } k3rt_status_code_t;
 
 /* NULL is success. A non-NULL status owns a one-line message. */

@@ -1,0 +1,116 @@
+//===- Collectives.cpp - The backend-neutral half of the grid -------------===//
+//
+// Part of k3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/comm/Collectives.h"
+
+#include "runtime/src/Status.h"
+
+namespace k3rt::comm {
+
+size_t dtypeBytes(DType dtype) {
+  switch (dtype) {
+  case DType::F32: case DType::I32: return 4;
+  case DType::BF16: return 2;
+  case DType::I64: return 8;
+  case DType::U8: return 1;
+  }
+  return 0;
+}
+
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F32: return "f32";
+  case DType::BF16: return "bf16";
+  case DType::I32: return "i32";
+  case DType::I64: return "i64";
+  case DType::U8: return "u8";
+  }
+  return "?";
+}
+
+std::string formatGrid(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+k3rt_status_t Communicator::counts(const size_t *sendCounts, size_t *recvCounts) {
+  // One count to and from every peer.
+  std::vector<size_t> ones(size_t(size()), 1);
+  static_assert(sizeof(size_t) == 8, "counts travel as i64");
+  return allToAll(sendCounts, ones.data(), recvCounts, ones.data(), DType::I64);
+}
+
+std::vector<int64_t> Grid::coordinates() const {
+  std::vector<int64_t> c(gridShape.size());
+  int64_t r = worldRank;
+  for (size_t i = gridShape.size(); i-- > 0;) {
+    c[i] = r % gridShape[i];
+    r /= gridShape[i];
+  }
+  return c;
+}
+
+k3rt_status_t Grid::checkShape(const std::vector<int64_t> &shape) {
+  int64_t product = 1;
+  for (int64_t d : shape) {
+    if (d < 1 || d > (1 << 20))
+      return makeStatus(K3RT_INVALID_ARGUMENT,
+                        "grid " + formatGrid(shape) + ": every extent must be in [1, 2^20]");
+    product *= d;
+  }
+  if (shape.empty() || product != worldSize)
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      "grid " + formatGrid(shape) + " needs " + std::to_string(product) +
+                          " ranks, but " + std::to_string(worldSize) +
+                          " processes were started (mpirun -np " + std::to_string(product) + ")");
+  gridShape = shape;
+  return nullptr;
+}
+
+k3rt_status_t Grid::axes(const std::vector<int> &axes, Communicator *&out) {
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] < 0 || size_t(axes[i]) >= gridShape.size() || (i && axes[i] <= axes[i - 1]))
+      return makeStatus(K3RT_INVALID_ARGUMENT,
+                        "grid " + formatGrid(gridShape) +
+                            ": axes must be ascending and below its rank");
+  if (auto it = communicators.find(axes); it != communicators.end()) {
+    out = it->second.get();
+    return nullptr;
+  }
+  // The group: ranks whose coordinates off `axes` equal this one's, in
+  // row-major order over `axes`; its color, the linear index of those
+  // other coordinates.
+  std::vector<int64_t> mine = coordinates();
+  std::vector<bool> inGroup(gridShape.size(), false);
+  for (int a : axes)
+    inGroup[size_t(a)] = true;
+  int color = 0;
+  for (size_t i = 0; i < gridShape.size(); ++i)
+    if (!inGroup[i])
+      color = color * int(gridShape[i]) + int(mine[i]);
+  std::vector<int> ranks;
+  for (int r = 0; r < worldSize; ++r) {
+    int64_t left = r;
+    bool same = true;
+    for (size_t i = gridShape.size(); i-- > 0;) {
+      if (!inGroup[i] && left % gridShape[i] != mine[i])
+        same = false;
+      left /= gridShape[i];
+    }
+    if (same)
+      ranks.push_back(r);
+  }
+  std::unique_ptr<Communicator> comm;
+  if (k3rt_status_t s = split(axes, color, ranks, comm))
+    return s;
+  out = comm.get();
+  communicators[axes] = std::move(comm);
+  return nullptr;
+}
+
+} // namespace k3rt::comm

@@ -1,0 +1,289 @@
+//===- Mpi.cpp - The grid over MPI (CPU ranks) ----------------------------===//
+//
+// Part of k3. Every collective is MPI's nonblocking form, polled against a
+// deadline: MPI has no timeout of its own, and a blocking call waits
+// forever for a rank that died. bf16 has no MPI datatype: it travels as a
+// 2-byte type, reduced by user operations through f32 (each partial sum
+// rounded to bf16, as NCCL's bf16 reductions are).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/comm/Mpi.h"
+
+#include "lib/Model/Numerics.h"
+#include "runtime/src/Status.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <sched.h>
+
+namespace k3rt::comm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+MPI_Datatype bf16Type = MPI_DATATYPE_NULL;
+MPI_Op bf16Sum = MPI_OP_NULL, bf16Max = MPI_OP_NULL;
+
+void reduceBf16(void *in, void *inout, int *len, MPI_Datatype *, bool max) {
+  auto *a = static_cast<const uint16_t *>(in);
+  auto *b = static_cast<uint16_t *>(inout);
+  for (int i = 0; i < *len; ++i) {
+    float x = k3::model::bf16ToFloat(a[i]), y = k3::model::bf16ToFloat(b[i]);
+    b[i] = k3::model::floatToBf16(max ? std::max(x, y) : x + y);
+  }
+}
+void sumBf16(void *in, void *inout, int *len, MPI_Datatype *t) { reduceBf16(in, inout, len, t, false); }
+void maxBf16(void *in, void *inout, int *len, MPI_Datatype *t) { reduceBf16(in, inout, len, t, true); }
+
+MPI_Datatype mpiType(DType dtype) {
+  switch (dtype) {
+  case DType::F32: return MPI_FLOAT;
+  case DType::BF16: return bf16Type;
+  case DType::I32: return MPI_INT32_T;
+  case DType::I64: return MPI_INT64_T;
+  case DType::U8: return MPI_UINT8_T;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+MPI_Op mpiOp(DType dtype, Reduce op) {
+  if (dtype == DType::BF16)
+    return op == Reduce::Sum ? bf16Sum : bf16Max;
+  return op == Reduce::Sum ? MPI_SUM : MPI_MAX;
+}
+
+std::string mpiError(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int n = 0;
+  MPI_Error_string(code, text, &n);
+  std::string s(text, size_t(n));
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+/// Waits for `request` until the deadline, yielding between tests (ranks
+/// may share cores). On expiry the request is left pending: the process is
+/// expected to exit.
+k3rt_status_t wait(MPI_Request &request, double timeoutSeconds, const std::string &what) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeoutSeconds);
+  for (int spins = 0;; ++spins) {
+    int done = 0;
+    if (int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE); rc != MPI_SUCCESS)
+      return makeStatus(K3RT_INTERNAL, what + " failed: " + mpiError(rc));
+    if (done)
+      return nullptr;
+    if (Clock::now() > deadline)
+      return makeStatus(K3RT_DEADLINE_EXCEEDED,
+                        what + " did not complete within " +
+                            std::to_string(int(std::ceil(timeoutSeconds))) +
+                            " s: a peer died or never called it (--collective-timeout)");
+    if (spins < 64) {
+      sched_yield();
+    } else {
+      timespec pause{0, 200000}; // 0.2 ms: off the core for the ranks beside it
+      nanosleep(&pause, nullptr);
+    }
+  }
+}
+
+class MpiCommunicator : public Communicator {
+public:
+  MpiCommunicator(MPI_Comm comm, double timeout, std::string name)
+      : comm(comm), timeout(timeout) {
+    MPI_Comm_rank(comm, &groupRank);
+    MPI_Comm_size(comm, &groupSize);
+    description = std::move(name);
+  }
+  ~MpiCommunicator() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && comm != MPI_COMM_WORLD)
+      MPI_Comm_free(&comm);
+  }
+
+  k3rt_status_t allReduce(void *buf, size_t count, DType dtype, Reduce op) override {
+    int n;
+    if (k3rt_status_t s = fitsInt(count, n, "all_reduce"))
+      return s;
+    MPI_Request r;
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, n, mpiType(dtype), mpiOp(dtype, op), comm, &r);
+    return finish(rc, r, "all_reduce", count, dtype);
+  }
+
+  k3rt_status_t allGather(const void *send, void *recv, size_t count, DType dtype) override {
+    int n;
+    if (k3rt_status_t s = fitsInt(count * size_t(groupSize), n, "all_gather"))
+      return s;
+    MPI_Request r;
+    int rc = MPI_Iallgather(send, int(count), mpiType(dtype), recv, int(count), mpiType(dtype),
+                            comm, &r);
+    return finish(rc, r, "all_gather", count, dtype);
+  }
+
+  k3rt_status_t reduceScatter(const void *send, void *recv, size_t count, DType dtype,
+                              Reduce op) override {
+    int n;
+    if (k3rt_status_t s = fitsInt(count * size_t(groupSize), n, "reduce_scatter"))
+      return s;
+    MPI_Request r;
+    int rc = MPI_Ireduce_scatter_block(send, recv, int(count), mpiType(dtype), mpiOp(dtype, op),
+                                       comm, &r);
+    return finish(rc, r, "reduce_scatter", count, dtype);
+  }
+
+  k3rt_status_t allToAll(const void *send, const size_t *sendCounts, void *recv,
+                         const size_t *recvCounts, DType dtype) override {
+    const size_t peers = size_t(groupSize);
+    std::vector<int> sc(peers), sd(peers), rc(peers), rd(peers);
+    size_t sendTotal = 0, recvTotal = 0;
+    for (size_t p = 0; p < sc.size(); ++p) {
+      sd[p] = int(sendTotal);
+      rd[p] = int(recvTotal);
+      sendTotal += sendCounts[p];
+      recvTotal += recvCounts[p];
+      int dummy;
+      if (k3rt_status_t s = fitsInt(std::max(sendTotal, recvTotal), dummy, "all_to_all"))
+        return s;
+      sc[p] = int(sendCounts[p]);
+      rc[p] = int(recvCounts[p]);
+    }
+    MPI_Request r;
+    int code = MPI_Ialltoallv(send, sc.data(), sd.data(), mpiType(dtype), recv, rc.data(),
+                              rd.data(), mpiType(dtype), comm, &r);
+    return finish(code, r, "all_to_all", sendTotal, dtype);
+  }
+
+  k3rt_status_t broadcast(void *buf, size_t count, DType dtype, int root) override {
+    int n;
+    if (k3rt_status_t s = fitsInt(count, n, "broadcast"))
+      return s;
+    if (root < 0 || root >= groupSize)
+      return makeStatus(K3RT_INVALID_ARGUMENT, "broadcast from rank " + std::to_string(root) +
+                                                   " of a group of " +
+                                                   std::to_string(groupSize));
+    MPI_Request r;
+    int rc = MPI_Ibcast(buf, n, mpiType(dtype), root, comm, &r);
+    return finish(rc, r, "broadcast", count, dtype);
+  }
+
+  /// Every rank of the group has arrived (the grid's startup check).
+  k3rt_status_t barrier(const std::string &what) {
+    MPI_Request r;
+    if (int rc = MPI_Ibarrier(comm, &r); rc != MPI_SUCCESS)
+      return makeStatus(K3RT_INTERNAL, what + " failed: " + mpiError(rc));
+    return wait(r, timeout, what);
+  }
+
+  MPI_Comm handle() const { return comm; }
+
+private:
+  /// MPI counts are int: a larger call is refused rather than truncated.
+  k3rt_status_t fitsInt(size_t count, int &out, const char *op) {
+    if (count > size_t(INT_MAX))
+      return makeStatus(K3RT_UNIMPLEMENTED, std::string(op) + " of " + std::to_string(count) +
+                                                " elements: MPI counts stop at 2^31 - 1");
+    out = int(count);
+    return nullptr;
+  }
+
+  k3rt_status_t finish(int rc, MPI_Request &r, const char *op, size_t count, DType dtype) {
+    std::string what = std::string(op) + " (" + std::to_string(count) + " " +
+                       dtypeName(dtype) + ") over " + description;
+    if (rc != MPI_SUCCESS)
+      return makeStatus(K3RT_INTERNAL, what + " failed: " + mpiError(rc));
+    return wait(r, timeout, what);
+  }
+
+  MPI_Comm comm;
+  double timeout;
+};
+
+class MpiGrid : public Grid {
+public:
+  explicit MpiGrid(double timeout) : timeout(timeout) {}
+
+  k3rt_status_t init(const std::vector<int64_t> &shape) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+    MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (k3rt_status_t s = checkShape(shape))
+      return s;
+    world = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, timeout,
+                                             "the world of grid " + formatGrid(shape));
+    if (k3rt_status_t s = world->barrier("the grid's start (" + std::to_string(worldSize) +
+                                         " ranks)"))
+      return s;
+    // Every rank must describe the same grid: gather rank 0's shape.
+    std::vector<int64_t> first(shape.size() + 1);
+    first[0] = int64_t(shape.size());
+    std::copy(shape.begin(), shape.end(), first.begin() + 1);
+    if (k3rt_status_t s = world->broadcast(first.data(), first.size(), DType::I64, 0))
+      return s;
+    if (first[0] != int64_t(shape.size()) ||
+        !std::equal(shape.begin(), shape.end(), first.begin() + 1))
+      return makeStatus(K3RT_INVALID_ARGUMENT,
+                        "rank " + std::to_string(worldRank) + "'s grid " + formatGrid(shape) +
+                            " differs from rank 0's");
+    return nullptr;
+  }
+
+protected:
+  k3rt_status_t split(const std::vector<int> &axes, int color, const std::vector<int> &ranks,
+                      std::unique_ptr<Communicator> &out) override {
+    std::string name = "axes (";
+    for (size_t i = 0; i < axes.size(); ++i)
+      name += (i ? ", " : "") + std::to_string(axes[i]);
+    name += ") of grid " + formatGrid(gridShape) + " [ranks";
+    for (size_t i = 0; i < ranks.size(); ++i)
+      name += (i ? ", " : " ") + std::to_string(ranks[i]);
+    name += "]";
+    // MPI_Comm_split blocks with no timeout: a barrier with one first, so
+    // that a missing rank is a message, not a hang.
+    if (k3rt_status_t s = world->barrier("creating the communicator of " + name))
+      return s;
+    int key = int(std::find(ranks.begin(), ranks.end(), worldRank) - ranks.begin());
+    MPI_Comm comm;
+    if (int rc = MPI_Comm_split(MPI_COMM_WORLD, color, key, &comm); rc != MPI_SUCCESS)
+      return makeStatus(K3RT_INTERNAL, "creating the communicator of " + name + " failed: " +
+                                           mpiError(rc));
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    out = std::make_unique<MpiCommunicator>(comm, timeout, name);
+    return nullptr;
+  }
+
+private:
+  double timeout;
+  std::unique_ptr<MpiCommunicator> world;
+};
+
+} // namespace
+
+k3rt_status_t createMpiGrid(const std::vector<int64_t> &shape, double timeoutSeconds,
+                            std::unique_ptr<Grid> &out) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized)
+    return makeStatus(K3RT_INVALID_ARGUMENT, "a grid over MPI needs MPI_Init first");
+  if (!(timeoutSeconds > 0))
+    return makeStatus(K3RT_INVALID_ARGUMENT, "the collective timeout must be positive");
+  if (bf16Type == MPI_DATATYPE_NULL) {
+    MPI_Type_contiguous(2, MPI_BYTE, &bf16Type);
+    MPI_Type_commit(&bf16Type);
+    MPI_Op_create(sumBf16, /*commute=*/1, &bf16Sum);
+    MPI_Op_create(maxBf16, /*commute=*/1, &bf16Max);
+  }
+  auto grid = std::make_unique<MpiGrid>(timeoutSeconds);
+  if (k3rt_status_t s = grid->init(shape))
+    return s;
+  out = std::move(grid);
+  return nullptr;
+}
+
+} // namespace k3rt::comm
