@@ -25,6 +25,7 @@ config.environment["KMP_BLOCKTIME"] = "0"
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%k3_src", config.k3_src_root))
 config.substitutions.append(("%k3_bin", config.k3_tools_dir))
+config.substitutions.append(("%k3_obj", config.k3_obj_root))
 # The stand-in driver (test/FakeCuda): `env LD_LIBRARY_PATH=%fake_cuda k3-run ...`.
 config.substitutions.append(("%fake_cuda", os.path.join(config.k3_obj_root, "test", "fake-cuda")))
 

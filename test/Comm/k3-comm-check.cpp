@@ -9,12 +9,16 @@
 //   --timeout=S          the collective timeout (default 30)
 //   --absent-rank=R      rank R skips the first collective (it waits in a
 //                        receive nobody sends): the others must time out
+//   --nccl=LIB           the NCCL backend, LIB loaded for libnccl.so.2 (the
+//                        stand-in over MPI, test/FakeNccl: host buffers),
+//                        bootstrapped over the MPI grid
 //
 //===----------------------------------------------------------------------===//
 
 #include "lib/Model/Numerics.h"
 #include "runtime/src/Status.h"
 #include "runtime/src/comm/Mpi.h"
+#include "runtime/src/comm/Nccl.h"
 
 #include <mpi.h>
 
@@ -133,12 +137,15 @@ int main(int argc, char **argv) {
   std::vector<int64_t> shape;
   double timeout = 30;
   int absent = -1;
+  std::string nccl;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--grid=", 0) == 0)
       shape = parseGrid(a.substr(7));
     else if (a.rfind("--timeout=", 0) == 0)
       timeout = std::atof(a.c_str() + 10);
+    else if (a.rfind("--nccl=", 0) == 0)
+      nccl = a.substr(7);
     else if (a.rfind("--absent-rank=", 0) == 0)
       absent = std::atoi(a.c_str() + 14);
     else
@@ -148,6 +155,14 @@ int main(int argc, char **argv) {
     fail("needs --grid=AxB...");
   std::unique_ptr<Grid> grid;
   check(createMpiGrid(shape, timeout, grid));
+  std::unique_ptr<Grid> mpi;
+  if (!nccl.empty()) {
+    // The stand-in completes every call before returning: its stream is
+    // always idle.
+    mpi = std::move(grid);
+    check(createNcclGrid(*mpi, nullptr, [](void *) { return 0; }, timeout, grid,
+                         nccl.c_str()));
+  }
   if (worldRank == absent) {
     // Never arrives: waits for a message nobody sends, until mpirun ends
     // the job because a peer exited.
@@ -167,9 +182,10 @@ int main(int argc, char **argv) {
     ++groups;
   }
   if (worldRank == 0)
-    std::printf("k3-comm-check: grid %s, %d ranks: every collective agrees on %d axis sets\n",
-                formatGrid(shape).c_str(), grid->size(), groups);
+    std::printf("k3-comm-check: %s grid %s, %d ranks: every collective agrees on %d axis sets\n",
+                nccl.empty() ? "MPI" : "NCCL", formatGrid(shape).c_str(), grid->size(), groups);
   grid.reset();
+  mpi.reset();
   MPI_Finalize();
   return 0;
 }
