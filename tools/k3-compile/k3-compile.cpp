@@ -11,6 +11,7 @@
 #include "lib/Bundle/BundleWriter.h"
 #include "lib/Import/Importer.h"
 #include "lib/Model/Checkpoint.h"
+#include "lib/Model/Placement.h"
 #include "lib/Model/Synthetic.h"
 #include "lib/Registration/RegisterAll.h"
 #include "lib/Target/Cpu/CpuTarget.h"
@@ -34,6 +35,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -250,12 +252,84 @@ static cl::opt<bool>
                         "`language_model.model.`"),
                cl::cat(k3Category));
 
+static cl::opt<int64_t> tensorParallel(
+    "tp", cl::desc("Tensor-parallel ranks per group (with --stats: the placement plan; "
+                   "sharded binaries are not built yet)"),
+    cl::init(1), cl::cat(k3Category));
+static cl::opt<int64_t> expertParallel(
+    "ep", cl::desc("Groups of --tp ranks; the routed experts split over all tp x ep ranks"),
+    cl::init(1), cl::cat(k3Category));
+static cl::opt<std::string> deviceMemory(
+    "device-memory",
+    cl::desc("With --stats --tp/--ep: memory per rank (e.g. 141GiB, 80GB), to print the "
+             "requests x context that fit"),
+    cl::cat(k3Category));
+
 static cl::opt<bool> timePhases(
     "time-phases",
     cl::desc("Print each phase's wall-clock seconds on stderr when the compile ends"),
     cl::cat(k3Category));
 
+static int fail(const llvm::Twine &message);
+
 namespace {
+/// "141GiB", "80GB", "1.5TiB" or a byte count; -1 when malformed.
+int64_t parseBytes(llvm::StringRef text) {
+  static const std::pair<const char *, double> units[] = {
+      {"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0},
+      {"TB", 1e12},             {"GB", 1e9},           {"MB", 1e6}, {"B", 1}};
+  double scale = 1;
+  for (auto [suffix, factor] : units)
+    if (text.consume_back(suffix)) {
+      scale = factor;
+      break;
+    }
+  double value;
+  if (text.empty() || text.getAsDouble(value) || !(value > 0) || value * scale > 9e18)
+    return -1;
+  return int64_t(value * scale);
+}
+
+std::string gib(int64_t bytes) {
+  return llvm::formatv("{0:F1} GiB", double(bytes) / 1073741824.0).str();
+}
+
+/// `--stats --tp=T --ep=E [--device-memory=M]`: what each rank holds.
+int printPlacement(const model::Config &config) {
+  model::Placement p;
+  std::string error;
+  if (!model::computePlacement(config, tensorParallel, expertParallel, p, error))
+    return fail(error);
+  llvm::outs() << "placement: --tp=" << p.tp << " --ep=" << p.ep << ", " << p.ranks
+               << " ranks (attention, dense and shared MLPs, vocabulary split " << p.tp
+               << " ways in each of " << p.ep << " groups; routed experts "
+               << p.expertsPerRank << " per rank)\n"
+               << "  weight_bytes_per_rank: " << p.weightBytes << " (" << gib(p.weightBytes)
+               << ": replicated " << gib(p.replicatedBytes) << ", split "
+               << gib(p.splitBytes) << ", experts " << gib(p.expertBytes) << ")\n"
+               << "  kda_state_bytes_per_request_per_rank: " << p.kdaStateBytesPerRequest
+               << "\n"
+               << "  mla_cache_bytes_per_token_per_rank: " << p.mlaBytesPerToken << "\n";
+  if (deviceMemory.empty())
+    return 0;
+  int64_t device = parseBytes(deviceMemory);
+  if (device < 0)
+    return fail("--device-memory=" + deviceMemory + ": expected a size such as 141GiB or 80GB");
+  constexpr double kReserve = 0.1; // activations, scratch, the runtime's own
+  llvm::outs() << "  device_memory: " << gib(device) << " per rank, 10% reserved";
+  if (p.weightBytes > device * (1 - kReserve)) {
+    llvm::outs() << ": the weights do not fit (" << gib(p.weightBytes) << " per rank)\n";
+    return 0;
+  }
+  llvm::outs() << ", " << gib(int64_t(device * (1 - kReserve)) - p.weightBytes)
+               << " for requests\n  requests that fit (all " << p.ep << " groups):";
+  for (int64_t context : {4096, 32768, 131072, 262144})
+    llvm::outs() << " " << context / 1024 << "K tokens: "
+                 << model::requestsThatFit(p, device, kReserve, context) << ";";
+  llvm::outs() << "\n";
+  return 0;
+}
+
 /// The phase under way: its wall-clock time for --time-phases, and a
 /// progress line (the phase, and `kernel i/N` while ptxas runs) redrawn in
 /// place when stderr is a terminal; nothing is drawn otherwise.
@@ -414,8 +488,13 @@ int main(int argc, char **argv) {
                  << "\n"
                  << "layers: " << s.kdaLayers << " kda, " << s.mlaLayers
                  << " mla\n";
-    return 0;
+    if (tensorParallel == 1 && expertParallel == 1 && deviceMemory.empty())
+      return 0;
+    return printPlacement(*config);
   }
+  if (tensorParallel != 1 || expertParallel != 1 || !deviceMemory.empty())
+    return fail("--tp, --ep and --device-memory print a placement plan with --stats; "
+                "sharded binaries are not built yet (issue 28)");
 
   std::optional<mlir::k3::GpuChip> chip = mlir::k3::gpuChip(target);
   if (target != "cpu" && !chip)

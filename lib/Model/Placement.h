@@ -1,0 +1,54 @@
+//===- Placement.h - What each rank of a grid holds -------------*- C++ -*-===//
+//
+// Part of k3. The placement plan of `k3-compile --stats --tp=T --ep=E`
+// (issue 28): a grid of T x E ranks, laid out as DISTRIBUTED.md's production
+// systems do with data-parallel attention:
+//  - attention (KDA and MLA heads, their projections, conv windows and KDA
+//    state), the dense and shared-expert MLPs and the vocabulary (embedding,
+//    lm_head) are split T ways within each of the E groups, and replicated
+//    across the groups (each group serves its own requests);
+//  - the routed experts are whole and split over all T x E ranks (the
+//    expert-parallel degree is the world);
+//  - the projections every head shares (MLA's q_a/kv_a, KDA's low-rank gate
+//    input), norms, routers and AttnRes weights are replicated;
+//  - MLA's latent cache row is shared by all heads: every rank of a group
+//    holds the group's requests' whole rows.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_MODEL_PLACEMENT_H
+#define LIB_MODEL_PLACEMENT_H
+
+#include "lib/Model/Config.h"
+
+#include <cstdint>
+#include <string>
+
+namespace k3::model {
+
+struct Placement {
+  int64_t tp = 1, ep = 1, ranks = 1;
+  int64_t expertsPerRank = 0;
+  /// Weight bytes on each rank (every rank holds the same amount), and
+  /// their parts.
+  int64_t weightBytes = 0, replicatedBytes = 0, splitBytes = 0, expertBytes = 0;
+  /// Per request on each rank: KDA state (f32) and conv windows.
+  int64_t kdaStateBytesPerRequest = 0;
+  /// Per token of context on each rank: the MLA latent rows (bf16).
+  int64_t mlaBytesPerToken = 0;
+};
+
+/// The plan for `tp` x `ep`; false with one line in `error` when the model
+/// does not split so (heads, experts or widths not divisible).
+bool computePlacement(const Config &config, int64_t tp, int64_t ep, Placement &out,
+                      std::string &error);
+
+/// Requests of `contextTokens` each that fit in `deviceBytes` per rank after
+/// the weights and `reserveFraction` of the device (activations, scratch);
+/// 0 when the weights alone do not fit.
+int64_t requestsThatFit(const Placement &p, int64_t deviceBytes, double reserveFraction,
+                        int64_t contextTokens);
+
+} // namespace k3::model
+
+#endif // LIB_MODEL_PLACEMENT_H
