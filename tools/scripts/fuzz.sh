@@ -46,6 +46,6 @@ for t in "${targets[@]}"; do
   ASAN_OPTIONS=detect_leaks=1 "$build/bin/fuzz-$t" "$build/corpus/$t" "$root/test/Fuzz/corpus/$t" \
     -max_total_time=$((minutes * 60)) -timeout=10 -rss_limit_mb=4096 ${dict:+-dict=$dict} \
     -artifact_prefix="$build/crashes/$t-" ${seed:+-seed=$seed} -print_final_stats=1 2>&1 |
-    grep -E '^(#[0-9]+ +DONE|Done|stat::|==[0-9]+== ?ERROR|invariant|SUMMARY|Test unit written|artifact_prefix)' >&2
+    grep -E '^(#[0-9]+[[:space:]]+DONE|Done|stat::|==[0-9]+== ?ERROR|invariant|SUMMARY|Test unit written|artifact_prefix)' >&2
 done
 echo "fuzz.sh: no findings" >&2
