@@ -25,7 +25,7 @@ Rule ruleOf(const TensorSpec &spec) {
     // Shared by every head: the low-rank inputs and their norms, and the
     // per-head-dimension output norm.
     for (const char *shared : {"q_a_proj", "q_a_layernorm", "kv_a_proj_with_mqa",
-                               "kv_a_layernorm", "f_a_proj", "o_norm"})
+                               "kv_a_layernorm", "f_a_proj", "g_a_proj", "o_norm"})
       if (has(shared))
         return Rule::Replicated;
     return Rule::SplitTp;

@@ -10,7 +10,7 @@
 //  - the routed experts are whole and split over all T x E ranks (the
 //    expert-parallel degree is the world);
 //  - the projections every head shares (MLA's q_a/kv_a, KDA's low-rank gate
-//    input), norms, routers and AttnRes weights are replicated;
+//    inputs f_a and g_a), norms, routers and AttnRes weights are replicated;
 //  - MLA's latent cache row is shared by all heads: every rank of a group
 //    holds the group's requests' whole rows.
 //

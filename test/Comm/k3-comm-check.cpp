@@ -169,6 +169,19 @@ int main(int argc, char **argv) {
     int never;
     MPI_Recv(&never, 1, MPI_INT, MPI_ANY_SOURCE, 4242, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
+  if (absent >= 0) {
+    // The first collective times out; the communicator then refuses every
+    // later call rather than risk matching the late peer's messages.
+    Communicator *c = nullptr;
+    k3rt_status_t first = grid->axes({0}, c);
+    if (!first)
+      fail("expected a timeout");
+    std::string message = k3rt::takeMessage(first);
+    k3rt_status_t again = grid->axes({0}, c);
+    expect(again && k3rt::takeMessage(again).find("is unusable since") != std::string::npos,
+           "a communicator that timed out refuses the next call");
+    fail(message);
+  }
   // Every subset of axes, in a fixed order on every rank.
   int groups = 0;
   for (unsigned mask = 1; mask < (1u << shape.size()); ++mask) {

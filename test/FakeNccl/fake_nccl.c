@@ -244,3 +244,8 @@ int ncclGroupEnd(void) {
   numPending = 0;
   return Success;
 }
+
+int ncclGetVersion(int *version) {
+  *version = 22105; /* as NCCL 2.21.5 reports itself */
+  return Success;
+}

@@ -8,6 +8,8 @@
 
 #include "runtime/src/Status.h"
 
+#include <algorithm>
+
 namespace k3rt::comm {
 
 size_t dtypeBytes(DType dtype) {
@@ -38,6 +40,13 @@ std::string formatGrid(const std::vector<int64_t> &shape) {
   return s;
 }
 
+k3rt_status_t Communicator::refuseIfBroken() const {
+  if (broken.empty())
+    return nullptr;
+  return makeStatus(K3RT_DEADLINE_EXCEEDED, description + " is unusable since " + broken +
+                                                " timed out; the process should exit");
+}
+
 k3rt_status_t Communicator::counts(const size_t *sendCounts, size_t *recvCounts) {
   // One count to and from every peer.
   std::vector<size_t> ones(size_t(size()), 1);
@@ -57,11 +66,14 @@ std::vector<int64_t> Grid::coordinates() const {
 
 k3rt_status_t Grid::checkShape(const std::vector<int64_t> &shape) {
   int64_t product = 1;
+  if (shape.size() > kMaxGridRank)
+    return makeStatus(K3RT_INVALID_ARGUMENT, "grid " + formatGrid(shape) + ": at most " +
+                                                 std::to_string(kMaxGridRank) + " axes");
   for (int64_t d : shape) {
     if (d < 1 || d > (1 << 20))
       return makeStatus(K3RT_INVALID_ARGUMENT,
                         "grid " + formatGrid(shape) + ": every extent must be in [1, 2^20]");
-    product *= d;
+    product = std::min<int64_t>(product * d, int64_t(1) << 40); // no overflow past 8 axes
   }
   if (shape.empty() || product != worldSize)
     return makeStatus(K3RT_INVALID_ARGUMENT,

@@ -3,12 +3,17 @@
 // Part of k3. What a binary split across ranks (`--tp`, `--ep`; issue 28,
 // ../../../../shared/spec/DISTRIBUTED.md) calls between its kernels: the
 // collectives of one grid axis group, on host buffers (MPI, Mpi.cpp) or
-// device buffers (NCCL, not yet). One interface, so that the compiler's
+// device buffers (NCCL, Nccl.cpp). One interface, so that the compiler's
 // runtime calls name an operation and an axis group, never a library.
 //
 // Every operation returns after its peers arrived or after the grid's
 // timeout: a rank that died or never calls does not hang the others, who
-// return K3RT_DEADLINE_EXCEEDED naming the operation and the group.
+// return K3RT_DEADLINE_EXCEEDED naming the operation and the group. A
+// communicator that timed out refuses every later call (a late peer's
+// message could otherwise complete the wrong one), and the process is
+// expected to exit (MPI: _Exit or MPI_Abort, never MPI_Finalize, which
+// waits for the missing rank). Send and receive buffers never overlap
+// (no in-place gather or scatter; allReduce and broadcast are in place).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +32,9 @@
 namespace k3rt::comm {
 
 enum class DType { F32, BF16, I32, I64, U8 };
+
+/// Grids have at most this many axes (a fixed-size shape exchange).
+constexpr size_t kMaxGridRank = 8;
 enum class Reduce { Sum, Max };
 
 size_t dtypeBytes(DType dtype);
@@ -63,11 +71,15 @@ public:
   /// The per-peer counts of a ragged exchange: `sendCounts[p]` to each
   /// peer, `recvCounts[p]` from each (one all-to-all of one count per peer,
   /// the "counts first" exchange of DISTRIBUTED.md).
-  k3rt_status_t counts(const size_t *sendCounts, size_t *recvCounts);
+  /// Host arrays, whatever the backend's buffers are.
+  virtual k3rt_status_t counts(const size_t *sendCounts, size_t *recvCounts);
 
 protected:
+  /// After a timeout: the refusal every later call returns (one line).
+  k3rt_status_t refuseIfBroken() const;
   int groupRank = 0, groupSize = 1;
   std::string description;
+  std::string broken; ///< what timed out, once one did
 };
 
 /// A grid of ranks (row-major over `shape`, like upstream `shard.grid`) and

@@ -104,11 +104,14 @@ public:
   ~MpiCommunicator() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized && comm != MPI_COMM_WORLD)
+    // A communicator with a pending (timed-out) request is left alone.
+    if (!finalized && broken.empty())
       MPI_Comm_free(&comm);
   }
 
   k3rt_status_t allReduce(void *buf, size_t count, DType dtype, Reduce op) override {
+    if (k3rt_status_t s = refuseIfBroken())
+      return s;
     int n;
     if (k3rt_status_t s = fitsInt(count, n, "all_reduce"))
       return s;
@@ -118,6 +121,8 @@ public:
   }
 
   k3rt_status_t allGather(const void *send, void *recv, size_t count, DType dtype) override {
+    if (k3rt_status_t s = refuseIfBroken())
+      return s;
     int n;
     if (k3rt_status_t s = fitsInt(count * size_t(groupSize), n, "all_gather"))
       return s;
@@ -129,6 +134,8 @@ public:
 
   k3rt_status_t reduceScatter(const void *send, void *recv, size_t count, DType dtype,
                               Reduce op) override {
+    if (k3rt_status_t s = refuseIfBroken())
+      return s;
     int n;
     if (k3rt_status_t s = fitsInt(count * size_t(groupSize), n, "reduce_scatter"))
       return s;
@@ -140,17 +147,21 @@ public:
 
   k3rt_status_t allToAll(const void *send, const size_t *sendCounts, void *recv,
                          const size_t *recvCounts, DType dtype) override {
+    if (k3rt_status_t s = refuseIfBroken())
+      return s;
     const size_t peers = size_t(groupSize);
     std::vector<int> sc(peers), sd(peers), rc(peers), rd(peers);
     size_t sendTotal = 0, recvTotal = 0;
-    for (size_t p = 0; p < sc.size(); ++p) {
+    for (size_t p = 0; p < peers; ++p) {
+      // Each count checked before it is added: no total wraps.
+      if (sendCounts[p] > size_t(INT_MAX) - sendTotal ||
+          recvCounts[p] > size_t(INT_MAX) - recvTotal)
+        return makeStatus(K3RT_UNIMPLEMENTED,
+                          "all_to_all of more than 2^31 - 1 elements: MPI counts stop there");
       sd[p] = int(sendTotal);
       rd[p] = int(recvTotal);
       sendTotal += sendCounts[p];
       recvTotal += recvCounts[p];
-      int dummy;
-      if (k3rt_status_t s = fitsInt(std::max(sendTotal, recvTotal), dummy, "all_to_all"))
-        return s;
       sc[p] = int(sendCounts[p]);
       rc[p] = int(recvCounts[p]);
     }
@@ -161,6 +172,8 @@ public:
   }
 
   k3rt_status_t broadcast(void *buf, size_t count, DType dtype, int root) override {
+    if (k3rt_status_t s = refuseIfBroken())
+      return s;
     int n;
     if (k3rt_status_t s = fitsInt(count, n, "broadcast"))
       return s;
@@ -175,10 +188,12 @@ public:
 
   /// Every rank of the group has arrived (the grid's startup check).
   k3rt_status_t barrier(const std::string &what) {
+    if (k3rt_status_t s = refuseIfBroken())
+      return s;
     MPI_Request r;
     if (int rc = MPI_Ibarrier(comm, &r); rc != MPI_SUCCESS)
       return makeStatus(K3RT_INTERNAL, what + " failed: " + mpiError(rc));
-    return wait(r, timeout, what);
+    return settle(wait(r, timeout, what), what);
   }
 
   MPI_Comm handle() const { return comm; }
@@ -198,7 +213,15 @@ private:
                        dtypeName(dtype) + ") over " + description;
     if (rc != MPI_SUCCESS)
       return makeStatus(K3RT_INTERNAL, what + " failed: " + mpiError(rc));
-    return wait(r, timeout, what);
+    return settle(wait(r, timeout, what), what);
+  }
+
+  /// A timeout leaves the request pending: nothing may use this
+  /// communicator again.
+  k3rt_status_t settle(k3rt_status_t s, const std::string &what) {
+    if (s && k3rt_status_code(s) == K3RT_DEADLINE_EXCEEDED)
+      broken = what;
+    return s;
   }
 
   MPI_Comm comm;
@@ -208,20 +231,30 @@ private:
 class MpiGrid : public Grid {
 public:
   explicit MpiGrid(double timeout) : timeout(timeout) {}
+  ~MpiGrid() override { communicators.clear(); } // before the world they split from
 
   k3rt_status_t init(const std::vector<int64_t> &shape) {
     MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
     MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (k3rt_status_t s = checkShape(shape))
       return s;
-    world = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, timeout,
-                                             "the world of grid " + formatGrid(shape));
-    if (k3rt_status_t s = world->barrier("the grid's start (" + std::to_string(worldSize) +
-                                         " ranks)"))
+    // Every rank arrives (timed, on the world itself), then the grid works on
+    // its own duplicate: its messages never meet the host's, and its error
+    // handler (errors returned, not fatal) is its own.
+    const std::string start = "the grid's start (" + std::to_string(worldSize) + " ranks)";
+    MPI_Request arrived;
+    MPI_Ibarrier(MPI_COMM_WORLD, &arrived);
+    if (k3rt_status_t s = wait(arrived, timeout, start))
       return s;
-    // Every rank must describe the same grid: gather rank 0's shape.
-    std::vector<int64_t> first(shape.size() + 1);
+    MPI_Comm dup;
+    if (int rc = MPI_Comm_dup(MPI_COMM_WORLD, &dup); rc != MPI_SUCCESS)
+      return makeStatus(K3RT_INTERNAL, start + " failed: " + mpiError(rc));
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    world = std::make_unique<MpiCommunicator>(dup, timeout,
+                                             "the world of grid " + formatGrid(shape));
+    // Every rank must describe the same grid: rank 0's shape, in a buffer of
+    // one size on every rank (a broadcast's counts must agree).
+    std::vector<int64_t> first(kMaxGridRank + 1, 0);
     first[0] = int64_t(shape.size());
     std::copy(shape.begin(), shape.end(), first.begin() + 1);
     if (k3rt_status_t s = world->broadcast(first.data(), first.size(), DType::I64, 0))
@@ -250,7 +283,7 @@ protected:
       return s;
     int key = int(std::find(ranks.begin(), ranks.end(), worldRank) - ranks.begin());
     MPI_Comm comm;
-    if (int rc = MPI_Comm_split(MPI_COMM_WORLD, color, key, &comm); rc != MPI_SUCCESS)
+    if (int rc = MPI_Comm_split(world->handle(), color, key, &comm); rc != MPI_SUCCESS)
       return makeStatus(K3RT_INTERNAL, "creating the communicator of " + name + " failed: " +
                                            mpiError(rc));
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);

@@ -15,8 +15,10 @@ namespace k3rt::comm {
 /// A grid of `shape` over MPI_COMM_WORLD. Collective: every rank passes the
 /// same shape, checked (a rank that does not arrive within the timeout, or
 /// disagrees, is one line on every rank). `timeoutSeconds` bounds this and
-/// every collective after it; a communicator that timed out is unusable,
-/// and the process should exit.
+/// every collective after it; a communicator that timed out refuses every
+/// later call, and the process should exit with _Exit or MPI_Abort (not
+/// MPI_Finalize, which would wait for the missing rank). The grid works on
+/// its own duplicate of MPI_COMM_WORLD.
 k3rt_status_t createMpiGrid(const std::vector<int64_t> &shape, double timeoutSeconds,
                             std::unique_ptr<Grid> &out);
 

@@ -38,6 +38,7 @@ enum ncclRedOp_t { ncclSum = 0, ncclMax = 2 };
 struct Api {
   void *lib = nullptr;
   const char *(*getErrorString)(ncclResult_t);
+  ncclResult_t (*getVersion)(int *);
   ncclResult_t (*getUniqueId)(ncclUniqueId *);
   ncclResult_t (*commInitRank)(ncclComm_t *, int, ncclUniqueId, int);
   ncclResult_t (*commDestroy)(ncclComm_t);
@@ -67,6 +68,7 @@ k3rt_status_t loadApi(const char *path, Api &api) {
     ok &= fn != nullptr;
   };
   bind(api.getErrorString, "ncclGetErrorString");
+  bind(api.getVersion, "ncclGetVersion");
   bind(api.getUniqueId, "ncclGetUniqueId");
   bind(api.commInitRank, "ncclCommInitRank");
   bind(api.commDestroy, "ncclCommDestroy");
@@ -80,9 +82,13 @@ k3rt_status_t loadApi(const char *path, Api &api) {
   bind(api.recv, "ncclRecv");
   bind(api.groupStart, "ncclGroupStart");
   bind(api.groupEnd, "ncclGroupEnd");
-  if (!ok)
-    return makeStatus(K3RT_UNAVAILABLE, std::string(path) +
-                                            " lacks an NCCL entry point k3 needs (NCCL >= 2.7)");
+  // bf16 reductions arrived in NCCL 2.10 (version code 21000 and up).
+  int version = 0;
+  if (!ok || api.getVersion(&version) != ncclSuccess || version < 21000)
+    return makeStatus(K3RT_UNAVAILABLE, std::string(path) + " is not NCCL 2.10 or later" +
+                                            (version ? " (version code " +
+                                                           std::to_string(version) + ")"
+                                                     : std::string()));
   return nullptr;
 }
 
@@ -99,34 +105,52 @@ ncclDataType_t ncclType(DType dtype) {
 
 class NcclCommunicator : public Communicator {
 public:
-  NcclCommunicator(const Api &api, ncclComm_t comm, int rank, int size, std::string name,
+  NcclCommunicator(const Api &api, ncclComm_t comm, Communicator &bootstrap, std::string name,
                    void *stream, StreamQuery query, double timeout)
-      : api(api), comm(comm), stream(stream), query(query), timeout(timeout) {
+      : api(api), comm(comm), bootstrap(bootstrap), stream(stream), query(query),
+        timeout(timeout) {
+    int rank = bootstrap.rank(), size = bootstrap.size();
     groupRank = rank;
     groupSize = size;
     description = std::move(name);
   }
   ~NcclCommunicator() override {
     if (comm)
-      (aborted ? api.commAbort : api.commDestroy)(comm);
+      api.commDestroy(comm);
+  }
+
+  /// Counts are host arrays: they travel over the MPI group of the same
+  /// ranks, not through NCCL (which takes device buffers).
+  k3rt_status_t counts(const size_t *sendCounts, size_t *recvCounts) override {
+    if (k3rt_status_t s = refuseIfBroken())
+      return s;
+    return bootstrap.counts(sendCounts, recvCounts);
   }
 
   k3rt_status_t allReduce(void *buf, size_t count, DType dtype, Reduce op) override {
+    if (k3rt_status_t s = refuseIfBroken())
+      return s;
     return finish(api.allReduce(buf, buf, count, ncclType(dtype), ncclOp(op), comm, stream),
                   "all_reduce", count, dtype);
   }
   k3rt_status_t allGather(const void *send, void *recv, size_t count, DType dtype) override {
+    if (k3rt_status_t s = refuseIfBroken())
+      return s;
     return finish(api.allGather(send, recv, count, ncclType(dtype), comm, stream), "all_gather",
                   count, dtype);
   }
   k3rt_status_t reduceScatter(const void *send, void *recv, size_t count, DType dtype,
                               Reduce op) override {
+    if (k3rt_status_t s = refuseIfBroken())
+      return s;
     return finish(api.reduceScatter(send, recv, count, ncclType(dtype), ncclOp(op), comm,
                                     stream),
                   "reduce_scatter", count, dtype);
   }
   k3rt_status_t allToAll(const void *send, const size_t *sendCounts, void *recv,
                          const size_t *recvCounts, DType dtype) override {
+    if (k3rt_status_t s = refuseIfBroken())
+      return s;
     const size_t bytes = dtypeBytes(dtype);
     auto *out = static_cast<const uint8_t *>(send);
     auto *in = static_cast<uint8_t *>(recv);
@@ -146,6 +170,8 @@ public:
     return finish(rc != ncclSuccess ? rc : end, "all_to_all", total, dtype);
   }
   k3rt_status_t broadcast(void *buf, size_t count, DType dtype, int root) override {
+    if (k3rt_status_t s = refuseIfBroken())
+      return s;
     if (root < 0 || root >= groupSize)
       return makeStatus(K3RT_INVALID_ARGUMENT, "broadcast from rank " + std::to_string(root) +
                                                    " of a group of " +
@@ -162,6 +188,8 @@ private:
                        dtypeName(dtype) + ") over " + description;
     if (rc != ncclSuccess && rc != ncclInProgress)
       return makeStatus(K3RT_INTERNAL, what + " failed: " + api.getErrorString(rc));
+    // A blocking-mode communicator (ncclCommInitRank's) may block in the
+    // call itself while it connects to a peer: the deadline starts after.
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
     for (int spins = 0;; ++spins) {
@@ -171,14 +199,14 @@ private:
       ncclResult_t async = ncclSuccess;
       api.commGetAsyncError(comm, &async);
       if (state < 0 || (async != ncclSuccess && async != ncclInProgress)) {
-        aborted = true;
+        abort(what);
         return makeStatus(K3RT_INTERNAL,
                           what + " failed: " +
                               (async != ncclSuccess ? api.getErrorString(async)
                                                     : "the stream reported an error"));
       }
       if (std::chrono::steady_clock::now() > deadline) {
-        aborted = true; // a hung collective ends with ncclCommAbort
+        abort(what); // NCCL's way out of a hung collective
         return makeStatus(K3RT_DEADLINE_EXCEEDED,
                           what + " did not complete within " +
                               std::to_string(int(std::ceil(timeout))) +
@@ -193,12 +221,20 @@ private:
     }
   }
 
+  /// Aborts the communicator now (its kernels leave the stream) and
+  /// refuses every later call.
+  void abort(const std::string &what) {
+    api.commAbort(comm);
+    comm = nullptr;
+    broken = what;
+  }
+
   const Api &api;
   ncclComm_t comm;
+  Communicator &bootstrap;
   void *stream;
   StreamQuery query;
   double timeout;
-  bool aborted = false;
 };
 
 class NcclGrid : public Grid {
@@ -239,8 +275,8 @@ protected:
                                            " failed: " + api.getErrorString(rc));
     (void)color;
     (void)ranks;
-    out = std::make_unique<NcclCommunicator>(api, comm, boot->rank(), boot->size(),
-                                             boot->name() + " (NCCL)", stream, query, timeout);
+    out = std::make_unique<NcclCommunicator>(api, comm, *boot, boot->name() + " (NCCL)",
+                                             stream, query, timeout);
     return nullptr;
   }
 
