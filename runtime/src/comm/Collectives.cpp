@@ -9,6 +9,9 @@
 #include "runtime/src/Status.h"
 
 #include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <sched.h>
 
 namespace k3rt::comm {
 
@@ -31,6 +34,22 @@ const char *dtypeName(DType dtype) {
   case DType::U8: return "u8";
   }
   return "?";
+}
+
+void pausePolling(int spins) {
+  if (spins < 64) {
+    sched_yield();
+  } else {
+    timespec pause{0, 200000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+k3rt_status_t timedOut(const std::string &what, double timeoutSeconds) {
+  return makeStatus(K3RT_DEADLINE_EXCEEDED,
+                    what + " did not complete within " +
+                        std::to_string(int(std::ceil(timeoutSeconds))) +
+                        " s: a peer died or never called it (--collective-timeout)");
 }
 
 std::string formatGrid(const std::vector<int64_t> &shape) {

@@ -110,6 +110,13 @@ protected:
   std::map<std::vector<int>, std::unique_ptr<Communicator>> communicators;
 };
 
+/// Between two polls of a pending collective: yield for the first spins,
+/// then sleep 0.2 ms (ranks may share cores).
+void pausePolling(int spins);
+
+/// The refusal of a collective that outlived the timeout.
+k3rt_status_t timedOut(const std::string &what, double timeoutSeconds);
+
 /// "2x2".
 std::string formatGrid(const std::vector<int64_t> &shape);
 

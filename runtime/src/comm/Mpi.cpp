@@ -80,16 +80,8 @@ k3rt_status_t wait(MPI_Request &request, double timeoutSeconds, const std::strin
     if (done)
       return nullptr;
     if (Clock::now() > deadline)
-      return makeStatus(K3RT_DEADLINE_EXCEEDED,
-                        what + " did not complete within " +
-                            std::to_string(int(std::ceil(timeoutSeconds))) +
-                            " s: a peer died or never called it (--collective-timeout)");
-    if (spins < 64) {
-      sched_yield();
-    } else {
-      timespec pause{0, 200000}; // 0.2 ms: off the core for the ranks beside it
-      nanosleep(&pause, nullptr);
-    }
+      return timedOut(what, timeoutSeconds);
+    pausePolling(spins);
   }
 }
 

@@ -207,17 +207,9 @@ private:
       }
       if (std::chrono::steady_clock::now() > deadline) {
         abort(what); // NCCL's way out of a hung collective
-        return makeStatus(K3RT_DEADLINE_EXCEEDED,
-                          what + " did not complete within " +
-                              std::to_string(int(std::ceil(timeout))) +
-                              " s: a peer died or never called it (--collective-timeout)");
+        return timedOut(what, timeout);
       }
-      if (spins < 64) {
-        sched_yield();
-      } else {
-        timespec pause{0, 200000};
-        nanosleep(&pause, nullptr);
-      }
+      pausePolling(spins);
     }
   }
 
