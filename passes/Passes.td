@@ -870,4 +870,57 @@ def K3CpuParallelLoopsPass : Pass<"k3-cpu-parallel-loops"> {
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def K3LowerCollectivesPass : Pass<"k3-lower-collectives", "::mlir::ModuleOp"> {
+  let summary = "Lower the upstream shard collectives of a sharded binary to k3.collective";
+  let description = [{
+    A binary compiled for a grid of ranks (`k3-compile --tp --ep`) holds,
+    from the importer, upstream `shard` ops on tensors: `shard.all_reduce`
+    (sum) after the row-parallel projections and the MoE block,
+    `shard.all_gather` of the logits, and `shard.process_linear_index` /
+    `shard.process_multi_index` where a rank's share depends on its place.
+    Upstream's `convert-shard-to-mpi` cannot lower them (DISTRIBUTED.md);
+    this pass does, into the runtime's calls:
+
+    - `shard.all_reduce` (sum, f32 or bf16) → `k3.collective all_reduce`
+      into a new tensor;
+    - `shard.all_gather` along axis `a` → `k3.collective all_gather` into
+      `[P, ...]` (the group's blocks stacked in group-rank order), then a
+      transpose that puts P before axis `a` and a collapse of the two;
+    - `shard.process_linear_index` and `shard.process_multi_index` → calls
+      of `k3_comm_index(axis)` (-1: the linear index over the whole grid),
+      which the runtime answers for its rank.
+
+    The grid's shape becomes the module's `k3.grid` attribute (the bundle
+    records it; the runtime checks it against the processes) and
+    `shard.grid` goes. Afterwards no `shard` op may remain: any other (a
+    reduce-scatter, an all-to-all, a reduction other than a sum, a dynamic
+    grid) is an error on the op, not IR left for LLVM to reject.
+  }];
+  let dependentDialects = ["::mlir::k3::K3Dialect", "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def K3CommToCallsPass : Pass<"k3-comm-to-calls", "::mlir::ModuleOp"> {
+  let summary = "Turn k3.collective on buffers into calls of the runtime's k3_comm_collective";
+  let description = [{
+    Runs on memrefs, after the deallocations are lowered (so that no
+    buffer's lifetime depends on a call that hides its operands behind
+    addresses). Each `k3.collective` becomes
+
+    ```
+    k3_comm_collective(kind : i32, input : i64, output : i64, count : i64,
+                       dtype : i32, axes : i64)
+    ```
+
+    with the buffers' element addresses, the input's element count, the
+    dtype (0 f32, 1 bf16) and the axes as a bit mask; the runtime's table
+    (runtime/include/k3rt/k3rt_comm.h) runs it on the process's grid. A
+    buffer whose layout is not the identity is copied into a dense one
+    first (and the output back), so the runtime sees contiguous elements.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // K3_PASSES_TD

@@ -54,4 +54,18 @@ def K3_GluActivationAttr : I32EnumAttr<"GluActivation",
   }];
 }
 
+def K3_CollectiveKind_AllReduce : I32EnumAttrCase<"all_reduce", 0>;
+def K3_CollectiveKind_AllGather : I32EnumAttrCase<"all_gather", 1>;
+
+def K3_CollectiveKindAttr : I32EnumAttr<"CollectiveKind",
+    "the collective a sharded binary's k3.collective runs",
+    [K3_CollectiveKind_AllReduce, K3_CollectiveKind_AllGather]> {
+  let cppNamespace = "::mlir::k3";
+  let description = [{
+    `all_reduce`: the sum over the group, every rank the same result.
+    `all_gather`: each rank's input, stacked in group-rank order along a new
+    leading dimension.
+  }];
+}
+
 #endif // K3_ENUMS_TD

@@ -285,6 +285,16 @@ int64_t sub(int64_t a, int64_t b) {
 LogicalResult WeightOp::verify() {
   if (getName().empty())
     return emitOpError("weight name must not be empty");
+  if (getSplitDim().has_value() != getSplitAxes().has_value())
+    return emitOpError("split_dim and split_axes go together");
+  if (auto dim = getSplitDim()) {
+    int64_t rank = getType().getRank();
+    if (*dim < 0 || *dim >= rank)
+      return emitOpError() << "split_dim " << *dim << " is not a dimension of its rank-"
+                           << rank << " type";
+    if (getSplitAxes()->empty())
+      return emitOpError("split_axes must name at least one grid axis");
+  }
   return success();
 }
 
@@ -1179,4 +1189,76 @@ LogicalResult AttnResOp::verify() {
   c.sameShape(shapes);
   c.agree({{out, "out", 1}, {getNormWeight(), "norm", 0}, {getQuery(), "query", 0}});
   return c.positive(getEps().convertToFloat(), "eps");
+}
+
+//===----------------------------------------------------------------------===//
+// Communication
+//===----------------------------------------------------------------------===//
+
+int64_t CollectiveOp::getGroupSize() {
+  int64_t size = 1;
+  for (int64_t axis : getAxes())
+    if (axis >= 0 && axis < int64_t(getGrid().size()))
+      size *= getGrid()[axis];
+  return size;
+}
+
+LogicalResult CollectiveOp::verify() {
+  if (failed(verifyDestinationForms(*this)))
+    return failure();
+  ArrayRef<int64_t> grid = getGrid(), axes = getAxes();
+  if (grid.empty() || llvm::any_of(grid, [](int64_t n) { return n < 1; }))
+    return emitOpError() << "grid must be a non-empty list of positive extents";
+  if (axes.empty())
+    return emitOpError() << "axes must name at least one grid axis";
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] < 0 || axes[i] >= int64_t(grid.size()) || (i && axes[i] <= axes[i - 1]))
+      return emitOpError() << "axes must be ascending axes of the rank-" << grid.size()
+                           << " grid, got axis " << axes[i] << " at position " << i;
+  auto in = cast<ShapedType>(getInput().getType());
+  auto out = cast<ShapedType>(getInit().getType());
+  if (!isa<Float32Type, BFloat16Type>(in.getElementType()) ||
+      in.getElementType() != out.getElementType())
+    return emitOpError() << "input and init must both be f32 or both bf16, got "
+                         << in.getElementType() << " and " << out.getElementType();
+  SmallVector<int64_t> expected(in.getShape());
+  if (getKind() == CollectiveKind::all_gather)
+    expected.insert(expected.begin(), getGroupSize());
+  if (out.getRank() != int64_t(expected.size()))
+    return emitOpError() << "init must have rank " << expected.size() << ", got "
+                         << out.getRank();
+  for (auto [i, e] : llvm::enumerate(expected))
+    if (!ShapedType::isDynamic(e) && !out.isDynamicDim(i) && out.getDimSize(i) != e)
+      return emitOpError() << "init extent " << i << " is " << out.getDimSize(i)
+                           << ", expected " << e
+                           << (getKind() == CollectiveKind::all_gather && i == 0
+                                   ? " (the group's ranks)"
+                                   : " (the input's)");
+  return success();
+}
+
+void CollectiveOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  destinationEffects(*this, nullptr, effects);
+}
+
+bool CollectiveOp::bufferizesToMemoryRead(OpOperand &operand,
+                                          const bufferization::AnalysisState &) {
+  return !isDpsInit(&operand);
+}
+
+bool CollectiveOp::bufferizesToMemoryWrite(OpOperand &operand,
+                                           const bufferization::AnalysisState &) {
+  return isDpsInit(&operand);
+}
+
+bufferization::AliasingValueList
+CollectiveOp::getAliasingValues(OpOperand &operand, const bufferization::AnalysisState &) {
+  return destinationAliases(*this, operand);
+}
+
+LogicalResult CollectiveOp::bufferize(RewriterBase &rewriter,
+                                      const bufferization::BufferizationOptions &options,
+                                      bufferization::BufferizationState &state) {
+  return bufferizeOnBuffers(*this, rewriter, options, state);
 }

@@ -47,14 +47,24 @@ def K3_WeightOp : K3_Op<"weight", [Pure]> {
     A name holding `{e}` stacks the per-expert tensors `…experts.0.…` to
     `…experts.{E−1}.…` along a new leading dimension of size E.
 
+    In a binary compiled for a grid of ranks (`k3-compile --tp --ep`), a
+    weight each rank holds only a block of carries `split_dim` and
+    `split_axes`: its type is the rank's block, one of the equal blocks
+    along `split_dim` that the stored tensor makes over the ranks of the
+    grid's `split_axes`, the block of the rank's linear index on those axes
+    (the bundle of each rank holds that block only).
+
     Example:
     ```mlir
     %w = k3.weight "language_model.model.embed_tokens.weight" : tensor<256x64xbf16>
+    %o = k3.weight "language_model.model.layers.0.self_attn.o_proj.weight"
+        {split_dim = 1 : i64, split_axes = array<i64: 0>} : tensor<64x32xbf16>
     %w1 = k3.weight "language_model.model.layers.1.block_sparse_moe.experts.{e}.w1.weight_packed"
         : tensor<8x64x32xf4E2M1FN>
     ```
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name, OptionalAttr<I64Attr>:$split_dim,
+                   OptionalAttr<DenseI64ArrayAttr>:$split_axes);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -924,6 +934,51 @@ def K3_AttnResOp : K3_Op<"attn_res", [Pure]> {
   let assemblyFormat = [{
     ` ` `[` $sources `]` `norm` `(` $norm_weight `)` `query` `(` $query `)` attr-dict
     `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Communication
+//===----------------------------------------------------------------------===//
+
+def K3_CollectiveOp : K3_Op<"collective", [
+    DestinationStyleOpInterface, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite", "getAliasingValues",
+         "bufferize"]>]> {
+  let summary = "A collective over a grid axis group, as a runtime call on buffers";
+  let description = [{
+    What `k3-lower-collectives` makes of an upstream `shard` collective in a
+    binary compiled for a grid of ranks (`k3-compile --tp --ep`): the
+    collective over the ranks of `grid` that share every coordinate except
+    those on `axes`. `all_reduce` writes the group's sum of `input` into
+    `init` (same shape); `all_gather` writes every group rank's `input`
+    into `init: [P, ...input]`, in group-rank order (P: the product of the
+    grid's extents on `axes`). f32 or bf16.
+
+    On tensors it has a destination and a result like linalg; after
+    bufferization it updates its `init` buffer, and `k3-comm-to-calls`
+    turns it into a call of the runtime's `k3_comm_collective` on its
+    buffers' addresses (runtime/include/k3rt/k3rt_comm.h).
+
+    Example:
+    ```mlir
+    %s = k3.collective all_reduce %x outs(%d) grid = [2, 1] axes = [0]
+        : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyShaped:$input, AnyShaped:$init, K3_CollectiveKindAttr:$kind,
+                   DenseI64ArrayAttr:$grid, DenseI64ArrayAttr:$axes);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $kind $input `outs` `(` $init `)` `grid` `=` $grid `axes` `=` $axes attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
+    /// The ranks of one group: the product of the grid's extents on `axes`.
+    int64_t getGroupSize();
   }];
   let hasVerifier = 1;
 }

@@ -13,6 +13,7 @@
 #include "runtime/src/Format.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include <cmath>
 #include <cstdio>
@@ -68,10 +69,65 @@ struct Blob {
   uint64_t checksum = 0;
 };
 
+/// A rank's block of a split weight: block `index` of `parts` equal blocks
+/// along `dim` of the stored tensor (dim < 0: the whole tensor).
+struct WeightBlock {
+  int64_t dim = -1, parts = 1, index = 0;
+};
+
+/// The block of `grid` rank `rank` for a weight split over `axes`: the
+/// rank's linear index over those axes (row-major, as shard.grid).
+WeightBlock blockOf(const std::vector<int64_t> &grid, int64_t rank, int64_t dim,
+              ArrayRef<int64_t> axes) {
+  std::vector<int64_t> coords(grid.size());
+  for (int64_t a = int64_t(grid.size()) - 1, r = rank; a >= 0; --a) {
+    coords[a] = r % grid[a];
+    r /= grid[a];
+  }
+  WeightBlock block{dim, 1, 0};
+  for (int64_t a : axes) {
+    block.parts *= grid[a];
+    block.index = block.index * grid[a] + coords[a];
+  }
+  return block;
+}
+
+/// `v` cut to `block` into `bytes` (kept by the caller), or false with one
+/// line when the stored extent does not split so.
+bool cut(const TensorView &v, const WeightBlock &block, TensorView &out, std::vector<uint8_t> &bytes,
+         std::string &error) {
+  int64_t dim = block.dim;
+  int64_t count = 1;
+  for (int64_t d : v.shape)
+    count *= d;
+  if (dim >= int64_t(v.shape.size()) || count == 0 || v.shape[dim] % block.parts) {
+    error = "weight '" + v.name + "' " + ::k3::model::formatShape(v.shape) +
+            " does not split into " + std::to_string(block.parts) + " blocks along dimension " +
+            std::to_string(dim);
+    return false;
+  }
+  size_t element = v.bytes / size_t(count);
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < dim; ++i)
+    outer *= v.shape[i];
+  for (size_t i = dim + 1; i < v.shape.size(); ++i)
+    inner *= v.shape[i];
+  int64_t local = v.shape[dim] / block.parts;
+  size_t run = size_t(local * inner) * element, stride = size_t(v.shape[dim] * inner) * element;
+  bytes.resize(size_t(outer) * run);
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(bytes.data() + o * run, v.data + o * stride + block.index * run, run);
+  out = v;
+  out.shape[dim] = local;
+  out.data = bytes.data();
+  out.bytes = bytes.size();
+  return true;
+}
+
 /// The blob of one outlined weight argument (`k3.weight = "<name>"`).
 bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
                std::vector<Blob> &blobs, std::map<std::string, size_t> &seen,
-               std::string &error, bool omitWeights) {
+               std::string &error, bool omitWeights, const WeightBlock &block) {
   if (seen.count(name))
     return true;
   Blob blob;
@@ -117,7 +173,17 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
   }
   size_t stack = stored.find("{e}");
   int64_t experts = stack == std::string::npos ? 1 : blob.shape.front();
-  for (int64_t e = 0; e < experts; ++e) {
+  // Split experts: this rank's block of whole experts (the stacked
+  // dimension 0); any other split cuts each stored tensor.
+  int64_t firstExpert = 0;
+  if (stack != std::string::npos && block.dim == 0)
+    firstExpert = block.index * experts;
+  bool cutEach = block.dim >= 0 && !(stack != std::string::npos && block.dim == 0);
+  WeightBlock storedBlock = block;
+  if (stack != std::string::npos)
+    --storedBlock.dim; // the per-expert tensors have no expert dimension
+  std::vector<TensorView> cutViews; // the blocks, when cut (kept for the loop)
+  for (int64_t e = firstExpert; e < firstExpert + experts; ++e) {
     std::string part = stored;
     if (stack != std::string::npos)
       part.replace(stack, 3, std::to_string(e));
@@ -126,6 +192,20 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
       error = "weight '" + part + "' is not in the checkpoint";
       return false;
     }
+    // Cut blocks are owned by blob.decoded: a view's bytes stay put.
+    auto cutOf = [&](const TensorView *whole) -> const TensorView * {
+      if (!cutEach)
+        return whole;
+      blob.decoded.emplace_back();
+      cutViews.reserve(2 * experts);
+      cutViews.emplace_back();
+      if (!cut(*whole, storedBlock, cutViews.back(), blob.decoded.back(), error))
+        return nullptr;
+      return &cutViews.back();
+    };
+    v = cutOf(v);
+    if (!v)
+      return false;
     std::vector<uint8_t> out;
     if (derive == Derive::None) {
       blob.parts.push_back({v->data, v->bytes});
@@ -137,6 +217,8 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
       const TensorView *s =
           at == std::string::npos ? nullptr
                                   : ck.findFull(scaleName.replace(at, 13, "weight_scale"));
+      if (s && !(s = cutOf(s)))
+        return false;
       if (!s || v->shape.size() != 2) {
         error = "weight '" + part + "' has no MXFP4 scales to decode it with";
         return false;
@@ -210,9 +292,28 @@ SmallVector<func::FuncOp> entryPoints(ModuleOp module) {
 
 } // namespace
 
+std::vector<int64_t> mlir::k3::moduleGrid(ModuleOp module) {
+  // Before k3-lower-collectives the grid is upstream's op, after it the
+  // module's attribute.
+  if (auto grid = module->getAttrOfType<DenseI64ArrayAttr>("k3.grid"))
+    return std::vector<int64_t>(grid.asArrayRef().begin(), grid.asArrayRef().end());
+  for (auto grid : module.getOps<shard::GridOp>())
+    return std::vector<int64_t>(grid.getShape().begin(), grid.getShape().end());
+  return {};
+}
+
 bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
                            const BundleCode &code, const std::string &path,
-                           std::string &error, bool omitWeights) {
+                           std::string &error, bool omitWeights, int64_t rank) {
+  const std::vector<int64_t> grid = moduleGrid(module);
+  int64_t ranks = 1;
+  for (int64_t n : grid)
+    ranks *= n;
+  if (rank < 0 || rank >= ranks) {
+    error = "rank " + std::to_string(rank) + " is not on the module's grid of " +
+            std::to_string(ranks) + " ranks";
+    return false;
+  }
   fb::Target target = code.target == "sm_90a" ? fb::Target_SM90A
                       : code.target == "sm_80" ? fb::Target_SM80
                                                : fb::Target_CPU;
@@ -245,7 +346,17 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
         shape.back() *= 2;
         type = RankedTensorType::get(shape, Float4E2M1FNType::get(type.getContext()));
       }
-      if (!addWeight(name, type, *checkpoint, blobs, seen, error, omitWeights))
+      WeightBlock block;
+      if (auto dim = fn.getArgAttrOfType<IntegerAttr>(i, "k3.split_dim")) {
+        auto axes = fn.getArgAttrOfType<DenseI64ArrayAttr>(i, "k3.split_axes");
+        if (grid.empty() || !axes ||
+            llvm::any_of(axes.asArrayRef(), [&](int64_t a) { return a < 0 || a >= int64_t(grid.size()); })) {
+          error = "weight '" + name + "' is split over axes of no grid (k3.split_axes)";
+          return false;
+        }
+        block = blockOf(grid, rank, dim.getInt(), axes.asArrayRef());
+      }
+      if (!addWeight(name, type, *checkpoint, blobs, seen, error, omitWeights, block))
         return false;
     }
 
@@ -310,9 +421,11 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
           b, c.mixer(l) == Mixer::KDA ? fb::Mixer_KDA : fb::Mixer_MLA,
           c.ffn(l) == ::k3::model::FFN::MoE ? fb::FFN_MoE : fb::FFN_Dense,
           c.seals(l)));
+    // A rank holds its heads' KDA state (a tp-th); MLA rows whole.
+    const int64_t tp = grid.empty() ? 1 : grid.front();
     auto cg = fb::CreateCacheGeometry(
         b, int(c.numKda()), c.convKernelSize > 0 ? c.convKernelSize - 1 : 0,
-        c.kdaProjWidth(), c.kdaHeads * c.kdaHeadDim * c.kdaHeadDim * 4,
+        c.kdaProjWidth() / tp, c.kdaHeads / tp * c.kdaHeadDim * c.kdaHeadDim * 4,
         int(c.numMla()), c.numMla() ? c.mlaCacheWidth() : 0, mlaCacheType,
         c.numMla() * c.mlaCacheWidth() * mlaCacheBytes);
     // Entry points: inputs are the non-weight arguments; with a kernel, one
@@ -366,9 +479,12 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
           k.cubin.empty() ? nullptr : &k.cubin, &k.block, k.sharedMemoryBytes, 0,
           k.registers, k.spillBytes, nullptr, sum));
     }
+    flatbuffers::Offset<fb::Grid> gridTable = 0;
+    if (!grid.empty())
+      gridTable = fb::CreateGridDirect(b, &grid, rank);
     auto root = fb::CreateBundleDirect(b, ::k3rt::kFormatVersion, "k3-compile",
                                        target, cfg, &ls, cg, &eps,
-                                       &kernels, &weights, 0);
+                                       &kernels, &weights, 0, gridTable);
     fb::FinishBundleBuffer(b, root);
   };
   build(0);

@@ -53,9 +53,19 @@ struct BundleCode {
 /// With `omitWeights` the weight table is complete (names, shapes, offsets,
 /// checksums) but the file ends before the weight region: the runtime fills
 /// it with synthetic values (k3rt_bundle_open_synthetic).
+///
+/// A module compiled for a grid of ranks (its `k3.grid` attribute, from
+/// k3-lower-collectives) is written once per rank with `rank` set: the
+/// bundle records the grid and the rank, and holds that rank's block of
+/// every split weight (`k3.split_dim`/`k3.split_axes` on the argument), cut
+/// from the stored tensor before any derivation (dequantization,
+/// quantization), so a rank's file never holds another rank's bytes.
 bool writeBundle(ModuleOp module, const ::k3::model::Checkpoint *checkpoint,
                  const BundleCode &code, const std::string &path, std::string &error,
-                 bool omitWeights = false);
+                 bool omitWeights = false, int64_t rank = 0);
+
+/// The grid of a module compiled for one (`k3.grid`), or {} for one process.
+std::vector<int64_t> moduleGrid(ModuleOp module);
 
 } // namespace mlir::k3
 

@@ -9,11 +9,14 @@
 #include "lib/Import/Importer.h"
 
 #include "dialects/K3/K3Ops.h"
+#include "lib/Model/Placement.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
@@ -49,7 +52,9 @@ public:
       : b(b), ck(ck), c(ck.config()), specs(specs), decode(decode), lastOnly(lastOnly),
         f32(b.getF32Type()),
         cacheType(options.f32MlaCache ? b.getF32Type() : b.getBF16Type()),
-        snapshotInterval(decode ? 0 : options.kdaSnapshotInterval) {}
+        snapshotInterval(decode ? 0 : options.kdaSnapshotInterval), tp(options.tp),
+        ranks(options.tp * options.ep), kdaHeads(c.kdaHeads / tp), mlaHeads(c.mlaHeads / tp),
+        experts(c.numExperts / ranks), vocab(c.tieWordEmbeddings ? c.vocabSize : c.vocabSize / tp) {}
 
   func::FuncOp build(ModuleOp module);
 
@@ -104,11 +109,48 @@ private:
       auto [shape, dtype] = stored(s);
       if (s.packed)
         shape.back() *= 2;
-      auto type = RankedTensorType::get(shape, elementType(s, dtype));
-      w = WeightOp::create(b, loc, type, ck.fullName(s));
+      auto op = WeightOp::create(b, loc, RankedTensorType::get(shape, elementType(s, dtype)),
+                                 ck.fullName(s), IntegerAttr(), DenseI64ArrayAttr());
+      splitWeight(op, ::k3::model::weightSplit(rel));
+      w = op;
     }
     weights[rel] = w;
     return w;
+  }
+
+  /// Types `op` by this rank's block of `how` (nothing on one rank).
+  void splitWeight(WeightOp op, ::k3::model::WeightSplit how) {
+    if (ranks == 1 || how.over == ::k3::model::WeightSplit::None)
+      return;
+    bool world = how.over == ::k3::model::WeightSplit::World;
+    SmallVector<int64_t> shape(op.getType().getShape());
+    shape[how.dim] /= world ? ranks : tp;
+    op.getResult().setType(op.getType().clone(shape));
+    op.setSplitDimAttr(b.getI64IntegerAttr(how.dim));
+    op.setSplitAxesAttr(b.getDenseI64ArrayAttr(world ? ArrayRef<int64_t>{0, 1}
+                                                     : ArrayRef<int64_t>{0}));
+  }
+
+  //===--- Collectives (a grid of ranks) -------------------------------===//
+
+  /// The sum of every rank's partial `x` over the tp axis, or the whole
+  /// grid: a row-parallel projection's or the MoE block's output.
+  Value allReduce(Value x, bool world) {
+    if ((world ? ranks : tp) == 1)
+      return x;
+    SmallVector<shard::GridAxis> axes{0};
+    if (world)
+      axes.push_back(1);
+    return shard::AllReduceOp::create(b, loc, x, "grid", axes, shard::ReductionKind::Sum);
+  }
+  /// This rank's coordinate on the tp axis, and its linear index on the grid.
+  Value tpIndex() {
+    return shard::ProcessMultiIndexOp::create(b, loc, "grid", ArrayRef<shard::GridAxis>{0})
+        ->getResult(0);
+  }
+  Value worldIndex() {
+    return shard::ProcessLinearIndexOp::create(b, loc, FlatSymbolRefAttr::get(b.getContext(),
+                                                                             "grid"));
   }
 
   /// True if the linear `X.weight` is stored as an MXFP4 pair.
@@ -157,7 +199,9 @@ private:
     auto type = RankedTensorType::get(shape, elementType(s, dtype));
     std::string name = ck.fullName(s);
     name.replace(name.find("experts.0."), 10, "experts.{e}.");
-    return WeightOp::create(b, loc, type, name);
+    auto op = WeightOp::create(b, loc, type, name, IntegerAttr(), DenseI64ArrayAttr());
+    splitWeight(op, {::k3::model::WeightSplit::World, 0});
+    return op;
   }
 
   //===--- Small ops --------------------------------------------------===//
@@ -238,11 +282,15 @@ private:
   int64_t snapshotInterval;
   SmallVector<std::pair<std::string, Value>> snapshots;
   unsigned nextState = 0;
+  /// The grid (1 x 1: one process) and this rank's share: heads, routed
+  /// experts and lm_head rows per rank.
+  int64_t tp, ranks;
+  int64_t kdaHeads, mlaHeads, experts, vocab;
 };
 
 Value EntryBuilder::kda(Value x, int64_t layer) {
   const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
-  const int64_t h = c.kdaHeads, dk = c.kdaHeadDim, p = c.kdaProjWidth();
+  const int64_t h = kdaHeads, dk = c.kdaHeadDim, p = kdaHeads * c.kdaHeadDim;
   // q, k, v: projection, depthwise causal conv with its window, SiLU.
   SmallVector<Value, 3> qkv;
   for (const char *name : {"q", "k", "v"}) {
@@ -273,9 +321,14 @@ Value EntryBuilder::kda(Value x, int64_t layer) {
     aLog = tensor::CollapseShapeOp::create(b, loc, aLog,
                                            ArrayRef<ReassociationIndices>{all});
   }
+  // A rank's heads are the tp-index-th block of h.
+  OpFoldResult firstHead = b.getIndexAttr(0);
+  if (tp > 1)
+    firstHead = arith::MulIOp::create(b, loc, tpIndex(), arith::ConstantIndexOp::create(b, loc, h))
+                    .getResult();
   aLog = tensor::ExtractSliceOp::create(
       b, loc, RankedTensorType::get({h}, aType.getElementType()), aLog,
-      ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{firstHead},
       ArrayRef<OpFoldResult>{b.getIndexAttr(h)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   Value dtBias = tensor::ExpandShapeOp::create(
@@ -307,12 +360,12 @@ Value EntryBuilder::kda(Value x, int64_t layer) {
                    : linear(linear(x, at + "g_a_proj.weight"), at + "g_b_proj.weight");
   Value o = rmsNorm(rec.getOut(), weight(at + "o_norm.weight"), c.rmsNormEps,
                     split(gate, h, dk));
-  return linear(merge(o), at + "o_proj.weight");
+  return allReduce(linear(merge(o), at + "o_proj.weight"), /*world=*/false);
 }
 
 Value EntryBuilder::mla(Value x, int64_t layer) {
   const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
-  const int64_t h = c.mlaHeads, qk = c.qkNopeHeadDim + c.qkRopeHeadDim;
+  const int64_t h = mlaHeads, qk = c.qkNopeHeadDim + c.qkRopeHeadDim;
   // The two LoRA norms use KimiRMSNorm's default eps 1e-6, not rms_norm_eps
   // (K3_CHECKPOINT.md §9.4).
   Value q = c.qLoraRank
@@ -347,7 +400,7 @@ Value EntryBuilder::mla(Value x, int64_t layer) {
                             weight(at + "kv_b_proj.weight"), cache, gate,
                             fattr(1.0 / std::sqrt(double(qk))), b.getUnitAttr());
   stateOut.push_back(attn.getNewCache());
-  return linear(merge(attn.getOut()), at + "o_proj.weight");
+  return allReduce(linear(merge(attn.getOut()), at + "o_proj.weight"), /*world=*/false);
 }
 
 Value EntryBuilder::ffn(Value x, int64_t layer) {
@@ -361,9 +414,10 @@ Value EntryBuilder::ffn(Value x, int64_t layer) {
   FloatAttr beta2 = !swiglu && c.situBeta2 ? fattr(*c.situBeta2) : FloatAttr();
   if (c.ffn(layer) == FFN::Dense) {
     const std::string mp = lp + "mlp.";
-    return MlpOp::create(b, loc, x.getType(), x, weight(mp + "gate_proj.weight"),
-                         weight(mp + "up_proj.weight"),
-                         weight(mp + "down_proj.weight"), glu, beta1, beta2);
+    return allReduce(MlpOp::create(b, loc, x.getType(), x, weight(mp + "gate_proj.weight"),
+                                   weight(mp + "up_proj.weight"),
+                                   weight(mp + "down_proj.weight"), glu, beta1, beta2),
+                     /*world=*/false);
   }
   const std::string mp = lp + "block_sparse_moe.";
   auto idxType = RankedTensorType::get({tokens(), c.topK}, b.getI32Type());
@@ -397,10 +451,45 @@ Value EntryBuilder::ffn(Value x, int64_t layer) {
     su = weight(mp + "shared_experts.up_proj.weight");
     sd = weight(mp + "shared_experts.down_proj.weight");
   }
-  return MoeOp::create(b, loc, x.getType(), x, router.getIndices(),
-                       router.getWeights(), down, up, norm, w1, w3, w2, s1, s3,
-                       s2, sg, su, sd, glu, beta1, beta2,
-                       fattr(c.rmsNormEps), UnitAttr());
+  // On a grid, this rank's experts are the world-index-th block: the
+  // router's picks become local indices, those of other ranks' experts
+  // fall outside [0, experts) and are dropped (k3.moe's rule).
+  Value indices = router.getIndices();
+  if (ranks > 1) {
+    Value first = arith::IndexCastOp::create(
+        b, loc, b.getI32Type(),
+        arith::MulIOp::create(b, loc, worldIndex(), arith::ConstantIndexOp::create(b, loc, experts)));
+    SmallVector<Value> dynamic;
+    if (!decode)
+      dynamic.push_back(numTokens);
+    Value firsts = tensor::SplatOp::create(b, loc, idxType, first, dynamic);
+    indices = arith::SubIOp::create(b, loc, indices, firsts);
+  }
+  if (ranks == 1 || !down)
+    return allReduce(MoeOp::create(b, loc, x.getType(), x, indices, router.getWeights(), down,
+                                   up, norm, w1, w3, w2, s1, s3, s2, sg, su, sd, glu, beta1,
+                                   beta2, fattr(c.rmsNormEps), UnitAttr()),
+                     /*world=*/true);
+  // LatentMoE on a grid: the latent combine is normalised before its up
+  // projection, so the ranks' partial combines meet first (an all-reduce
+  // of [T, Dl], smaller than [T, D]); the norm and the up projection then
+  // run on every rank, and the shared experts' partial outputs meet in a
+  // second all-reduce. The same ops as k3.moe's, spelled out.
+  int64_t dl = cast<RankedTensorType>(down.getType()).getDimSize(0);
+  Value z = LinearOp::create(b, loc, act({dl}), x, down, Value());
+  Value u = MoeOp::create(b, loc, act({dl}), z, indices, router.getWeights(), Value(), Value(),
+                          Value(), w1, w3, w2, s1, s3, s2, Value(), Value(), Value(), glu, beta1,
+                          beta2, fattr(c.rmsNormEps), UnitAttr());
+  u = allReduce(u, /*world=*/true);
+  if (norm)
+    u = rmsNorm(u, norm, c.rmsNormEps);
+  Value y = LinearOp::create(b, loc, x.getType(), u, up, Value());
+  if (sg)
+    y = arith::AddFOp::create(
+        b, loc, y,
+        allReduce(MlpOp::create(b, loc, x.getType(), x, sg, su, sd, glu, beta1, beta2),
+                  /*world=*/true));
+  return y;
 }
 
 Value EntryBuilder::attnRes(ArrayRef<Value> sources, const std::string &norm,
@@ -420,13 +509,13 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
   for (int64_t l = 0; l < c.numLayers; ++l) {
     std::string lp = "layers." + std::to_string(l) + ".";
     if (c.mixer(l) == Mixer::KDA) {
-      auto window = RankedTensorType::get({c.convKernelSize - 1, c.kdaProjWidth()}, f32);
+      auto window = RankedTensorType::get({c.convKernelSize - 1, kdaHeads * c.kdaHeadDim}, f32);
       for (const char *name : {"conv_q", "conv_k", "conv_v"}) {
         inputs.push_back(window);
         stateNames.push_back(lp + name);
       }
       inputs.push_back(
-          RankedTensorType::get({c.kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
+          RankedTensorType::get({kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
       stateNames.push_back(lp + "kda_state");
     } else {
       inputs.push_back(RankedTensorType::get({kDyn, c.mlaCacheWidth()}, cacheType));
@@ -441,7 +530,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
   for (int64_t l = 0; snapshotInterval && l < c.numLayers; ++l)
     if (c.mixer(l) == Mixer::KDA) {
       results.push_back(RankedTensorType::get(
-          {kDyn, c.kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
+          {kDyn, kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
       snapshotNames.push_back("layers." + std::to_string(l) + ".kda_snapshots");
     }
 
@@ -576,7 +665,17 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
                 "output_attn_res_proj.weight");
   h = rmsNorm(h, weight("norm.weight"), c.rmsNormEps);
   Value head = weight(c.tieWordEmbeddings ? "embed_tokens.weight" : "lm_head.weight");
-  Value logits = LmHeadOp::create(b, loc, results[0], h, head);
+  Value logits;
+  if (tp > 1 && !c.tieWordEmbeddings) {
+    // Each rank's vocabulary rows, gathered in tp order along the vocabulary.
+    auto full = cast<RankedTensorType>(results[0]);
+    auto rows = full.clone({full.getDimSize(0), vocab});
+    Value part = LmHeadOp::create(b, loc, rows, h, head);
+    logits = shard::AllGatherOp::create(b, loc, results[0], "grid", ArrayRef<int16_t>{0}, part,
+                                        APInt(64, 1));
+  } else {
+    logits = LmHeadOp::create(b, loc, results[0], h, head);
+  }
   SmallVector<Value> rets{logits};
   rets.append(stateOut.begin(), stateOut.end());
   for (auto &[name, value] : snapshots)
@@ -597,6 +696,12 @@ OwningOpRef<ModuleOp> mlir::k3::importCheckpoint(MLIRContext &context,
   SpecIndex specs(ck.specs().size());
   for (const TensorSpec &s : ck.specs())
     specs[s.isHead ? "lm_head.weight" : s.name] = &s;
+  if (options.tp * options.ep > 1) {
+    context.loadDialect<shard::ShardDialect>();
+    b.setInsertionPointToEnd(module->getBody());
+    shard::GridOp::create(b, b.getUnknownLoc(), "grid",
+                          ArrayRef<int64_t>{options.tp, options.ep});
+  }
   for (auto [decode, lastOnly] : {std::pair{false, false}, {false, true}, {true, false}}) {
     EntryBuilder entry(b, ck, specs, decode, lastOnly, options);
     entry.build(*module);

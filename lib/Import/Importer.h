@@ -34,6 +34,18 @@ struct ImportOptions {
   /// every this many tokens of the call (`layers.L.kda_snapshots`,
   /// [⌊T/N⌋, H, K, V]; CACHE.md's prefix snapshots).
   int64_t kdaSnapshotInterval = 0;
+  /// A grid of tp x ep ranks (issue 28, lib/Model/Placement.h): > 1 builds
+  /// one rank's program. Attention heads, the dense MLP and the lm_head's
+  /// vocabulary split over axis 0 (tp); the routed experts and the shared
+  /// experts' channels over the whole grid. Weights are typed by the rank's
+  /// block (`k3.weight` split attributes), the module holds `shard.grid
+  /// @grid`, and the partial results meet in upstream `shard` collectives:
+  /// an all-reduce after each attention output projection, dense MLP and
+  /// MoE block, an all-gather of the logits. Every rank runs the same
+  /// program: what differs (its experts, its heads' A_log) comes from
+  /// `shard.process_*_index`. The caller checks that the model splits
+  /// (computePlacement).
+  int64_t tp = 1, ep = 1;
 };
 
 OwningOpRef<ModuleOp> importCheckpoint(MLIRContext &context,

@@ -11,27 +11,36 @@
 namespace k3::model {
 namespace {
 
-enum class Rule { Replicated, SplitTp, Experts };
+} // namespace
 
-/// How a tensor (name relative to the model prefix) is placed.
-Rule ruleOf(const TensorSpec &spec) {
-  const std::string &n = spec.name;
+WeightSplit weightSplit(const std::string &n) {
   auto has = [&](const char *part) { return n.find(part) != std::string::npos; };
+  // A linear's input dimension is 1 (o_proj, down_proj: row-parallel);
+  // its output dimension 0 (column-parallel); MXFP4 codes and scales split
+  // as their matrix does.
+  int inputDim = has("o_proj.") || has("down_proj.") ? 1 : 0;
   if (has(".experts."))
-    return Rule::Experts;
-  if (spec.isHead || has("embed_tokens.") || has(".mlp.") || has(".shared_experts."))
-    return Rule::SplitTp;
+    return {WeightSplit::World, 0};
+  if (has(".shared_experts."))
+    return {WeightSplit::World, inputDim};
+  if (n == "lm_head.weight")
+    return {WeightSplit::Tp, 0};
+  if (has(".mlp."))
+    return {WeightSplit::Tp, inputDim};
   if (has(".self_attn.")) {
-    // Shared by every head: the low-rank inputs and their norms, and the
-    // per-head-dimension output norm.
+    // Shared by every head: the low-rank inputs and their norms, the
+    // per-head-dimension output norm, and A_log (H values, maybe padded:
+    // each rank slices its heads' from the whole).
     for (const char *shared : {"q_a_proj", "q_a_layernorm", "kv_a_proj_with_mqa",
-                               "kv_a_layernorm", "f_a_proj", "g_a_proj", "o_norm"})
+                               "kv_a_layernorm", "f_a_proj", "g_a_proj", "o_norm", "A_log"})
       if (has(shared))
-        return Rule::Replicated;
-    return Rule::SplitTp;
+        return {};
+    return {WeightSplit::Tp, inputDim};
   }
-  return Rule::Replicated;
+  return {};
 }
+
+namespace {
 
 /// `n` `what` split `parts` ways, else "<flags>: <n> <what> do not split
 /// <parts> ways".
@@ -63,19 +72,25 @@ bool computePlacement(const Config &c, int64_t tp, int64_t ep, Placement &p,
       (c.intermediateSize &&
        !divides(tp, c.intermediateSize, "dense MLP channels", tpFlag, error)) ||
       (c.numExperts && c.numSharedExperts &&
-       !divides(tp, c.moeIntermediateSize * c.numSharedExperts, "shared-expert channels",
-                tpFlag, error)) ||
+       !divides(p.ranks, c.moeIntermediateSize * c.numSharedExperts,
+                "shared-expert channels (over all ranks)", bothFlags, error)) ||
+      (!c.tieWordEmbeddings && !divides(tp, c.vocabSize, "vocabulary rows", tpFlag, error)) ||
       (c.numExperts &&
        !divides(p.ranks, c.numExperts, "routed experts (over all ranks)", bothFlags, error)))
     return false;
   p.expertsPerRank = c.numExperts / p.ranks;
   for (const TensorSpec &t : expectedTensors(c, c.declaredExpertFormat)) {
     int64_t bytes = numElements(t.shape) * dtypeBytes(t.dtype);
-    switch (ruleOf(t)) {
-    case Rule::Replicated: p.replicatedBytes += bytes; break;
-    // The vocabulary pads to a multiple of tp: the last rank's rows.
-    case Rule::SplitTp: p.splitBytes += (bytes + tp - 1) / tp; break;
-    case Rule::Experts: p.expertBytes += bytes; break;
+    std::string name = t.isHead ? "lm_head.weight" : t.name;
+    switch (weightSplit(name).over) {
+    case WeightSplit::None: p.replicatedBytes += bytes; break;
+    case WeightSplit::Tp: p.splitBytes += bytes / tp; break;
+    case WeightSplit::World:
+      if (name.find(".experts.") != std::string::npos)
+        p.expertBytes += bytes;
+      else
+        p.splitBytes += bytes / p.ranks;
+      break;
     }
   }
   p.expertBytes /= p.ranks; // whole experts, the same count on every rank

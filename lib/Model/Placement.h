@@ -4,13 +4,18 @@
 // (issue 28): a grid of T x E ranks, laid out as DISTRIBUTED.md's production
 // systems do with data-parallel attention:
 //  - attention (KDA and MLA heads, their projections, conv windows and KDA
-//    state), the dense and shared-expert MLPs and the vocabulary (embedding,
-//    lm_head) are split T ways within each of the E groups, and replicated
-//    across the groups (each group serves its own requests);
+//    state), the dense MLP and the lm_head's vocabulary are split T ways
+//    within each of the E groups, and replicated across the groups (each
+//    group serves its own requests);
 //  - the routed experts are whole and split over all T x E ranks (the
-//    expert-parallel degree is the world);
+//    expert-parallel degree is the world), and so are the shared experts'
+//    channels: the MoE block's partial sums then add up over the whole grid
+//    in one all-reduce;
 //  - the projections every head shares (MLA's q_a/kv_a, KDA's low-rank gate
-//    inputs f_a and g_a), norms, routers and AttnRes weights are replicated;
+//    inputs f_a and g_a, A_log), norms, routers, AttnRes weights and the
+//    embedding table (a lookup, not a product: a vocabulary split would cost
+//    an all-reduce of [T, D] for a table read once per token) are
+//    replicated;
 //  - MLA's latent cache row is shared by all heads: every rank of a group
 //    holds the group's requests' whole rows.
 //
@@ -25,6 +30,20 @@
 #include <string>
 
 namespace k3::model {
+
+/// Where one weight lives on a grid: whole on every rank, or split into
+/// equal blocks along `dim` over the tensor-parallel axis (axis 0: `tp`
+/// blocks, block = the rank's tp coordinate) or over the whole grid (`tp x
+/// ep` blocks, block = the world rank). Routed experts are stacked over a
+/// leading expert dimension, which is their `dim` 0.
+struct WeightSplit {
+  enum Over { None, Tp, World } over = None;
+  int dim = 0;
+};
+
+/// The split of `relative` (a name relative to the model prefix; the head
+/// as `lm_head.weight`). A tied head is the embedding, replicated.
+WeightSplit weightSplit(const std::string &relative);
 
 struct Placement {
   int64_t tp = 1, ep = 1, ranks = 1;

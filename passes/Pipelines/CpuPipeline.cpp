@@ -45,7 +45,7 @@ namespace {
 
 constexpr const char *kTilesStage =
     "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} linear={6}},{5}k3-tile-contractions,"
-    "convert-elementwise-to-linalg,canonicalize";
+    "convert-elementwise-to-linalg,canonicalize,k3-lower-collectives";
 
 constexpr const char *kCpuStage =
     "k3-approximate-exp,"
@@ -54,7 +54,7 @@ constexpr const char *kCpuStage =
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
     "ownership-based-buffer-deallocation,canonicalize,k3-simplify-deallocations,"
-    "k3-return-arguments,bufferization-lower-deallocations,cse,canonicalize,convert-bufferization-to-memref,"
+    "k3-return-arguments,bufferization-lower-deallocations,cse,canonicalize,convert-bufferization-to-memref,k3-comm-to-calls,"
     "convert-vector-to-scf{{full-unroll=true},{0}convert-linalg-to-parallel-loops,"
     "scf-forall-to-parallel,k3-cpu-parallel-loops,convert-scf-to-openmp,canonicalize,"
     "convert-scf-to-cf,expand-strided-metadata,"

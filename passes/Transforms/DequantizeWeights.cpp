@@ -43,9 +43,10 @@ struct K3DequantizeWeightsPass
         continue; // read packed by its GEMMs
       rewriter.setInsertionPoint(op);
       auto type = cast<RankedTensorType>(op.getType());
-      Value bf16 = WeightOp::create(rewriter, op.getLoc(),
-                                    type.clone(rewriter.getBF16Type()),
-                                    (op.getName() + "#bf16").str());
+      // A rank's block of a split weight decodes to the same block.
+      Value bf16 = WeightOp::create(rewriter, op.getLoc(), type.clone(rewriter.getBF16Type()),
+                                    (op.getName() + "#bf16").str(), op.getSplitDimAttr(),
+                                    op.getSplitAxesAttr());
       for (Operation *user : users) {
         if (auto ext = dyn_cast<arith::ScalingExtFOp>(user)) {
           rewriter.setInsertionPoint(ext);

@@ -52,6 +52,18 @@ struct K3OutlineWeightsPass
           }
         SmallVector<NamedAttribute> attrs{
             NamedAttribute(StringAttr::get(ctx, "k3.weight"), StringAttr::get(ctx, name))};
+        // A rank's block of a split weight: the bundle writer slices it.
+        for (WeightOp op : ops)
+          if (op.getSplitDimAttr() != ops.front().getSplitDimAttr() ||
+              op.getSplitAxesAttr() != ops.front().getSplitAxesAttr()) {
+            op.emitOpError() << "weight '" << name << "' is used with two splits";
+            return signalPassFailure();
+          }
+        if (auto dim = ops.front().getSplitDimAttr()) {
+          attrs.push_back(NamedAttribute(StringAttr::get(ctx, "k3.split_dim"), dim));
+          attrs.push_back(
+              NamedAttribute(StringAttr::get(ctx, "k3.split_axes"), ops.front().getSplitAxesAttr()));
+        }
         // MXFP4 codes travel as their packed bytes (a memref of f4E2M1FN
         // would take a byte per code).
         auto tensor = cast<RankedTensorType>(type);

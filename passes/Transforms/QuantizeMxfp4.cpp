@@ -47,11 +47,13 @@ struct K3QuantizeMxfp4Pass : k3::impl::K3QuantizeMxfp4PassBase<K3QuantizeMxfp4Pa
     std::string base = (weight.getName() + "#mxfp4." + scaleRule).str();
     SmallVector<int64_t> scaleShape(type.getShape());
     scaleShape.back() = k / 32;
-    Value codes = WeightOp::create(b, weight.getLoc(),
-                                   type.clone(b.getType<Float4E2M1FNType>()), base + ".codes");
+    // A rank's block of split experts quantizes to the same block.
+    Value codes = WeightOp::create(b, weight.getLoc(), type.clone(b.getType<Float4E2M1FNType>()),
+                                   base + ".codes", weight.getSplitDimAttr(),
+                                   weight.getSplitAxesAttr());
     Value scales = WeightOp::create(
         b, weight.getLoc(), RankedTensorType::get(scaleShape, b.getType<Float8E8M0FNUType>()),
-        base + ".scales");
+        base + ".scales", weight.getSplitDimAttr(), weight.getSplitAxesAttr());
     return {codes, scales};
   }
 

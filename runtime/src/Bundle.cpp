@@ -8,6 +8,7 @@
 
 #include "runtime/src/Bundle.h"
 #include "runtime/src/Status.h"
+#include "runtime/src/comm/Collectives.h"
 
 #include "lib/Model/Synthetic.h"
 #include "lib/Model/Text.h"
@@ -111,10 +112,37 @@ public:
       return s;
     if (k3rt_status_t s = kernels())
       return s;
+    if (k3rt_status_t s = grid())
+      return s;
     return entryPoints();
   }
 
 private:
+  /// A grid-compiled binary's grid and rank (runtime/src/comm: at most
+  /// kMaxGridRank axes, 4096 ranks a side).
+  k3rt_status_t grid() {
+    const Grid *g = b.grid();
+    if (!g)
+      return nullptr;
+    const auto *shape = g->shape();
+    if (shape->size() == 0 || shape->size() > comm::kMaxGridRank)
+      return corrupt("grid.shape has " + std::to_string(shape->size()) +
+                     " axes (expected 1 to " + std::to_string(comm::kMaxGridRank) + ")");
+    int64_t ranks = 1;
+    for (int64_t n : *shape) {
+      if (n < 1 || n > 4096)
+        return corrupt("grid.shape holds the extent " + std::to_string(n) +
+                       " (expected 1 to 4096)");
+      ranks *= n;
+      if (ranks > 4096)
+        return corrupt("grid.shape has more than 4096 ranks");
+    }
+    if (g->rank() < 0 || g->rank() >= ranks)
+      return corrupt("grid.rank " + std::to_string(g->rank()) + " is not one of its " +
+                     std::to_string(ranks) + " ranks");
+    return nullptr;
+  }
+
   /// Charges `n` visits; false once the budget is spent.
   bool spend(size_t n) {
     if (n > budget)

@@ -133,12 +133,78 @@ static void attachGuarded(void (*attach)(const K3GpuOps *), const K3GpuOps *ops,
   device->setEscape(nullptr);
 }
 
+namespace {
+
+/// `k3_comm_collective` of a sharded binary's host object, on the grid.
+void runCollective(void *ctx, int32_t kind, void *input, void *output, int64_t count,
+                   int32_t dtype, int64_t axes) {
+  auto &c = *static_cast<CommBinding *>(ctx);
+  if (c.failure)
+    return; // the call fails as a whole; later collectives are not run
+  auto fail = [&](k3rt_status_t s) { c.failure = s; };
+  comm::Communicator *group = nullptr;
+  if (auto it = c.groups.find(axes); it != c.groups.end()) {
+    group = it->second;
+  } else {
+    std::vector<int> list;
+    for (int a = 0; a < 63; ++a)
+      if (axes >> a & 1)
+        list.push_back(a);
+    if (k3rt_status_t s = c.grid->axes(list, group))
+      return fail(s);
+    c.groups[axes] = group;
+  }
+  if ((kind != 0 && kind != 1) || (dtype != 0 && dtype != 1) || count < 0)
+    return fail(makeStatus(K3RT_INTERNAL, "k3_comm_collective: kind " + std::to_string(kind) +
+                                              ", dtype " + std::to_string(dtype) + ", count " +
+                                              std::to_string(count) +
+                                              " (a binary newer than this runtime?)"));
+  comm::DType type = dtype == 0 ? comm::DType::F32 : comm::DType::BF16;
+  if (k3rt_status_t s = kind == 0 ? group->allReduce(output, size_t(count), type, comm::Reduce::Sum)
+                                  : group->allGather(input, output, size_t(count), type))
+    fail(s);
+}
+
+/// `k3_comm_index`: a coordinate, or (-1) the rank on the grid.
+int64_t gridIndex(void *ctx, int64_t axis) {
+  auto &c = *static_cast<CommBinding *>(ctx);
+  if (axis < 0)
+    return c.grid->rank();
+  std::vector<int64_t> coords = c.grid->coordinates();
+  return axis < int64_t(coords.size()) ? coords[axis] : 0;
+}
+
+} // namespace
+
 k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
                                   std::unique_ptr<CpuExecutable> &out,
-                                  CudaDevice *device) {
+                                  CudaDevice *device, comm::Grid *grid) {
   std::unique_ptr<CpuExecutable> exe(new CpuExecutable());
   exe->bundle = &b;
   exe->device = device;
+  if (const Grid *g = b.root->grid()) {
+    std::vector<int64_t> shape(g->shape()->begin(), g->shape()->end());
+    int64_t ranks = 1;
+    for (int64_t e : shape)
+      ranks *= e;
+    if (!grid)
+      return makeStatus(K3RT_INVALID_ARGUMENT,
+                        "the binary is rank " + std::to_string(g->rank()) + " of a " +
+                            comm::formatGrid(shape) + " grid: run its ranks under mpirun -np " +
+                            std::to_string(ranks));
+    if (grid->shape() != shape || grid->rank() != g->rank())
+      return makeStatus(K3RT_INVALID_ARGUMENT,
+                        "the binary is rank " + std::to_string(g->rank()) + " of a " +
+                            comm::formatGrid(shape) + " grid, this process rank " +
+                            std::to_string(grid->rank()) + " of " +
+                            comm::formatGrid(grid->shape()));
+    if (device)
+      return makeStatus(K3RT_UNIMPLEMENTED,
+                        "sharded binaries run on CPU ranks only so far");
+    exe->comm = std::make_unique<CommBinding>();
+    exe->comm->grid = grid;
+    exe->comm->ops = K3CommOps{exe->comm.get(), runCollective, gridIndex};
+  }
   if (!b.root->kernels())
     return makeStatus(K3RT_UNIMPLEMENTED, "the binary has no kernels");
   if (weightsMissing(b))
@@ -200,6 +266,12 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
                                             (e ? e : "unknown error"));
     }
     exe->handles.push_back(h);
+    if (auto attach = reinterpret_cast<void (*)(const K3CommOps *)>(dlsym(h, "k3_comm_attach"))) {
+      if (!exe->comm)
+        return makeStatus(K3RT_DATA_LOSS, "kernels '" + k->name()->str() +
+                                              "' call collectives, but the binary has no grid");
+      attach(&exe->comm->ops);
+    }
     if (device) {
       using Attach = void (*)(const K3GpuOps *);
       auto attach = reinterpret_cast<Attach>(dlsym(h, "k3_gpu_attach"));
@@ -509,6 +581,11 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
   if (device)
     if (k3rt_status_t s = device->takeError())
       return s;
+  // A collective that failed (a peer gone): the outputs are not the
+  // model's, and every later call is refused with the same line.
+  if (comm && comm->failure)
+    return makeStatus(k3rt_status_code(comm->failure),
+                      name + ": " + k3rt_status_message(comm->failure));
   return nullptr;
 }
 

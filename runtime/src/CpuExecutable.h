@@ -20,8 +20,10 @@
 #ifndef RUNTIME_SRC_CPUEXECUTABLE_H
 #define RUNTIME_SRC_CPUEXECUTABLE_H
 
+#include "runtime/include/k3rt/k3rt_comm.h"
 #include "runtime/src/Bundle.h"
 #include "runtime/src/CudaDevice.h"
+#include "runtime/src/comm/Collectives.h"
 
 #include <map>
 #include <set>
@@ -54,9 +56,12 @@ class CpuExecutable {
 public:
   /// Loads every CPU kernel of `bundle` (which must outlive this object),
   /// or with `device` (which must outlive it too) every GPU host program.
+  /// A binary compiled for a grid of ranks (its `grid` table) needs the
+  /// process's `grid` (which must outlive this object): the same shape,
+  /// and this process's rank the file's; its collectives run on it.
   static k3rt_status_t load(const k3rt_bundle_s &bundle,
                             std::unique_ptr<CpuExecutable> &out,
-                            CudaDevice *device = nullptr);
+                            CudaDevice *device = nullptr, comm::Grid *grid = nullptr);
   ~CpuExecutable();
 
   /// The entry point named `name`, or null.
@@ -113,6 +118,18 @@ private:
   std::map<std::string, void (*)(void **)> entries; ///< by entry point name
   /// k3_set_threads of each entry point's object, where it has one.
   std::map<std::string, void (*)(int)> threadSetters;
+  std::unique_ptr<struct CommBinding> comm;
+};
+
+/// A sharded binary's collectives: the grid, its communicators by axis
+/// mask, the table its host objects call, and the first failure (the
+/// compiled code cannot stop; `CpuExecutable::run` reports it).
+struct CommBinding {
+  comm::Grid *grid = nullptr;
+  std::map<int64_t, comm::Communicator *> groups;
+  K3CommOps ops{};
+  k3rt_status_t failure = nullptr;
+  ~CommBinding() { k3rt_status_free(failure); }
 };
 
 } // namespace k3rt

@@ -253,8 +253,9 @@ static cl::opt<bool>
                cl::cat(k3Category));
 
 static cl::opt<int64_t> tensorParallel(
-    "tp", cl::desc("Tensor-parallel ranks per group (with --stats: the placement plan; "
-                   "sharded binaries are not built yet)"),
+    "tp", cl::desc("Tensor-parallel ranks per group: attention heads, the dense MLP and the "
+                   "lm_head's vocabulary split this many ways (--target=cpu; one .k3b per rank, "
+                   "-o X.k3b writes X.rank<R>.k3b; with --stats: the placement plan)"),
     cl::init(1), cl::cat(k3Category));
 static cl::opt<int64_t> expertParallel(
     "ep", cl::desc("Groups of --tp ranks; the routed experts split over all tp x ep ranks"),
@@ -301,9 +302,10 @@ int printPlacement(const model::Config &config) {
   if (!model::computePlacement(config, tensorParallel, expertParallel, p, error))
     return fail(error);
   llvm::outs() << "placement: --tp=" << p.tp << " --ep=" << p.ep << ", " << p.ranks
-               << " ranks (attention, dense and shared MLPs, vocabulary split " << p.tp
+               << " ranks (attention, dense MLP and lm_head vocabulary split " << p.tp
                << " ways in each of " << p.ep << " groups; routed experts "
-               << p.expertsPerRank << " per rank)\n"
+               << p.expertsPerRank << " per rank, shared experts split " << p.ranks
+               << " ways)\n"
                << "  weight_bytes_per_rank: " << p.weightBytes << " (" << gib(p.weightBytes)
                << ": replicated " << gib(p.replicatedBytes) << ", split "
                << gib(p.splitBytes) << ", experts " << gib(p.expertBytes) << ")\n"
@@ -492,9 +494,23 @@ int main(int argc, char **argv) {
       return 0;
     return printPlacement(*config);
   }
-  if (tensorParallel != 1 || expertParallel != 1 || !deviceMemory.empty())
-    return fail("--tp, --ep and --device-memory print a placement plan with --stats; "
-                "sharded binaries are not built yet (issue 28)");
+  if (!deviceMemory.empty())
+    return fail("--device-memory prints the requests that fit with --stats --tp/--ep");
+  const bool sharded = tensorParallel != 1 || expertParallel != 1;
+  if (sharded) {
+    if (target != "cpu")
+      return fail("--tp/--ep: sharded binaries are built for --target=cpu only so far "
+                  "(the NCCL backend runs, the GPU lowering of the collectives is not written)");
+    if (!isDir)
+      return fail("--tp/--ep need a checkpoint directory (the importer splits the model)");
+    std::string why;
+    auto config = model::loadConfig(inputPath, why);
+    if (!config)
+      return fail(why);
+    model::Placement p;
+    if (!model::computePlacement(*config, tensorParallel, expertParallel, p, why))
+      return fail(why);
+  }
 
   std::optional<mlir::k3::GpuChip> chip = mlir::k3::gpuChip(target);
   if (target != "cpu" && !chip)
@@ -649,6 +665,8 @@ int main(int argc, char **argv) {
     mlir::k3::ImportOptions options;
     options.f32MlaCache = mlaCache == "f32";
     options.kdaSnapshotInterval = kdaSnapshotInterval;
+    options.tp = tensorParallel;
+    options.ep = expertParallel;
     module = mlir::k3::importCheckpoint(context, *checkpoint, options);
   } else {
     std::string error;
@@ -807,8 +825,24 @@ int main(int argc, char **argv) {
       return fail(firstError.empty() ? error : error + ": " + firstError);
   }
   phases.begin("bundle");
-  if (!mlir::k3::writeBundle(*module, checkpoint.get(), code, outputPath, error, omitWeights))
-    return fail(error);
+  if (!sharded) {
+    if (!mlir::k3::writeBundle(*module, checkpoint.get(), code, outputPath, error, omitWeights))
+      return fail(error);
+  } else {
+    // One file per rank, the same kernels in each (every rank runs the same
+    // program), each with its own block of the split weights.
+    StringRef stem = outputPath;
+    stem.consume_back(".k3b");
+    int64_t ranks = tensorParallel * expertParallel;
+    for (int64_t r = 0; r < ranks; ++r) {
+      std::string path = (stem + ".rank" + Twine(r) + ".k3b").str();
+      if (!mlir::k3::writeBundle(*module, checkpoint.get(), code, path, error, omitWeights, r))
+        return fail(error);
+    }
+    llvm::errs() << "k3-compile: wrote " << ranks << " ranks' binaries, " << stem
+                 << ".rank{0.." << ranks - 1 << "}.k3b; run them with mpirun -np " << ranks
+                 << " k3-run " << outputPath << "\n";
+  }
   if (timePhases)
     phases.report();
   phases.clear();

@@ -83,6 +83,17 @@ json describe(const k3rt_bundle_s &b) {
                  {"weights_omitted", bool(b.header.flags & k3rt::kFlagWeightsOmitted)}};
   j["producer"] = r.producer() ? r.producer()->str() : "";
   j["target"] = targetName(r.target());
+  // A rank's file of a grid-compiled binary (k3-compile --tp --ep): its
+  // grid, rank and coordinates (row-major), and that its split weights are
+  // its blocks only.
+  if (const auto *g = r.grid()) {
+    std::vector<int64_t> shape(g->shape()->begin(), g->shape()->end()), coords(shape.size());
+    for (int64_t a = int64_t(shape.size()) - 1, rest = g->rank(); a >= 0; --a) {
+      coords[a] = rest % shape[a];
+      rest /= shape[a];
+    }
+    j["grid"] = {{"shape", shape}, {"rank", g->rank()}, {"coordinates", coords}};
+  }
   j["config"] = {{"vocab_size", c.vocab_size()},
                  {"hidden_size", c.hidden_size()},
                  {"num_layers", c.num_layers()},
@@ -186,6 +197,17 @@ void printText(const json &j, const std::string &path) {
               (unsigned long long)h["flatbuffer_size"].get<uint64_t>(),
               (unsigned long long)h["weights_offset"].get<uint64_t>(),
               (unsigned long long)h["weights_size"].get<uint64_t>());
+  if (j.contains("grid")) {
+    const json &grid = j["grid"];
+    std::string shape, coords;
+    for (const json &n : grid["shape"])
+      shape += (shape.empty() ? "" : "x") + std::to_string(n.get<int64_t>());
+    for (const json &n : grid["coordinates"])
+      coords += (coords.empty() ? "" : ", ") + std::to_string(n.get<int64_t>());
+    std::printf("grid: %s, rank %lld (coordinates %s): this file holds the rank's block of "
+                "each split weight; run all ranks with mpirun\n",
+                shape.c_str(), (long long)grid["rank"].get<int64_t>(), coords.c_str());
+  }
   std::printf("config:");
   for (auto it = c.begin(); it != c.end(); ++it)
     std::printf(" %s=%lld", it.key().c_str(), (long long)it->get<int64_t>());

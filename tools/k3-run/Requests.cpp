@@ -2,9 +2,9 @@
 //
 // Part of k3. Many requests through one engine (runtime/src/Engine.h): one
 // JSON object per input line (`id`, `tokens`, `max_new_tokens`, optional
-// `cache_salt`, `stop` and `draft`), one JSON result per request on stdout in input
-// order (`id`, `tokens`, `prefix_hit_tokens`, and `error` for a request that
-// failed alone); cache and speculation statistics on stderr.
+// `cache_salt`, `stop` and `draft`), one JSON result per request on stdout in
+// input order (`id`, `tokens`, `prefix_hit_tokens`, and `error` for a request
+// that failed alone); cache and speculation statistics on stderr.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +32,8 @@ int fail(const std::string &message) {
 } // namespace
 
 /// One request line; false with `error` naming the field.
-static bool parseRequest(const std::string &line, k3rt::RequestSpec &r, std::string &error) {
+static bool parseRequest(const std::string &line, k3rt::RequestSpec &r,
+                         std::string &error) {
   json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     error = "not a JSON object";
@@ -47,36 +48,46 @@ static bool parseRequest(const std::string &line, k3rt::RequestSpec &r, std::str
     error = "\"id\" " + id->dump() + " is out of range";
     return false;
   }
-  r.id = id->is_string() ? id->get<std::string>() : std::to_string(id->get<long long>());
+  r.id = id->is_string() ? id->get<std::string>()
+                         : std::to_string(id->get<long long>());
   // Ids name the --dump-logits-dir files: no separators, no "..".
-  if (r.id.empty() || r.id.find_first_of(std::string("/\\\0", 3)) != std::string::npos ||
+  if (r.id.empty() ||
+      r.id.find_first_of(std::string("/\\\0", 3)) != std::string::npos ||
       r.id == "." || r.id == "..") {
-    error = "\"id\" " + id->dump() + " cannot name a file (empty, '/', '\\', NUL, '.' or '..')";
+    error = "\"id\" " + id->dump() +
+            " cannot name a file (empty, '/', '\\', NUL, '.' or '..')";
     return false;
   }
-  const std::string shown = k3::model::printable(r.id); // for messages: one line
+  const std::string shown =
+      k3::model::printable(r.id); // for messages: one line
   auto tokens = j.find("tokens");
   if (tokens == j.end() || !tokens->is_array() || tokens->empty()) {
-    error = "request '" + shown + "' needs \"tokens\", a non-empty array of token ids";
+    error = "request '" + shown +
+            "' needs \"tokens\", a non-empty array of token ids";
     return false;
   }
   for (const json &t : *tokens) {
-    if (!t.is_number_integer() || t.get<long long>() < 0 || t.get<long long>() > INT32_MAX) {
-      error = "request '" + shown + "': \"tokens\" holds " + t.dump() + ", not a token id";
+    if (!t.is_number_integer() || t.get<long long>() < 0 ||
+        t.get<long long>() > INT32_MAX) {
+      error = "request '" + shown + "': \"tokens\" holds " + t.dump() +
+              ", not a token id";
       return false;
     }
     r.prompt.push_back(int32_t(t.get<long long>()));
   }
   if (auto m = j.find("max_new_tokens"); m != j.end()) {
-    if (!m->is_number_integer() || m->get<long long>() < 0 || m->get<long long>() > (1 << 24)) {
-      error = "request '" + shown + "': \"max_new_tokens\" must be an integer in [0, 2^24]";
+    if (!m->is_number_integer() || m->get<long long>() < 0 ||
+        m->get<long long>() > (1 << 24)) {
+      error = "request '" + shown +
+              "': \"max_new_tokens\" must be an integer in [0, 2^24]";
       return false;
     }
     r.maxNewTokens = m->get<long long>();
   }
   if (auto s = j.find("cache_salt"); s != j.end()) {
     if (!s->is_string() && !s->is_number_integer()) {
-      error = "request '" + shown + "': \"cache_salt\" must be a string or an integer";
+      error = "request '" + shown +
+              "': \"cache_salt\" must be a string or an integer";
       return false;
     }
     // Any distinct salt starts a distinct hash chain.
@@ -86,13 +97,16 @@ static bool parseRequest(const std::string &line, k3rt::RequestSpec &r, std::str
     auto s = j.find(field);
     if (s == j.end())
       continue;
-    std::vector<int32_t> &list = std::string(field) == "stop" ? r.stop : r.draft;
+    std::vector<int32_t> &list =
+        std::string(field) == "stop" ? r.stop : r.draft;
     if (!s->is_array()) {
-      error = "request '" + shown + "': \"" + field + "\" must be an array of token ids";
+      error = "request '" + shown + "': \"" + field +
+              "\" must be an array of token ids";
       return false;
     }
     for (const json &t : *s) {
-      if (!t.is_number_integer() || t.get<long long>() < 0 || t.get<long long>() > INT32_MAX) {
+      if (!t.is_number_integer() || t.get<long long>() < 0 ||
+          t.get<long long>() > INT32_MAX) {
         error = "request '" + shown + "': \"" + field + "\" holds " + t.dump() +
                 ", not a token id";
         return false;
@@ -116,7 +130,8 @@ bool parseRequests(std::istream &in, const std::string &path,
       return false;
     }
     if (!ids.insert(r.id).second) {
-      error = path + ":" + std::to_string(n) + ": the id '" + k3::model::printable(r.id) + "' repeats";
+      error = path + ":" + std::to_string(n) + ": the id '" +
+              k3::model::printable(r.id) + "' repeats";
       return false;
     }
     specs.push_back(std::move(r));
@@ -150,50 +165,66 @@ int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
     k3rt_status_free(s);
     return rc;
   }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
 
   int failed = 0;
   int64_t generated = 0, hit = 0, prompt = 0;
   std::vector<std::string> writeErrors;
   for (size_t i = 0; i < results.size(); ++i) {
     const k3rt::RequestResult &r = results[i];
-    json out = {{"id", r.id}, {"tokens", r.tokens}, {"prefix_hit_tokens", r.prefixHitTokens}};
+    json out = {{"id", r.id},
+                {"tokens", r.tokens},
+                {"prefix_hit_tokens", r.prefixHitTokens}};
     if (!r.error.empty()) {
       out["error"] = r.error;
-      std::fprintf(stderr, "k3-run: error: request '%s': %s\n",
-                   k3::model::printable(r.id).c_str(), r.error.c_str());
+      if (!o.follower)
+        std::fprintf(stderr, "k3-run: error: request '%s': %s\n",
+                     k3::model::printable(r.id).c_str(), r.error.c_str());
       ++failed;
     }
     std::printf("%s\n", out.dump().c_str());
     generated += int64_t(r.tokens.size());
     hit += r.prefixHitTokens;
     prompt += int64_t(specs[i].prompt.size());
-    if (!o.dumpLogitsDir.empty() && !r.logits.empty()) {
+    if (!o.dumpLogitsDir.empty() && !r.logits.empty() && !o.follower) {
       int64_t vocab = int64_t(r.logits.size() / r.tokens.size());
       // Reported after every result is out.
-      if (!k3rt::writeNpy(o.dumpLogitsDir + "/" + r.id + ".npy",
-                          k3rt::makeF32({int64_t(r.tokens.size()), vocab}, r.logits.data()), error))
+      if (!k3rt::writeNpy(
+              o.dumpLogitsDir + "/" + r.id + ".npy",
+              k3rt::makeF32({int64_t(r.tokens.size()), vocab}, r.logits.data()),
+              error))
         writeErrors.push_back(error);
     }
   }
+  if (o.follower)
+    return failed ? 1 : 0;
   k3rt::EngineStats s = engine->stats();
-  std::fprintf(stderr,
-               "requests: %zu in %.3f s, %lld prompt tokens (%lld from the prefix cache), "
-               "%lld generated, %lld requests waited for memory to be admitted\n",
-               results.size(), secs, (long long)prompt, (long long)hit, (long long)generated,
-               (long long)s.waits);
+  std::fprintf(
+      stderr,
+      "requests: %zu in %.3f s, %lld prompt tokens (%lld from the prefix "
+      "cache), "
+      "%lld generated, %lld requests waited for memory to be admitted\n",
+      results.size(), secs, (long long)prompt, (long long)hit,
+      (long long)generated, (long long)s.waits);
   if (s.drafted)
-    std::fprintf(stderr, "speculation: %lld drafted, %lld accepted (acceptance %.3f)\n",
-                 (long long)s.drafted, (long long)s.accepted, double(s.accepted) / s.drafted);
-  std::fprintf(stderr,
-               "pool: %lld pages of %lld bytes, %lld free after the requests; cached %lld "
-               "blocks and %lld snapshots; %lld evictions; %lld pages copied on write\n",
-               (long long)s.pages, (long long)s.pageBytes, (long long)s.freePages,
-               (long long)s.blocks, (long long)s.snapshots, (long long)s.evictions,
-               (long long)s.copiedPages);
+    std::fprintf(stderr,
+                 "speculation: %lld drafted, %lld accepted (acceptance %.3f)\n",
+                 (long long)s.drafted, (long long)s.accepted,
+                 double(s.accepted) / s.drafted);
+  std::fprintf(
+      stderr,
+      "pool: %lld pages of %lld bytes, %lld free after the requests; cached "
+      "%lld "
+      "blocks and %lld snapshots; %lld evictions; %lld pages copied on write\n",
+      (long long)s.pages, (long long)s.pageBytes, (long long)s.freePages,
+      (long long)s.blocks, (long long)s.snapshots, (long long)s.evictions,
+      (long long)s.copiedPages);
   engine->clearCache();
   s = engine->stats();
-  std::fprintf(stderr, "pool after clearing the cache: %lld of %lld pages free\n",
+  std::fprintf(stderr,
+               "pool after clearing the cache: %lld of %lld pages free\n",
                (long long)s.freePages, (long long)s.pages);
   for (const std::string &e : writeErrors)
     fail(e);

@@ -17,6 +17,10 @@ struct RequestsOptions {
   std::string path;          ///< the .jsonl file
   std::string dumpLogitsDir; ///< per request `<id>.npy`, when set
   k3rt::EngineOptions engine;
+  /// Under mpirun, every rank but 0: run the same engine steps, write and
+  /// report nothing (stdout is silenced already; this covers the stderr
+  /// summary and the logits files).
+  bool follower = false;
 };
 
 /// Parses the request lines of `in` (`path` names it in messages): blank

@@ -28,6 +28,7 @@
 #include "runtime/src/Status.h"
 #include "runtime/src/text/Chat.h"
 #include "runtime/src/text/Tokenizer.h"
+#include "tools/k3-run/Ranks.h"
 #include "tools/k3-run/Requests.h"
 
 #include <algorithm>
@@ -41,12 +42,21 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace {
 
+/// Under mpirun: this process's rank (its lines say which), and whether it
+/// is rank 0, the one that prints and writes.
+int g_rank = -1;
+bool g_printer = true;
+
 int fail(const std::string &message) {
-  std::fprintf(stderr, "k3-run: error: %s\n", message.c_str());
+  if (g_rank >= 0)
+    std::fprintf(stderr, "k3-run: error: rank %d: %s\n", g_rank, message.c_str());
+  else
+    std::fprintf(stderr, "k3-run: error: %s\n", message.c_str());
   return 1;
 }
 
@@ -94,6 +104,12 @@ struct Options {
   /// --threads=N: the CPU kernels' threads (default: the cores this process
   /// may use).
   int threads = 0;
+  /// --collective-timeout=S: a collective, or the ranks' start, that takes longer
+  /// fails on every rank (default 60 s).
+  double collectiveTimeout = 60;
+  /// --test-stall-rank=R (tests only, not in --help): under mpirun, rank R
+  /// stops before its first step and never returns, as a hung peer would.
+  int stallRank = -1;
   /// Text mode: --prompt=TEXT and/or --chat, with --tokenizer=DIR (default:
   /// the binary's directory).
   std::string prompt, tokenizer;
@@ -125,6 +141,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         key == "--max-batch" || key == "--speculate" || key == "--block-tokens" ||
         key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-kib" ||
         key == "--dump-logits-dir" || key == "--synthetic-weights" || key == "--threads" ||
+        key == "--collective-timeout" || key == "--test-stall-rank" ||
         key == "--tokenizer";
     if (flagWithValue && take().empty()) {
       error = key + " needs a value";
@@ -203,6 +220,19 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         return false;
       }
       o.syntheticWeights = seed;
+    } else if (key == "--test-stall-rank") {
+      if (!parseInt(take(), 0, 4095, n)) {
+        error = "--test-stall-rank: '" + value + "' is not a rank";
+        return false;
+      }
+      o.stallRank = int(n);
+    } else if (key == "--collective-timeout") {
+      double f;
+      if (!parseFloat(take(), f) || !(f > 0 && f <= 86400)) {
+        error = "--collective-timeout: '" + value + "' is not a number of seconds in (0, 86400]";
+        return false;
+      }
+      o.collectiveTimeout = f;
     } else if (key == "--threads") {
       if (!parseInt(take(), 1, 4096, n)) {
         error = "--threads: '" + value + "' is not a thread count (1..4096)";
@@ -430,13 +460,14 @@ int generate(k3rt::CpuExecutable &exe, const Options &o) {
     std::printf("%s%d", i ? "," : "", generated[i]);
   std::printf("\n");
   const double prefill = seconds(t0, t1), decode = seconds(t1, t2);
-  std::fprintf(stderr, "prefill: %zu tokens in %.3f s (%.1f tokens/s)\n",
-               prompt.size(), prefill, prompt.size() / std::max(prefill, 1e-9));
-  if (decodeSteps)
+  if (g_printer)
+    std::fprintf(stderr, "prefill: %zu tokens in %.3f s (%.1f tokens/s)\n",
+                 prompt.size(), prefill, prompt.size() / std::max(prefill, 1e-9));
+  if (decodeSteps && g_printer)
     std::fprintf(stderr, "decode: %lld steps in %.3f s (%.1f tokens/s)\n",
                  (long long)decodeSteps, decode,
                  decodeSteps / std::max(decode, 1e-9));
-  if (!o.dumpLogits.empty()) {
+  if (!o.dumpLogits.empty() && g_printer) {
     std::string error;
     int64_t rows = int64_t(dumped.size()) / vocab;
     if (!k3rt::writeNpy(o.dumpLogits, k3rt::makeF32({rows, vocab}, dumped.data()),
@@ -559,7 +590,8 @@ int generateText(k3rt::CpuExecutable &exe, const Options &o) {
         return rc;
     }
   }
-  std::fprintf(stderr, "prompt: %lld tokens in %.3f s; generated: %lld tokens in %.3f s (%.1f tokens/s)\n",
+  if (g_printer)
+    std::fprintf(stderr, "prompt: %lld tokens in %.3f s; generated: %lld tokens in %.3f s (%.1f tokens/s)\n",
                (long long)promptTokens, prefillSeconds, (long long)generatedTokens,
                decodeSeconds, generatedTokens / std::max(decodeSeconds, 1e-9));
   return 0;
@@ -595,96 +627,154 @@ int main(int argc, char **argv) {
           "  --device=cpu|cuda|auto  where the kernels run (default cpu)\n"
           "  --threads=N             CPU kernel threads (default: the cores this process may use)\n"
           "  --synthetic-weights=S   fill an --omit-weights binary with seed S's weights\n"
+          "Ranks (a binary compiled with k3-compile --tp/--ep, one file per rank):\n"
+          "  mpirun -np N k3-run X.k3b ...   each process runs X.rank<R>.k3b; rank 0 prints\n"
+          "  --collective-timeout=S  a collective or the ranks' start that takes longer fails\n"
+          "                          on every rank (default 60)\n"
           "  --help                  this text\n",
           stdout);
       return 0;
     }
     return fail(error);
   }
+  k3run::Ranks ranks;
+  ranks.timeoutSeconds = o.collectiveTimeout;
+  if (k3run::launchedByMpirun()) {
+    if (!k3run::startRanks(argc, argv, ranks, error))
+      return fail(error);
+    g_rank = ranks.rank;
+    g_printer = ranks.rank == 0;
+    o.requests.follower = !g_printer;
+    // Rank 0 prints; the others' stdout goes nowhere (errors stay on stderr).
+    if (!g_printer && !std::freopen("/dev/null", "w", stdout))
+      return fail("cannot silence stdout");
+  }
+  // Every failure from here on under mpirun: MPI's way out, not a return.
+  auto finish = [&](int rc) {
+    if (ranks.active)
+      k3run::endRanks(ranks, rc);
+    return rc;
+  };
+  o.path = k3run::rankFile(o.path, ranks);
   if (o.threads)
     k3rt_set_threads(o.threads);
 
   // The CUDA driver is loaded at run time, never linked (DESIGN.md §4).
   std::unique_ptr<k3rt::CudaDevice> cuda;
   k3rt_status_t cudaStatus = nullptr;
-  if (o.device != "cpu")
-    cudaStatus = k3rt::CudaDevice::open(0, cuda);
   struct FreeStatus {
     k3rt_status_t &s;
     ~FreeStatus() { k3rt_status_free(s); }
   } freeCudaStatus{cudaStatus};
-  if (o.device == "cuda" && cudaStatus)
-    return fail(std::string("--device=cuda: ") + k3rt_status_message(cudaStatus));
-
   k3rt_bundle_t *bundle = nullptr;
-  if (k3rt_status_t s = o.syntheticWeights
-                            ? k3rt_bundle_open_synthetic(o.path.c_str(), *o.syntheticWeights, &bundle)
-                            : k3rt_bundle_open(o.path.c_str(), &bundle)) {
-    int rc = fail(k3rt_status_message(s));
-    k3rt_status_free(s);
-    return rc;
-  }
   struct Release {
-    k3rt_bundle_t *b;
+    k3rt_bundle_t *b = nullptr;
     ~Release() { k3rt_bundle_release(b); }
-  } release{bundle};
-  const k3::bundle::Bundle &root = *bundle->root;
-  const bool gpuBinary = root.target() != k3::bundle::Target_CPU;
-  const char *targetName = root.target() == k3::bundle::Target_SM90A ? "sm_90a" : "sm_80";
-  // auto: the binary's own kind of kernels, on CUDA only when a driver
-  // loads; a GPU binary without one cannot run here.
-  if (o.device == "auto") {
-    if (gpuBinary && cudaStatus)
-      return fail(o.path + " has " + targetName + " kernels and CUDA is unavailable (" +
-                  k3rt_status_message(cudaStatus) + "); compile with --target=cpu");
-    o.device = gpuBinary ? "cuda" : "cpu";
-  }
-  if (o.device == "cpu" && gpuBinary)
-    return fail(o.path + " has " + targetName +
-                " kernels: run it with --device=cuda, or compile with --target=cpu");
-
-  std::string entry = o.function.empty() ? "prefill" : o.function;
-  if (!o.requests.path.empty()) {
-    // Checked per request by the engine.
-  } else if (o.havePrompt || o.chat) {
-    // Checked against the tokenizer in generateText.
-  } else if (o.function.empty()) {
-    const int64_t vocab = root.config()->vocab_size();
-    if (o.tokens.empty())
-      return fail("--tokens: the prompt is empty");
-    for (size_t i = 0; i < o.tokens.size(); ++i)
-      if (o.tokens[i] >= vocab)
-        return fail("--tokens: token id " + std::to_string(o.tokens[i]) +
-                    " at position " + std::to_string(i) +
-                    " is outside the vocabulary (" + std::to_string(vocab) +
-                    " ids)");
-  } else {
-    for (const std::string &in : o.inputs) {
-      k3rt::NpyArray a;
-      if (!k3rt::readNpy(in, a, error))
-        return fail(error);
-    }
-  }
-
+  } release;
   const k3::bundle::EntryPoint *ep = nullptr;
-  if (root.entry_points())
-    for (const k3::bundle::EntryPoint *e : *root.entry_points())
-      if (e->name()->str() == entry)
-        ep = e;
-  if (!ep)
-    return fail(o.path + " has no entry point '" + entry + "'");
-  if (!ep->steps() || ep->steps()->size() == 0 || !root.kernels() ||
-      root.kernels()->size() == 0)
-    return fail(o.path + " has no " + o.device + " kernels for '" + entry +
-                "': it holds metadata and weights only (k3-compile "
-                "--compile-to=bundle)");
+  std::string entry = o.function.empty() ? "prefill" : o.function;
+  // Opens and checks this process's binary: "" or one line. Under mpirun
+  // every rank's result is agreed on before any of them waits for another.
+  auto open = [&]() -> std::string {
+    // The CUDA driver is loaded at run time, never linked (DESIGN.md §4).
+    if (o.device != "cpu")
+      cudaStatus = k3rt::CudaDevice::open(0, cuda);
+    if (o.device == "cuda" && cudaStatus)
+      return std::string("--device=cuda: ") + k3rt_status_message(cudaStatus);
+
+    if (k3rt_status_t s =
+            o.syntheticWeights
+                ? k3rt_bundle_open_synthetic(o.path.c_str(),
+                                             *o.syntheticWeights, &bundle)
+                : k3rt_bundle_open(o.path.c_str(), &bundle)) {
+      std::string message = k3rt_status_message(s);
+      k3rt_status_free(s);
+      return message;
+    }
+    release.b = bundle;
+    const k3::bundle::Bundle &root = *bundle->root;
+    if (ranks.size > 1 && !root.grid())
+      return o.path + " runs on one process, but mpirun started " +
+             std::to_string(ranks.size) +
+             " (compile it with --tp/--ep for a grid)";
+    const bool gpuBinary = root.target() != k3::bundle::Target_CPU;
+    const char *targetName =
+        root.target() == k3::bundle::Target_SM90A ? "sm_90a" : "sm_80";
+    // auto: the binary's own kind of kernels, on CUDA only when a driver
+    // loads; a GPU binary without one cannot run here.
+    if (o.device == "auto") {
+      if (gpuBinary && cudaStatus)
+        return o.path + " has " + targetName +
+               " kernels and CUDA is unavailable (" +
+               k3rt_status_message(cudaStatus) + "); compile with --target=cpu";
+      o.device = gpuBinary ? "cuda" : "cpu";
+    }
+    if (o.device == "cpu" && gpuBinary)
+      return o.path + " has " + targetName +
+             " kernels: run it with --device=cuda, or compile with "
+             "--target=cpu";
+
+    if (!o.requests.path.empty()) {
+      // Checked per request by the engine.
+    } else if (o.havePrompt || o.chat) {
+      // Checked against the tokenizer in generateText.
+    } else if (o.function.empty()) {
+      const int64_t vocab = root.config()->vocab_size();
+      if (o.tokens.empty())
+        return "--tokens: the prompt is empty";
+      for (size_t i = 0; i < o.tokens.size(); ++i)
+        if (o.tokens[i] >= vocab)
+          return "--tokens: token id " + std::to_string(o.tokens[i]) +
+                 " at position " + std::to_string(i) +
+                 " is outside the vocabulary (" + std::to_string(vocab) +
+                 " ids)";
+    } else {
+      for (const std::string &in : o.inputs) {
+        k3rt::NpyArray a;
+        if (!k3rt::readNpy(in, a, error))
+          return error;
+      }
+    }
+
+    if (root.entry_points())
+      for (const k3::bundle::EntryPoint *e : *root.entry_points())
+        if (e->name()->str() == entry)
+          ep = e;
+    if (!ep)
+      return o.path + " has no entry point '" + entry + "'";
+    if (!ep->steps() || ep->steps()->size() == 0 || !root.kernels() ||
+        root.kernels()->size() == 0)
+      return o.path + " has no " + o.device + " kernels for '" + entry +
+             "': it holds metadata and weights only (k3-compile "
+             "--compile-to=bundle)";
+    return "";
+  };
+  if (std::string e = k3run::agree(ranks, open()); !e.empty())
+    return finish(fail(e));
+  const k3::bundle::Bundle &root = *bundle->root;
+  k3rt::comm::Grid *grid = nullptr;
+  if (ranks.active && root.grid()) {
+    std::vector<int64_t> shape(root.grid()->shape()->begin(),
+                               root.grid()->shape()->end());
+    if (k3rt_status_t s = k3run::makeGrid(ranks, shape)) {
+      int rc = fail(k3rt_status_message(s));
+      k3rt_status_free(s);
+      return finish(rc);
+    }
+    grid = ranks.grid.get();
+  }
   k3rt::CudaDevice *device = o.device == "cuda" ? cuda.get() : nullptr;
   std::unique_ptr<k3rt::CpuExecutable> exe;
-  if (k3rt_status_t s = k3rt::CpuExecutable::load(*bundle, exe, device)) {
-    int rc = fail(o.path + ": " + k3rt_status_message(s));
+  std::string loadError;
+  if (k3rt_status_t s = k3rt::CpuExecutable::load(*bundle, exe, device, grid)) {
+    loadError = o.path + ": " + k3rt_status_message(s);
     k3rt_status_free(s);
-    return rc;
   }
+  if (std::string e = k3run::agree(ranks, loadError); !e.empty())
+    return finish(fail(e));
+  if (ranks.active && ranks.rank == o.stallRank)
+    for (;;)
+      pause(); // until mpirun ends the job
   int rc = !o.function.empty()       ? runFunction(*exe, *ep, o)
            : !o.requests.path.empty() ? runRequests(*exe, o.requests)
            : o.havePrompt || o.chat   ? generateText(*exe, o)
@@ -702,5 +792,5 @@ int main(int argc, char **argv) {
                  (unsigned long long)c.returnedBytes);
   }
   exe.reset(); // detaches from the device before it closes
-  return rc;
+  return finish(rc);
 }

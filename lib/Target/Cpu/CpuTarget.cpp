@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Target/Cpu/CpuTarget.h"
+#include "CommOpsHeader.h"
 #include "GpuOpsHeader.h"
 
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -127,6 +128,22 @@ void k3_enter(void) {
   if (n > 0 && omp_set_num_threads)
     omp_set_num_threads(n);
 }
+)c";
+
+/// A sharded binary's communication (k3-comm-to-calls, k3-lower-collectives):
+/// each call forwards to the table the runtime attaches with
+/// `k3_comm_attach` (K3CommOps, runtime/include/k3rt/k3rt_comm.h, embedded
+/// before this text), so the object needs no MPI or NCCL symbol. The
+/// runtime refuses to run a sharded binary without attaching it.
+constexpr const char *kCommSupportC = R"c(
+static const K3CommOps *k3_comm;
+void k3_comm_attach(const K3CommOps *ops) { k3_comm = ops; }
+void k3_comm_collective(int32_t kind, int64_t input, int64_t output, int64_t count,
+                        int32_t dtype, int64_t axes) {
+  k3_comm->collective(k3_comm->ctx, kind, (void *)(intptr_t)input, (void *)(intptr_t)output,
+                      count, dtype, axes);
+}
+int64_t k3_comm_index(int64_t axis) { return k3_comm->index(k3_comm->ctx, axis); }
 )c";
 
 /// A GPU host program's runtime interface. The lowered launches call MLIR's
@@ -537,6 +554,7 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   // the O2 pipeline.
   // The parallel loops (k3-cpu-parallel-loops) call into libomp.
   bool openMP = m->getFunction("__kmpc_fork_call") != nullptr;
+  bool comm = m->getFunction("k3_comm_collective") || m->getFunction("k3_comm_index");
   std::unique_ptr<llvm::Module> host = splitEntries(*m, entrySet);
   std::unique_ptr<llvm::TargetMachine> hostTm(target->createTargetMachine(
       triple, cpuName, "", options, llvm::Reloc::PIC_, std::nullopt,
@@ -560,6 +578,8 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   {
     std::ofstream support(supportPath.str().str());
     support << kSupportC;
+    if (comm)
+      support << kCommOpsHeader << kCommSupportC;
     if (gpuHost)
       support << kGpuOpsHeader << kGpuSupportC;
   }

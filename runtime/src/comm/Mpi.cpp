@@ -290,6 +290,22 @@ private:
 
 } // namespace
 
+k3rt_status_t agreeOverMpi(bool ready, double timeoutSeconds, int &firstFailed) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int mine = ready ? size : rank, lowest = size;
+  MPI_Request request;
+  if (int rc = MPI_Iallreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request);
+      rc != MPI_SUCCESS)
+    return makeStatus(K3RT_INTERNAL, "starting the ranks failed: " + mpiError(rc));
+  if (k3rt_status_t s = wait(request, timeoutSeconds,
+                             "starting the " + std::to_string(size) + " ranks"))
+    return s;
+  firstFailed = lowest < size ? lowest : -1;
+  return nullptr;
+}
+
 k3rt_status_t createMpiGrid(const std::vector<int64_t> &shape, double timeoutSeconds,
                             std::unique_ptr<Grid> &out) {
   int initialized = 0;

@@ -22,6 +22,29 @@ namespace k3rt::comm {
 k3rt_status_t createMpiGrid(const std::vector<int64_t> &shape, double timeoutSeconds,
                             std::unique_ptr<Grid> &out);
 
+/// Whether every rank of MPI_COMM_WORLD is ready (`ready` on this one):
+/// `firstFailed` is the lowest rank that is not, or -1. Bounded by the
+/// timeout like every collective: a start that fails on one rank is one
+/// line on every rank, before any of them waits in the grid.
+k3rt_status_t agreeOverMpi(bool ready, double timeoutSeconds, int &firstFailed);
+
 } // namespace k3rt::comm
+
+/// The MPI backend as a plugin (libk3rt-mpi.so, MpiPlugin.cpp): k3-run
+/// loads it only when mpirun started it, so that a binary that runs on one
+/// process needs no MPI library on the machine (a GPU machine may have
+/// none). One C entry point returns the table; statuses are k3rt's.
+extern "C" {
+struct K3MpiPlugin {
+  /// MPI_Init; this process's rank and the world's size.
+  k3rt_status_t (*init)(int *argc, char ***argv, int *rank, int *size);
+  k3rt_status_t (*agree)(int ready, double timeoutSeconds, int *firstFailed);
+  k3rt_status_t (*grid)(const int64_t *shape, size_t axes, double timeoutSeconds,
+                        k3rt::comm::Grid **out);
+  /// MPI_Finalize, after the grid is destroyed (never after a timeout).
+  void (*finalize)(void);
+};
+const K3MpiPlugin *k3rt_mpi_plugin(void);
+}
 
 #endif // RUNTIME_SRC_COMM_MPI_H

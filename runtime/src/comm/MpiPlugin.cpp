@@ -1,0 +1,45 @@
+//===- MpiPlugin.cpp - The MPI backend as a loadable plugin ---------------===//
+//
+// Part of k3. libk3rt-mpi.so: k3-run dlopens it under mpirun (Mpi.h's
+// K3MpiPlugin), so k3-run itself links no MPI library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/Status.h"
+#include "runtime/src/comm/Mpi.h"
+
+#include <mpi.h>
+
+namespace {
+
+k3rt_status_t init(int *argc, char ***argv, int *rank, int *size) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized && MPI_Init(argc, argv) != MPI_SUCCESS)
+    return k3rt::makeStatus(K3RT_INTERNAL, "MPI_Init failed");
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  return nullptr;
+}
+
+k3rt_status_t agree(int ready, double timeoutSeconds, int *firstFailed) {
+  return k3rt::comm::agreeOverMpi(ready != 0, timeoutSeconds, *firstFailed);
+}
+
+k3rt_status_t grid(const int64_t *shape, size_t axes, double timeoutSeconds,
+                   k3rt::comm::Grid **out) {
+  std::unique_ptr<k3rt::comm::Grid> g;
+  if (k3rt_status_t s = k3rt::comm::createMpiGrid(
+          std::vector<int64_t>(shape, shape + axes), timeoutSeconds, g))
+    return s;
+  *out = g.release();
+  return nullptr;
+}
+
+void finalize() { MPI_Finalize(); }
+
+const K3MpiPlugin plugin{init, agree, grid, finalize};
+
+} // namespace
+
+extern "C" const K3MpiPlugin *k3rt_mpi_plugin(void) { return &plugin; }
