@@ -422,7 +422,7 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
           c.ffn(l) == ::k3::model::FFN::MoE ? fb::FFN_MoE : fb::FFN_Dense,
           c.seals(l)));
     // A rank holds its heads' KDA state (a tp-th); MLA rows whole.
-    const int64_t tp = grid.empty() ? 1 : grid.front();
+    const int64_t tp = grid.empty() ? 1 : grid.back(); // ep x tp
     auto cg = fb::CreateCacheGeometry(
         b, int(c.numKda()), c.convKernelSize > 0 ? c.convKernelSize - 1 : 0,
         c.kdaProjWidth() / tp, c.kdaHeads / tp * c.kdaHeadDim * c.kdaHeadDim * 4,

@@ -37,6 +37,11 @@ namespace {
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
+/// The grid is ep x tp, row-major: the tensor-parallel axis is the minor
+/// one, so a tensor-parallel group is consecutive ranks, which mpirun
+/// places on one node (its NVLink) by default.
+constexpr int16_t kTpAxis = 1;
+
 /// The checkpoint's tensors by name (the head's as `lm_head.weight`),
 /// built once for all entry points: K3's table holds half a million
 /// tensors (each routed expert's own).
@@ -128,7 +133,7 @@ private:
     op.getResult().setType(op.getType().clone(shape));
     op.setSplitDimAttr(b.getI64IntegerAttr(how.dim));
     op.setSplitAxesAttr(b.getDenseI64ArrayAttr(world ? ArrayRef<int64_t>{0, 1}
-                                                     : ArrayRef<int64_t>{0}));
+                                                     : ArrayRef<int64_t>{kTpAxis}));
   }
 
   //===--- Collectives (a grid of ranks) -------------------------------===//
@@ -138,14 +143,14 @@ private:
   Value allReduce(Value x, bool world) {
     if ((world ? ranks : tp) == 1)
       return x;
-    SmallVector<shard::GridAxis> axes{0};
+    SmallVector<shard::GridAxis> axes{kTpAxis};
     if (world)
-      axes.push_back(1);
+      axes = {0, 1};
     return shard::AllReduceOp::create(b, loc, x, "grid", axes, shard::ReductionKind::Sum);
   }
   /// This rank's coordinate on the tp axis, and its linear index on the grid.
   Value tpIndex() {
-    return shard::ProcessMultiIndexOp::create(b, loc, "grid", ArrayRef<shard::GridAxis>{0})
+    return shard::ProcessMultiIndexOp::create(b, loc, "grid", ArrayRef<shard::GridAxis>{kTpAxis})
         ->getResult(0);
   }
   Value worldIndex() {
@@ -472,10 +477,12 @@ Value EntryBuilder::ffn(Value x, int64_t layer) {
                      /*world=*/true);
   // LatentMoE on a grid: the latent combine is normalised before its up
   // projection, so the ranks' partial combines meet first (an all-reduce
-  // of [T, Dl], smaller than [T, D]); the norm and the up projection then
-  // run on every rank, and the shared experts' partial outputs meet in a
+  // of [T, Dl], smaller than [T, D]) and the norm runs on every rank; the
+  // up projection is then row-parallel (each rank its block of the latent
+  // columns), and its partial outputs and the shared experts' meet in a
   // second all-reduce. The same ops as k3.moe's, spelled out.
   int64_t dl = cast<RankedTensorType>(down.getType()).getDimSize(0);
+  int64_t dlPart = cast<RankedTensorType>(up.getType()).getDimSize(1);
   Value z = LinearOp::create(b, loc, act({dl}), x, down, Value());
   Value u = MoeOp::create(b, loc, act({dl}), z, indices, router.getWeights(), Value(), Value(),
                           Value(), w1, w3, w2, s1, s3, s2, Value(), Value(), Value(), glu, beta1,
@@ -483,13 +490,17 @@ Value EntryBuilder::ffn(Value x, int64_t layer) {
   u = allReduce(u, /*world=*/true);
   if (norm)
     u = rmsNorm(u, norm, c.rmsNormEps);
-  Value y = LinearOp::create(b, loc, x.getType(), u, up, Value());
+  Value firstColumn = arith::MulIOp::create(b, loc, worldIndex(),
+                                            arith::ConstantIndexOp::create(b, loc, dlPart));
+  Value mine = tensor::ExtractSliceOp::create(
+      b, loc, act({dlPart}), u, ArrayRef<OpFoldResult>{b.getIndexAttr(0), firstColumn},
+      ArrayRef<OpFoldResult>{tokenCount(), b.getIndexAttr(dlPart)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  Value y = LinearOp::create(b, loc, x.getType(), mine, up, Value());
   if (sg)
     y = arith::AddFOp::create(
-        b, loc, y,
-        allReduce(MlpOp::create(b, loc, x.getType(), x, sg, su, sd, glu, beta1, beta2),
-                  /*world=*/true));
-  return y;
+        b, loc, y, MlpOp::create(b, loc, x.getType(), x, sg, su, sd, glu, beta1, beta2));
+  return allReduce(y, /*world=*/true);
 }
 
 Value EntryBuilder::attnRes(ArrayRef<Value> sources, const std::string &norm,
@@ -671,7 +682,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     auto full = cast<RankedTensorType>(results[0]);
     auto rows = full.clone({full.getDimSize(0), vocab});
     Value part = LmHeadOp::create(b, loc, rows, h, head);
-    logits = shard::AllGatherOp::create(b, loc, results[0], "grid", ArrayRef<int16_t>{0}, part,
+    logits = shard::AllGatherOp::create(b, loc, results[0], "grid", ArrayRef<int16_t>{kTpAxis}, part,
                                         APInt(64, 1));
   } else {
     logits = LmHeadOp::create(b, loc, results[0], h, head);
@@ -700,7 +711,7 @@ OwningOpRef<ModuleOp> mlir::k3::importCheckpoint(MLIRContext &context,
     context.loadDialect<shard::ShardDialect>();
     b.setInsertionPointToEnd(module->getBody());
     shard::GridOp::create(b, b.getUnknownLoc(), "grid",
-                          ArrayRef<int64_t>{options.tp, options.ep});
+                          ArrayRef<int64_t>{options.ep, options.tp});
   }
   for (auto [decode, lastOnly] : {std::pair{false, false}, {false, true}, {true, false}}) {
     EntryBuilder entry(b, ck, specs, decode, lastOnly, options);

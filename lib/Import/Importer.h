@@ -34,10 +34,12 @@ struct ImportOptions {
   /// every this many tokens of the call (`layers.L.kda_snapshots`,
   /// [⌊T/N⌋, H, K, V]; CACHE.md's prefix snapshots).
   int64_t kdaSnapshotInterval = 0;
-  /// A grid of tp x ep ranks (issue 28, lib/Model/Placement.h): > 1 builds
-  /// one rank's program. Attention heads, the dense MLP and the lm_head's
-  /// vocabulary split over axis 0 (tp); the routed experts and the shared
-  /// experts' channels over the whole grid. Weights are typed by the rank's
+  /// A grid of ep x tp ranks (issue 28, lib/Model/Placement.h; tp the
+  /// minor axis, so a tensor-parallel group is consecutive ranks): > 1
+  /// builds one rank's program. Attention heads, the dense MLP and the
+  /// lm_head's vocabulary split over axis 1 (tp); the routed experts, the
+  /// shared experts' channels and LatentMoE's up projection over the whole
+  /// grid. Weights are typed by the rank's
   /// block (`k3.weight` split attributes), the module holds `shard.grid
   /// @grid`, and the partial results meet in upstream `shard` collectives:
   /// an all-reduce after each attention output projection, dense MLP and

@@ -21,6 +21,10 @@ WeightSplit weightSplit(const std::string &n) {
   int inputDim = has("o_proj.") || has("down_proj.") ? 1 : 0;
   if (has(".experts."))
     return {WeightSplit::World, 0};
+  // LatentMoE's up projection, row-parallel over the grid: its partial
+  // outputs join the shared experts' in one all-reduce (Importer.cpp).
+  if (has("routed_expert_up_proj."))
+    return {WeightSplit::World, 1};
   if (has(".shared_experts."))
     return {WeightSplit::World, inputDim};
   if (n == "lm_head.weight")
@@ -71,12 +75,15 @@ bool computePlacement(const Config &c, int64_t tp, int64_t ep, Placement &p,
       (c.numMla() && !divides(tp, c.mlaHeads, "MLA heads", tpFlag, error)) ||
       (c.intermediateSize &&
        !divides(tp, c.intermediateSize, "dense MLP channels", tpFlag, error)) ||
+      (c.numExperts &&
+       !divides(p.ranks, c.numExperts, "routed experts (over all ranks)", bothFlags, error)) ||
       (c.numExperts && c.numSharedExperts &&
        !divides(p.ranks, c.moeIntermediateSize * c.numSharedExperts,
                 "shared-expert channels (over all ranks)", bothFlags, error)) ||
-      (!c.tieWordEmbeddings && !divides(tp, c.vocabSize, "vocabulary rows", tpFlag, error)) ||
-      (c.numExperts &&
-       !divides(p.ranks, c.numExperts, "routed experts (over all ranks)", bothFlags, error)))
+      (c.numExperts && c.routedExpertHiddenSize &&
+       !divides(p.ranks, *c.routedExpertHiddenSize, "latent MoE channels (over all ranks)",
+                bothFlags, error)) ||
+      (!c.tieWordEmbeddings && !divides(tp, c.vocabSize, "vocabulary rows", tpFlag, error)))
     return false;
   p.expertsPerRank = c.numExperts / p.ranks;
   for (const TensorSpec &t : expectedTensors(c, c.declaredExpertFormat)) {

@@ -1,16 +1,20 @@
 //===- Placement.h - What each rank of a grid holds -------------*- C++ -*-===//
 //
 // Part of k3. The placement plan of `k3-compile --stats --tp=T --ep=E`
-// (issue 28): a grid of T x E ranks, laid out as DISTRIBUTED.md's production
-// systems do with data-parallel attention:
+// (issue 28) and the layout `k3-compile --tp --ep` builds: a grid of E x T
+// ranks (E groups of T consecutive ranks), laid out as DISTRIBUTED.md's
+// production systems do:
 //  - attention (KDA and MLA heads, their projections, conv windows and KDA
 //    state), the dense MLP and the lm_head's vocabulary are split T ways
-//    within each of the E groups, and replicated across the groups (each
-//    group serves its own requests);
+//    within each of the E groups, and replicated across the groups. In
+//    production each group would serve its own requests (data-parallel
+//    attention); k3's ranks all run the same requests so far, which the
+//    whole-grid MoE all-reduces rely on, so the E groups repeat the
+//    attention work (the memory figures below are what matters here);
 //  - the routed experts are whole and split over all T x E ranks (the
 //    expert-parallel degree is the world), and so are the shared experts'
-//    channels: the MoE block's partial sums then add up over the whole grid
-//    in one all-reduce;
+//    channels and the inputs of LatentMoE's up projection: the MoE block's
+//    partial sums then add up over the whole grid;
 //  - the projections every head shares (MLA's q_a/kv_a, KDA's low-rank gate
 //    inputs f_a and g_a, A_log), norms, routers, AttnRes weights and the
 //    embedding table (a lookup, not a product: a vocabulary split would cost
@@ -32,9 +36,10 @@
 namespace k3::model {
 
 /// Where one weight lives on a grid: whole on every rank, or split into
-/// equal blocks along `dim` over the tensor-parallel axis (axis 0: `tp`
-/// blocks, block = the rank's tp coordinate) or over the whole grid (`tp x
-/// ep` blocks, block = the world rank). Routed experts are stacked over a
+/// equal blocks along `dim` over the tensor-parallel axis (`tp` blocks,
+/// block = the rank's tp coordinate) or over the whole grid (`ep x tp`
+/// blocks, block = the world rank; the grid is row-major with tp the minor
+/// axis, so a tensor-parallel group is consecutive ranks). Routed experts are stacked over a
 /// leading expert dimension, which is their `dim` 0.
 struct WeightSplit {
   enum Over { None, Tp, World } over = None;

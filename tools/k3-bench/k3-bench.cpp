@@ -59,6 +59,7 @@ int runTtftBench(int argc, char **argv);
 int runDeviceBench(int argc, char **argv);
 int runCompileBench(int argc, char **argv);
 int runGemmBench(int argc, char **argv);
+int runRanksBench(int argc, char **argv);
 
 const char kUsage[] =
     "usage: k3-bench SUBCOMMAND [flags]   (each measures two things side by side in one run)\n"
@@ -71,6 +72,8 @@ const char kUsage[] =
     "      time to first token with a cached prefix vs a full prefill\n"
     "  compile MODEL_DIR [--layers=4 --targets=cpu,sm_90a --ptxas=PATH|none]\n"
     "      compile time, kernels and code bytes at --layers and at full depth\n"
+    "  ranks MODEL_DIR [--tp=2 --tokens=512 --threads=1 --repeat=3]\n"
+    "      prefill tokens/s on one process and on --tp ranks under mpirun, and the ratio\n"
     "Ops (each compiled both ways):\n"
     "  gemm [--shape=NxK --m=1,16,512 --threads=1,2 --linear=blocked,dot --repeat=N]\n"
     "  kda  [--tokens= --heads= --dk= --dv= --chunk= --sub-chunk= --gate=bounded|softplus]\n"
@@ -97,10 +100,12 @@ int main(int argc, char **argv) {
     return runDeviceBench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "compile")
     return runCompileBench(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "ranks")
+    return runRanksBench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "gemm")
     return runGemmBench(argc, argv);
   if (argc < 2)
-    return fail("no subcommand: cpu, ttft, compile, gemm, kda, mla, moe or device (see --help)");
+    return fail("no subcommand: cpu, ttft, compile, ranks, gemm, kda, mla, moe or device (see --help)");
   if (std::string(argv[1]) != "cpu")
     return fail("unknown subcommand '" + std::string(argv[1]) +
                 "': cpu, ttft, compile, gemm, kda, mla, moe or device (see --help)");

@@ -30,10 +30,20 @@ std::string selfDir() {
   return path.substr(0, path.rfind('/'));
 }
 
+/// `X.k3b` → `X`.
+std::string stemOf(const std::string &path) {
+  std::string stem = path;
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".k3b") == 0)
+    stem.resize(stem.size() - 4);
+  return stem;
+}
+
 } // namespace
 
-bool launchedByMpirun() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK");
+bool launchedAsRank(const std::string &path) {
+  if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMIX_RANK"))
+    return false;
+  return !exists(path) && exists(stemOf(path) + ".rank0.k3b");
 }
 
 bool startRanks(int &argc, char **&argv, Ranks &ranks, std::string &error) {
@@ -75,10 +85,8 @@ bool startRanks(int &argc, char **&argv, Ranks &ranks, std::string &error) {
 std::string rankFile(const std::string &path, const Ranks &ranks) {
   if (exists(path))
     return path;
-  std::string stem = path;
-  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".k3b") == 0)
-    stem.resize(stem.size() - 4);
-  std::string mine = stem + ".rank" + std::to_string(ranks.rank) + ".k3b";
+  std::string mine =
+      stemOf(path) + ".rank" + std::to_string(ranks.rank) + ".k3b";
   // Under mpirun a missing rank file is named as such; alone, rank 0's
   // file says how many ranks to start (CpuExecutable::load).
   return ranks.active || exists(mine) ? mine : path;
@@ -88,8 +96,8 @@ std::string agree(Ranks &ranks, const std::string &localError) {
   if (!ranks.active)
     return localError;
   int firstFailed = -1;
-  if (k3rt_status_t s = ranks.mpi->agree(localError.empty(),
-                                         ranks.timeoutSeconds, &firstFailed)) {
+  if (k3rt_status_t s = ranks.mpi->agree(
+          localError.empty(), 10 * ranks.timeoutSeconds, &firstFailed)) {
     std::string message = k3rt_status_message(s);
     k3rt_status_free(s);
     return localError.empty() ? message : localError;
@@ -100,6 +108,15 @@ std::string agree(Ranks &ranks, const std::string &localError) {
     return "rank " + std::to_string(firstFailed) +
            " could not start (its line says why)";
   return "";
+}
+
+void waitForLines(Ranks &ranks) {
+  if (!ranks.active)
+    return;
+  std::fflush(stderr);
+  int firstFailed = -1;
+  if (k3rt_status_t s = ranks.mpi->agree(1, ranks.timeoutSeconds, &firstFailed))
+    k3rt_status_free(s);
 }
 
 k3rt_status_t makeGrid(Ranks &ranks, const std::vector<int64_t> &shape) {

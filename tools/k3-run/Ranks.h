@@ -29,8 +29,12 @@ struct Ranks {
   std::unique_ptr<k3rt::comm::Grid> grid;
 };
 
-/// True when mpirun (OpenMPI) started this process.
-bool launchedByMpirun();
+/// True when mpirun (OpenMPI) started this process and `path` names a
+/// grid-compiled binary (X.k3b absent, X.rank0.k3b present): only then does
+/// k3-run start MPI. A single-process binary under mpirun runs as it would
+/// alone, in each process (and so does a k3-run that a script started by
+/// mpirun launches: the environment says mpirun, the binary does not).
+bool launchedAsRank(const std::string &path);
 
 /// Loads the MPI plugin and initialises MPI, or false with one line.
 bool startRanks(int &argc, char **&argv, Ranks &ranks, std::string &error);
@@ -42,8 +46,14 @@ std::string rankFile(const std::string &path, const Ranks &ranks);
 
 /// After every rank's own start (`localError` empty when this one is
 /// ready): "" when all are, else this rank's line (its own error, or which
-/// rank could not start).
+/// rank could not start). Bounded by ten times the collective timeout:
+/// ranks open and check their weights at different speeds.
 std::string agree(Ranks &ranks, const std::string &localError);
+
+/// After a failed start, once this rank printed its line: waits (bounded)
+/// until every rank has printed its own, so that mpirun, which ends the
+/// job when the first rank exits, cuts no rank's line.
+void waitForLines(Ranks &ranks);
 
 /// The grid of `shape` over the world (collective, bounded by the timeout).
 k3rt_status_t makeGrid(Ranks &ranks, const std::vector<int64_t> &shape);

@@ -198,8 +198,14 @@ int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
         writeErrors.push_back(error);
     }
   }
-  if (o.follower)
-    return failed ? 1 : 0;
+  if (o.follower) {
+    // Rank 0 reports each request; a follower says once that it failed (it
+    // may be the only one left to say so, if rank 0 is gone).
+    for (const k3rt::RequestResult &r : results)
+      if (!r.error.empty())
+        return fail("request '" + k3::model::printable(r.id) + "': " + r.error);
+    return 0;
+  }
   k3rt::EngineStats s = engine->stats();
   std::fprintf(
       stderr,

@@ -104,8 +104,8 @@ struct Options {
   /// --threads=N: the CPU kernels' threads (default: the cores this process
   /// may use).
   int threads = 0;
-  /// --collective-timeout=S: a collective, or the ranks' start, that takes longer
-  /// fails on every rank (default 60 s).
+  /// --collective-timeout=S: a collective that takes longer fails on every
+  /// rank (default 60 s; the ranks' start-up agreement gets ten times it).
   double collectiveTimeout = 60;
   /// --test-stall-rank=R (tests only, not in --help): under mpirun, rank R
   /// stops before its first step and never returns, as a hung peer would.
@@ -629,8 +629,8 @@ int main(int argc, char **argv) {
           "  --synthetic-weights=S   fill an --omit-weights binary with seed S's weights\n"
           "Ranks (a binary compiled with k3-compile --tp/--ep, one file per rank):\n"
           "  mpirun -np N k3-run X.k3b ...   each process runs X.rank<R>.k3b; rank 0 prints\n"
-          "  --collective-timeout=S  a collective or the ranks' start that takes longer fails\n"
-          "                          on every rank (default 60)\n"
+          "  --collective-timeout=S  a collective that takes longer fails on every rank\n"
+          "                          (default 60; the ranks' start may take ten times as long)\n"
           "  --help                  this text\n",
           stdout);
       return 0;
@@ -639,12 +639,17 @@ int main(int argc, char **argv) {
   }
   k3run::Ranks ranks;
   ranks.timeoutSeconds = o.collectiveTimeout;
-  if (k3run::launchedByMpirun()) {
+  if (k3run::launchedAsRank(o.path)) {
     if (!k3run::startRanks(argc, argv, ranks, error))
       return fail(error);
     g_rank = ranks.rank;
     g_printer = ranks.rank == 0;
     o.requests.follower = !g_printer;
+    if (!o.function.empty())
+      return fail("--function runs one process's entry point on its own tensors; a rank's "
+                  "are its blocks of the state: use --tokens, --prompt or --requests under "
+                  "mpirun");
+
     // Rank 0 prints; the others' stdout goes nowhere (errors stay on stderr).
     if (!g_printer && !std::freopen("/dev/null", "w", stdout))
       return fail("cannot silence stdout");
@@ -693,10 +698,6 @@ int main(int argc, char **argv) {
     }
     release.b = bundle;
     const k3::bundle::Bundle &root = *bundle->root;
-    if (ranks.size > 1 && !root.grid())
-      return o.path + " runs on one process, but mpirun started " +
-             std::to_string(ranks.size) +
-             " (compile it with --tp/--ep for a grid)";
     const bool gpuBinary = root.target() != k3::bundle::Target_CPU;
     const char *targetName =
         root.target() == k3::bundle::Target_SM90A ? "sm_90a" : "sm_80";
@@ -749,8 +750,11 @@ int main(int argc, char **argv) {
              "--compile-to=bundle)";
     return "";
   };
-  if (std::string e = k3run::agree(ranks, open()); !e.empty())
-    return finish(fail(e));
+  if (std::string e = k3run::agree(ranks, open()); !e.empty()) {
+    fail(e);
+    k3run::waitForLines(ranks);
+    return finish(1);
+  }
   const k3::bundle::Bundle &root = *bundle->root;
   k3rt::comm::Grid *grid = nullptr;
   if (ranks.active && root.grid()) {
@@ -770,8 +774,11 @@ int main(int argc, char **argv) {
     loadError = o.path + ": " + k3rt_status_message(s);
     k3rt_status_free(s);
   }
-  if (std::string e = k3run::agree(ranks, loadError); !e.empty())
-    return finish(fail(e));
+  if (std::string e = k3run::agree(ranks, loadError); !e.empty()) {
+    fail(e);
+    k3run::waitForLines(ranks);
+    return finish(1);
+  }
   if (ranks.active && ranks.rank == o.stallRank)
     for (;;)
       pause(); // until mpirun ends the job
