@@ -750,6 +750,12 @@ int main(int argc, char **argv) {
   const k3::bundle::Bundle &root = *bundle->root;
   if (root.target() != k3::bundle::Target_CPU)
     return quit(o.path + " has GPU kernels; k3-serve runs CPU binaries (compile with --target=cpu)");
+  // Serving a grid needs the other ranks to follow rank 0's engine steps
+  // (issue 28): not built yet; k3-run runs a grid's requests.
+  if (root.grid())
+    return quit(o.path + " is one rank's file of a binary compiled for a grid (--tp/--ep); "
+                         "k3-serve serves single-process binaries only so far: run the grid's "
+                         "requests with mpirun k3-run --requests");
   std::unique_ptr<k3rt::CpuExecutable> exe;
   if (k3rt_status_t st = k3rt::CpuExecutable::load(*bundle, exe, nullptr)) {
     std::string m = k3rt::takeMessage(st);
