@@ -67,6 +67,7 @@ struct Blob {
   uint64_t bytes = 0;
   uint64_t offset = 0;
   uint64_t checksum = 0;
+  int64_t splitDim = -1, splitParts = 1, splitIndex = 0; ///< a rank's block
 };
 
 /// A rank's block of a split weight: block `index` of `parts` equal blocks
@@ -133,6 +134,9 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
   Blob blob;
   blob.name = name;
   blob.shape.assign(type.getShape().begin(), type.getShape().end());
+  blob.splitDim = block.dim;
+  blob.splitParts = block.parts;
+  blob.splitIndex = block.index;
   if (!bundleDType(type.getElementType(), blob.dtype)) {
     error = "weight '" + name + "' has an element type the bundle cannot hold";
     return false;
@@ -409,7 +413,8 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
     for (const Blob &blob : blobs)
       weights.push_back(fb::CreateWeightDirect(b, blob.name.c_str(), blob.dtype,
                                                &blob.shape, base + blob.offset,
-                                               blob.bytes, blob.checksum));
+                                               blob.bytes, blob.checksum, int32_t(blob.splitDim),
+                                               blob.splitParts, blob.splitIndex));
     auto cfg = fb::CreateModelConfigDirect(
         b, c.vocabSize, c.hiddenSize, c.numLayers, c.kdaHeads, c.kdaHeadDim,
         c.convKernelSize, c.mlaHeads, c.kvLoraRank, c.qkRopeHeadDim,

@@ -191,7 +191,8 @@ std::string stripSuffix(const std::string &name, const char *suffix) {
 bool syntheticBundleWeight(const std::string &name, SyntheticForm form,
                            const std::vector<int64_t> &shape,
                            const SyntheticSizes &sizes, uint64_t seed,
-                           std::vector<uint8_t> &out, std::string &error) {
+                           std::vector<uint8_t> &out, std::string &error,
+                           int64_t firstExpert) {
   auto fail = [&](const std::string &why) {
     error = "weight '" + name + "': " + why;
     return false;
@@ -220,7 +221,7 @@ bool syntheticBundleWeight(const std::string &name, SyntheticForm form,
   bool matrix = slice.size() == 2 && slice[0] > 0 && slice[1] > 0;
   ScaleRule rule = suffix.find(".ceil.") != std::string::npos ? ScaleRule::Ceil : ScaleRule::Floor;
   out.clear();
-  for (int64_t e = 0; e < experts; ++e) {
+  for (int64_t e = firstExpert; e < firstExpert + experts; ++e) {
     std::string part = stored;
     if (stack != std::string::npos)
       part.replace(stack, 3, std::to_string(e));

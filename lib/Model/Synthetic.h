@@ -54,10 +54,13 @@ enum class SyntheticForm { F32, BF16, Mxfp4Codes, Mxfp4Scales };
 /// `seed`: the runtime fills a bundle compiled without weights with them
 /// (k3rt_bundle_open_synthetic). False, with `error`, for a weight no
 /// synthetic checkpoint has.
+/// `firstExpert`: a `{e}` stack starts at that expert (a rank's block of
+/// split experts, issue 28).
 bool syntheticBundleWeight(const std::string &name, SyntheticForm form,
                            const std::vector<int64_t> &shape,
                            const SyntheticSizes &sizes, uint64_t seed,
-                           std::vector<uint8_t> &out, std::string &error);
+                           std::vector<uint8_t> &out, std::string &error,
+                           int64_t firstExpert = 0);
 
 } // namespace k3::model
 

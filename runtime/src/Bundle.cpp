@@ -263,6 +263,14 @@ private:
         return corrupt(field + ".length=" + std::to_string(w->length()) +
                        " but " + dtypeName(w->dtype()) +
                        " of its shape needs " + std::to_string(want));
+      // A split: a dimension of the shape, and a block of it (the whole
+      // tensor's extent there must not overflow: the synthetic fill draws it).
+      if (w->split_dim() < -1 || w->split_dim() >= int64_t(w->shape()->size()) ||
+          w->split_parts() < 1 || w->split_parts() > 4096 || w->split_index() < 0 ||
+          w->split_index() >= w->split_parts())
+        return corrupt(field + " split: dimension " + std::to_string(w->split_dim()) +
+                       ", block " + std::to_string(w->split_index()) + " of " +
+                       std::to_string(w->split_parts()) + " is not one of its shape");
       if (w->offset() % kAlignment)
         return corrupt(field + ".offset=" + std::to_string(w->offset()) +
                        " is not 64-byte aligned");
@@ -518,8 +526,33 @@ k3rt_status_t fillSyntheticWeights(k3rt_bundle_s &b, uint64_t seed) {
       std::vector<int64_t> shape(w->shape()->begin(), w->shape()->end());
       std::vector<uint8_t> bytes;
       std::string error;
-      bool made = k3::model::syntheticBundleWeight(w->name()->str(), form, shape, sizes, seed,
-                                                   bytes, error);
+      // A rank's block of a split weight (a grid-compiled binary): its
+      // experts, or its block of the whole tensor's values, so that every
+      // grid runs the model one process runs.
+      const bool split = w->split_dim() >= 0 && w->split_parts() > 1;
+      const bool stacked = w->name()->str().find("{e}") != std::string::npos;
+      int64_t firstExpert = 0;
+      std::vector<int64_t> drawn = shape;
+      if (split && stacked && w->split_dim() == 0)
+        firstExpert = w->split_index() * shape[0];
+      else if (split)
+        drawn[w->split_dim()] *= w->split_parts();
+      auto cutBlock = [&](std::vector<uint8_t> &whole) {
+        if (!split || (stacked && w->split_dim() == 0))
+          return;
+        int64_t outer = 1;
+        for (int64_t d = 0; d < w->split_dim(); ++d)
+          outer *= shape[d];
+        size_t block = whole.size() / size_t(outer * w->split_parts());
+        std::vector<uint8_t> mine(size_t(outer) * block);
+        for (int64_t o = 0; o < outer; ++o)
+          std::memcpy(mine.data() + o * block,
+                      whole.data() + (o * w->split_parts() + w->split_index()) * block, block);
+        whole = std::move(mine);
+      };
+      bool made = k3::model::syntheticBundleWeight(w->name()->str(), form, drawn, sizes, seed,
+                                                   bytes, error, firstExpert);
+      cutBlock(bytes);
       // Experts quantized at compile time (`#mxfp4`) were quantized from the
       // checkpoint's f32 or bf16 values, which the bundle does not record:
       // the recorded checksum tells which (with the checkpoint's seed).
@@ -528,9 +561,10 @@ k3rt_status_t fillSyntheticWeights(k3rt_bundle_s &b, uint64_t seed) {
         std::vector<uint8_t> fromBf16;
         k3::model::SyntheticSizes bf16Sizes = sizes;
         bf16Sizes.bf16Sources = true;
-        if (k3::model::syntheticBundleWeight(w->name()->str(), form, shape, bf16Sizes, seed,
-                                             fromBf16, error) &&
-            hash64(fromBf16.data(), fromBf16.size()) == w->checksum())
+        bool remade = k3::model::syntheticBundleWeight(w->name()->str(), form, drawn, bf16Sizes,
+                                                       seed, fromBf16, error, firstExpert);
+        cutBlock(fromBf16);
+        if (remade && hash64(fromBf16.data(), fromBf16.size()) == w->checksum())
           bytes = std::move(fromBf16);
       }
       if (!made || bytes.size() != w->length()) {

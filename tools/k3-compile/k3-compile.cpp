@@ -503,12 +503,6 @@ int main(int argc, char **argv) {
                   "(the NCCL backend runs, the GPU lowering of the collectives is not written)");
     if (!isDir)
       return fail("--tp/--ep need a checkpoint directory (the importer splits the model)");
-    // The runtime's synthetic values are made per weight of the file's
-    // shape: a rank would get values of another model than one process.
-    if (omitWeights)
-      return fail("--omit-weights with --tp/--ep: the runtime's synthetic weights are not "
-                  "made per rank block; write a synthetic checkpoint (--write-synthetic) and "
-                  "compile it");
     std::string why;
     auto config = model::loadConfig(inputPath, why);
     if (!config)
