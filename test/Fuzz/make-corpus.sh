@@ -14,6 +14,10 @@ trap 'rm -rf "$tmp"' EXIT
 "$bin/k3-compile" "$here/Inputs/micro" --write-synthetic="$tmp/ck" --seed=1
 "$bin/k3-compile" "$tmp/ck" -o "$corpus/bundle/micro-cpu.k3b"
 "$bin/k3-compile" "$tmp/ck" --compile-to=bundle -o "$corpus/bundle/micro-meta.k3b"
+# A rank's file of a grid (--ep=2: the micro model has one head): its grid
+# table and its weights' splits.
+"$bin/k3-compile" "$tmp/ck" --ep=2 --compile-to=bundle -o "$tmp/grid.k3b" 2> /dev/null
+cp "$tmp/grid.rank1.k3b" "$corpus/bundle/micro-grid-rank1.k3b"
 cp "$tmp/ck/model.safetensors" "$corpus/safetensors/micro.safetensors"
 cut=$'\n--k3--\n'
 shard=model-00001-of-00001.safetensors
