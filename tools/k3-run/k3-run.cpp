@@ -110,6 +110,9 @@ struct Options {
   /// --test-stall-rank=R (tests only, not in --help): under mpirun, rank R
   /// stops before its first step and never returns, as a hung peer would.
   int stallRank = -1;
+  /// --test-exit-rank=R (tests only): rank R exits at once after the start,
+  /// as a rank that dies would.
+  int exitRank = -1;
   /// Text mode: --prompt=TEXT and/or --chat, with --tokenizer=DIR (default:
   /// the binary's directory).
   std::string prompt, tokenizer;
@@ -141,7 +144,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         key == "--max-batch" || key == "--speculate" || key == "--block-tokens" ||
         key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-kib" ||
         key == "--dump-logits-dir" || key == "--synthetic-weights" || key == "--threads" ||
-        key == "--collective-timeout" || key == "--test-stall-rank" ||
+        key == "--collective-timeout" || key == "--test-stall-rank" || key == "--test-exit-rank" ||
         key == "--tokenizer";
     if (flagWithValue && take().empty()) {
       error = key + " needs a value";
@@ -220,6 +223,12 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         return false;
       }
       o.syntheticWeights = seed;
+    } else if (key == "--test-exit-rank") {
+      if (!parseInt(take(), 0, 4095, n)) {
+        error = "--test-exit-rank: '" + value + "' is not a rank";
+        return false;
+      }
+      o.exitRank = int(n);
     } else if (key == "--test-stall-rank") {
       if (!parseInt(take(), 0, 4095, n)) {
         error = "--test-stall-rank: '" + value + "' is not a rank";
@@ -779,6 +788,8 @@ int main(int argc, char **argv) {
     k3run::waitForLines(ranks);
     return finish(1);
   }
+  if (ranks.active && ranks.rank == o.exitRank)
+    std::_Exit(3);
   if (ranks.active && ranks.rank == o.stallRank)
     for (;;)
       pause(); // until mpirun ends the job
