@@ -11,6 +11,7 @@
 #include "runtime/include/k3rt/k3rt.h"
 #include "runtime/schemas/k3_bundle_generated.h"
 #include "runtime/src/Format.h"
+#include "runtime/src/comm/Collectives.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -80,11 +81,7 @@ struct WeightBlock {
 /// rank's linear index over those axes (row-major, as shard.grid).
 WeightBlock blockOf(const std::vector<int64_t> &grid, int64_t rank, int64_t dim,
               ArrayRef<int64_t> axes) {
-  std::vector<int64_t> coords(grid.size());
-  for (int64_t a = int64_t(grid.size()) - 1, r = rank; a >= 0; --a) {
-    coords[a] = r % grid[a];
-    r /= grid[a];
-  }
+  std::vector<int64_t> coords = ::k3rt::comm::gridCoordinates(grid, rank);
   WeightBlock block{dim, 1, 0};
   for (int64_t a : axes) {
     block.parts *= grid[a];

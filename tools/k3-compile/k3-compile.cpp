@@ -17,6 +17,7 @@
 #include "lib/Target/Cpu/CpuTarget.h"
 #include "lib/Target/Gpu/GpuTarget.h"
 #include "passes/Passes.h"
+#include "runtime/src/comm/Collectives.h"
 #include "runtime/src/text/Synthetic.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -831,14 +832,13 @@ int main(int argc, char **argv) {
   } else {
     // One file per rank, the same kernels in each (every rank runs the same
     // program), each with its own block of the split weights.
+    int64_t ranks = tensorParallel * expertParallel;
+    for (int64_t r = 0; r < ranks; ++r)
+      if (!mlir::k3::writeBundle(*module, checkpoint.get(), code,
+                                 k3rt::comm::rankFilePath(outputPath, r), error, omitWeights, r))
+        return fail(error);
     StringRef stem = outputPath;
     stem.consume_back(".k3b");
-    int64_t ranks = tensorParallel * expertParallel;
-    for (int64_t r = 0; r < ranks; ++r) {
-      std::string path = (stem + ".rank" + Twine(r) + ".k3b").str();
-      if (!mlir::k3::writeBundle(*module, checkpoint.get(), code, path, error, omitWeights, r))
-        return fail(error);
-    }
     llvm::errs() << "k3-compile: wrote " << ranks << " ranks' binaries, " << stem
                  << ".rank{0.." << ranks - 1 << "}.k3b; run them with mpirun -np " << ranks
                  << " k3-run " << outputPath << "\n";

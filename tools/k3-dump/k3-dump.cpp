@@ -10,6 +10,7 @@
 
 #include "runtime/include/k3rt/k3rt.h"
 #include "runtime/src/Bundle.h"
+#include "runtime/src/comm/Collectives.h"
 #include "runtime/src/Status.h"
 
 #include <nlohmann/json.hpp>
@@ -87,12 +88,10 @@ json describe(const k3rt_bundle_s &b) {
   // grid, rank and coordinates (row-major), and that its split weights are
   // its blocks only.
   if (const auto *g = r.grid()) {
-    std::vector<int64_t> shape(g->shape()->begin(), g->shape()->end()), coords(shape.size());
-    for (int64_t a = int64_t(shape.size()) - 1, rest = g->rank(); a >= 0; --a) {
-      coords[a] = rest % shape[a];
-      rest /= shape[a];
-    }
-    j["grid"] = {{"shape", shape}, {"rank", g->rank()}, {"coordinates", coords}};
+    std::vector<int64_t> shape(g->shape()->begin(), g->shape()->end());
+    j["grid"] = {{"shape", shape},
+                 {"rank", g->rank()},
+                 {"coordinates", k3rt::comm::gridCoordinates(shape, g->rank())}};
   }
   j["config"] = {{"vocab_size", c.vocab_size()},
                  {"hidden_size", c.hidden_size()},

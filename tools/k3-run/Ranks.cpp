@@ -30,20 +30,12 @@ std::string selfDir() {
   return path.substr(0, path.rfind('/'));
 }
 
-/// `X.k3b` → `X`.
-std::string stemOf(const std::string &path) {
-  std::string stem = path;
-  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".k3b") == 0)
-    stem.resize(stem.size() - 4);
-  return stem;
-}
-
 } // namespace
 
 bool launchedAsRank(const std::string &path) {
   if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMIX_RANK"))
     return false;
-  return !exists(path) && exists(stemOf(path) + ".rank0.k3b");
+  return !exists(path) && exists(k3rt::comm::rankFilePath(path, 0));
 }
 
 bool startRanks(int &argc, char **&argv, Ranks &ranks, std::string &error) {
@@ -85,8 +77,7 @@ bool startRanks(int &argc, char **&argv, Ranks &ranks, std::string &error) {
 std::string rankFile(const std::string &path, const Ranks &ranks) {
   if (exists(path))
     return path;
-  std::string mine =
-      stemOf(path) + ".rank" + std::to_string(ranks.rank) + ".k3b";
+  std::string mine = k3rt::comm::rankFilePath(path, ranks.rank);
   // Under mpirun a missing rank file is named as such; alone, rank 0's
   // file says how many ranks to start (CpuExecutable::load).
   return ranks.active || exists(mine) ? mine : path;

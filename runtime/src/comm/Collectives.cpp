@@ -73,15 +73,23 @@ k3rt_status_t Communicator::counts(const size_t *sendCounts, size_t *recvCounts)
   return allToAll(sendCounts, ones.data(), recvCounts, ones.data(), DType::I64);
 }
 
-std::vector<int64_t> Grid::coordinates() const {
-  std::vector<int64_t> c(gridShape.size());
-  int64_t r = worldRank;
-  for (size_t i = gridShape.size(); i-- > 0;) {
-    c[i] = r % gridShape[i];
-    r /= gridShape[i];
+std::vector<int64_t> gridCoordinates(const std::vector<int64_t> &shape, int64_t rank) {
+  std::vector<int64_t> c(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    c[i] = rank % shape[i];
+    rank /= shape[i];
   }
   return c;
 }
+
+std::string rankFilePath(const std::string &path, int64_t rank) {
+  std::string stem = path;
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".k3b") == 0)
+    stem.resize(stem.size() - 4);
+  return stem + ".rank" + std::to_string(rank) + ".k3b";
+}
+
+std::vector<int64_t> Grid::coordinates() const { return gridCoordinates(gridShape, worldRank); }
 
 k3rt_status_t Grid::checkShape(const std::vector<int64_t> &shape) {
   int64_t product = 1;

@@ -120,6 +120,13 @@ k3rt_status_t timedOut(const std::string &what, double timeoutSeconds);
 /// "2x2".
 std::string formatGrid(const std::vector<int64_t> &shape);
 
+/// Rank `rank`'s coordinate on each axis of a row-major grid of `shape`.
+std::vector<int64_t> gridCoordinates(const std::vector<int64_t> &shape, int64_t rank);
+
+/// The file of rank `rank` of a grid-compiled binary named `path`:
+/// `X.k3b` → `X.rank<R>.k3b` (k3-compile writes them, k3-run opens them).
+std::string rankFilePath(const std::string &path, int64_t rank);
+
 } // namespace k3rt::comm
 
 #endif // RUNTIME_SRC_COMM_COLLECTIVES_H
