@@ -589,6 +589,10 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
   return nullptr;
 }
 
+std::string CpuExecutable::commFailure() const {
+  return comm && comm->failure ? k3rt_status_message(comm->failure) : "";
+}
+
 bool CpuExecutable::isCallsOwn(uintptr_t alloc, const std::set<uintptr_t> &owned) const {
   bool inBundle = alloc >= uintptr_t(bundle->data) && alloc < uintptr_t(bundle->data) + bundle->size;
   bool inWeights = alloc >= uintptr_t(deviceWeights) &&

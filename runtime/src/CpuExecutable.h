@@ -88,6 +88,10 @@ public:
   k3rt_status_t run(const std::string &name, std::vector<HostTensor *> inputs,
                     std::vector<HostTensor> &outputs, const std::vector<bool> &keep = {});
 
+  /// A sharded binary's first failed collective, "" while none failed
+  /// (once one did, every later call fails with it).
+  std::string commFailure() const;
+
 private:
   CpuExecutable() = default;
   k3rt_status_t bindWeightsOnDevice();

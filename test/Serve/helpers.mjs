@@ -5,6 +5,7 @@
 // to this folder; the model config from ../../models/k3-tiny.
 
 import { spawn, execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,20 +41,22 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   });
 }
 
+/// Runs k3-compile with `args` (killed with the test process).
+export async function compile(args) {
+  const p = execFileP(path.join(K3_BIN, 'k3-compile'), args, { timeout: 180_000 });
+  children.add(p.child);
+  try {
+    await p;
+  } finally {
+    children.delete(p.child);
+  }
+}
+
 /// Writes the synthetic tiny model into a fresh temp dir and compiles it
 /// for the CPU. Returns { dir, k3b, cleanup }.
 export async function buildModel() {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'k3-serve-test-'));
   const k3b = path.join(dir, 'tiny.k3b');
-  const compile = async (args) => {
-    const p = execFileP(path.join(K3_BIN, 'k3-compile'), args, { timeout: 180_000 });
-    children.add(p.child);
-    try {
-      await p;
-    } finally {
-      children.delete(p.child);
-    }
-  };
   try {
     await compile([MODEL_CONFIG, `--write-synthetic=${dir}`, '--seed=1']);
     await compile([dir, '-o', k3b]);
@@ -78,13 +81,24 @@ export async function waitFor(fn, { ms = 15_000, every = 20, what = 'a condition
   }
 }
 
-/// Starts k3-serve on a free port and waits until /health is 200.
-/// Returns { url, client, child, stderr(), healthStatuses, stop() }.
-export async function startServer(k3b, flags = []) {
+/// mpirun's flags for a test: root needs its consent; two cores host up to
+/// four ranks.
+export const MPIRUN_FLAGS = [
+  ...(process.getuid?.() === 0 ? ['--allow-run-as-root'] : []),
+  '--oversubscribe',
+];
+
+/// Starts k3-serve on a free port and waits until /health is 200; with
+/// `ranks`, under `mpirun -np ranks` (a binary compiled for a grid).
+/// Returns { url, client, child, stderr(), healthStatuses, stop(), rankPid(r) }.
+export async function startServer(k3b, flags = [], { ranks } = {}) {
   const args = [k3b, '--port=0', `--model-name=${MODEL}`, '--threads=1', ...flags];
-  const child = spawn(path.join(K3_BIN, 'k3-serve'), args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const serve = path.join(K3_BIN, 'k3-serve');
+  const child = ranks
+    ? spawn('mpirun', [...MPIRUN_FLAGS, '-np', String(ranks), serve, ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+    : spawn(serve, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let log = '';
   child.stdout.setEncoding('utf8');
@@ -112,6 +126,19 @@ export async function startServer(k3b, flags = []) {
       if (e) return { ...e, killed: false };
       child.kill('SIGKILL');
       return { ...(await exited), killed: true };
+    },
+    /// Under mpirun: the pid of rank `r` (a child of mpirun whose
+    /// environment says so).
+    rankPid(r) {
+      for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+        try {
+          const ppid = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) \S+ /, '').split(' ')[0];
+          if (Number(ppid) !== child.pid) continue;
+          const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+          if (env.includes(`OMPI_COMM_WORLD_RANK=${r}`)) return Number(pid);
+        } catch {} // gone meanwhile
+      }
+      throw new Error(`no rank ${r} under mpirun (pid ${child.pid})`);
     },
   };
   try {

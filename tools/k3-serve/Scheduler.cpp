@@ -7,6 +7,7 @@
 #include "tools/k3-serve/Scheduler.h"
 
 #include "runtime/src/Status.h"
+#include "tools/k3-serve/Follow.h"
 
 #include <cstdio>
 
@@ -120,20 +121,34 @@ void Scheduler::publishGauges() {
   metrics.pagesUsed = s.pages - s.freePages;
 }
 
-void Scheduler::run() {
+void Scheduler::lead(k3rt::comm::Communicator &w, double heartbeat,
+                     std::function<std::string()> f) {
+  world = &w;
+  heartbeatSeconds = heartbeat;
+  failure = std::move(f);
+}
+
+std::string Scheduler::run() {
   std::vector<k3rt::RequestEvent> events;
+  std::string fatal; // on a grid: why the ranks cannot go on
   publishGauges();
   for (;;) {
     std::deque<std::shared_ptr<Job>> fresh;
     {
       std::unique_lock<std::mutex> lock(m);
-      // Sleep only when nothing runs: a running engine steps on.
-      cv.wait(lock, [&] { return stopping || poked || !inbox.empty() || !engine.idle(); });
+      // Sleep only when nothing runs: a running engine steps on. On a grid
+      // an idle wait ends after a heartbeat, which the followers hear.
+      auto wake = [&] { return stopping || poked || !inbox.empty() || !engine.idle(); };
+      if (world)
+        cv.wait_for(lock, std::chrono::duration<double>(heartbeatSeconds), wake);
+      else
+        cv.wait(lock, wake);
       if (stopping)
         break;
       poked = false;
       fresh.swap(inbox);
     }
+    StepMessage calls; // what the followers repeat (on a grid)
     for (const std::shared_ptr<Job> &job : fresh) {
       if (job->cancel) {
         finishJob(*job, "cancelled", false);
@@ -146,6 +161,8 @@ void Scheduler::run() {
         continue;
       }
       live[h] = job;
+      if (world)
+        calls.admitted.emplace_back(h, job->spec);
       {
         std::lock_guard<std::mutex> lock(job->m);
         job->admitted = true;
@@ -160,6 +177,8 @@ void Scheduler::run() {
     for (auto it = live.begin(); it != live.end();) {
       if (it->second->cancel) {
         engine.cancel(it->first);
+        if (world)
+          calls.cancelled.push_back(it->first);
         finishJob(*it->second, "cancelled", false);
         lastToken.erase(it->first);
         hitCounted.erase(it->first);
@@ -170,6 +189,13 @@ void Scheduler::run() {
         it = live.erase(it);
       } else {
         ++it;
+      }
+    }
+    if (world) {
+      calls.step = !engine.idle();
+      if (k3rt_status_t s = sendStep(*world, calls)) {
+        fatal = "sending the engine step to the other ranks: " + k3rt::takeMessage(s);
+        break;
       }
     }
     if (!engine.idle()) {
@@ -215,19 +241,32 @@ void Scheduler::run() {
       }
     }
     publishGauges();
+    if (world)
+      if (fatal = failure(); !fatal.empty())
+        break;
+  }
+  // The followers end with the leader (a failed grid cannot say it).
+  if (world && fatal.empty()) {
+    StepMessage stop;
+    stop.stop = true;
+    if (k3rt_status_t s = sendStep(*world, stop))
+      fatal = "telling the other ranks to stop: " + k3rt::takeMessage(s);
   }
   // Shutting down: nobody waits for an answer any more.
+  const std::string why = fatal.empty() ? "the server is shutting down" : fatal;
   for (auto &[h, job] : live)
-    finishJob(*job, "the server is shutting down", false);
+    finishJob(*job, why, false);
   // Jobs queued since: taken under m, finished outside it (an HTTP thread
   // takes a job's lock, then m, in poke(); never the other way round).
   std::deque<std::shared_ptr<Job>> left;
   {
     std::lock_guard<std::mutex> lock(m);
+    stopping = true; // after a failed grid too: later jobs are refused
     left.swap(inbox);
   }
   for (const std::shared_ptr<Job> &job : left)
-    finishJob(*job, "the server is shutting down", false);
+    finishJob(*job, why, false);
+  return fatal;
 }
 
 } // namespace k3serve

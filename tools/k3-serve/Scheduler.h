@@ -12,11 +12,13 @@
 #define TOOLS_K3_SERVE_SCHEDULER_H
 
 #include "runtime/src/Engine.h"
+#include "runtime/src/comm/Collectives.h"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,8 +77,14 @@ public:
   void enqueue(const std::shared_ptr<Job> &job);
   /// Wakes the engine thread to look at cancellations.
   void poke();
-  /// The engine thread's loop; returns after stop().
-  void run();
+  /// On a grid (Follow.h): broadcasts each step's engine calls to the
+  /// other ranks over `world`, an empty message after `heartbeat` idle
+  /// seconds; `failure` says whether the executable's collectives failed.
+  void lead(k3rt::comm::Communicator &world, double heartbeatSeconds,
+            std::function<std::string()> failure);
+  /// The engine thread's loop; returns after stop() (""), or on a grid
+  /// when the ranks cannot go on (one line: every job got it as its error).
+  std::string run();
   void stop();
 
 private:
@@ -91,6 +99,9 @@ private:
   std::map<k3rt::RequestHandle, std::shared_ptr<Job>> live;
   std::map<k3rt::RequestHandle, Clock::time_point> lastToken;
   std::set<k3rt::RequestHandle> hitCounted; ///< prefix hits already in the metrics
+  k3rt::comm::Communicator *world = nullptr; ///< set by lead()
+  double heartbeatSeconds = 1;
+  std::function<std::string()> failure;
 };
 
 } // namespace k3serve

@@ -21,7 +21,9 @@
 #include "runtime/src/Status.h"
 #include "runtime/src/text/Chat.h"
 #include "runtime/src/text/Tokenizer.h"
+#include "tools/k3-run/Ranks.h"
 #include "tools/k3-serve/Api.h"
+#include "tools/k3-serve/Follow.h"
 #include "tools/k3-serve/Scheduler.h"
 
 #include <httplib.h>
@@ -34,11 +36,15 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -73,10 +79,20 @@ const char kUsage[] =
     "  --prefill-chunk=N      prompt tokens per step (default 2048)\n"
     "  --speculate=K          n-gram draft tokens per greedy step (default 0)\n"
     "  --no-prefix-cache      no prefix reuse\n"
+    "Ranks (a binary compiled with k3-compile --tp/--ep, one file per rank):\n"
+    "  mpirun -np N k3-serve X.k3b ...  rank 0 serves HTTP; the others follow its engine\n"
+    "  --collective-timeout=S a collective that takes longer ends every rank (default 60;\n"
+    "                         an idle rank 0 sends a heartbeat every second)\n"
     "  --help                 this text\n";
 
+/// This process's rank under mpirun (-1 alone): prefixed to its errors.
+int g_rank = -1;
+
 int fail(const std::string &message) {
-  std::fprintf(stderr, "k3-serve: error: %s\n", message.c_str());
+  if (g_rank >= 0)
+    std::fprintf(stderr, "k3-serve: error: rank %d: %s\n", g_rank, message.c_str());
+  else
+    std::fprintf(stderr, "k3-serve: error: %s\n", message.c_str());
   return 1;
 }
 
@@ -90,6 +106,7 @@ bool parseCount(const std::string &s, long long lo, long long hi, long long &out
 struct Options {
   std::string path, tokenizer, modelName, host = "127.0.0.1";
   long long port = 8000, httpThreads = 64, threads = 0, context = 0;
+  double collectiveTimeout = 60;
   std::optional<uint64_t> syntheticWeights;
   k3rt::EngineOptions engine;
 };
@@ -154,6 +171,14 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
     } else if (key == "--prefill-chunk") {
       if (!count(1, 1 << 20, o.engine.prefillChunk))
         return false;
+    } else if (key == "--collective-timeout") {
+      char *end = nullptr;
+      double f = value.empty() ? 0 : std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || !(f > 0 && f <= 86400)) {
+        error = "--collective-timeout: '" + value + "' is not a number of seconds in (0, 86400]";
+        return false;
+      }
+      o.collectiveTimeout = f;
     } else if (key == "--speculate") {
       if (!count(0, 64, o.engine.speculate))
         return false;
@@ -613,6 +638,121 @@ int64_t configContext(const k3::bundle::Bundle &root) {
   return 0;
 }
 
+/// The model a rank serves: its binary, kernels and engine.
+struct Model {
+  k3rt_bundle_t *bundle = nullptr;
+  std::unique_ptr<k3rt::CpuExecutable> exe;
+  std::unique_ptr<k3rt::Engine> engine;
+  /// On a grid: every rank, for the leader's engine steps (Follow.h).
+  k3rt::comm::Communicator *world = nullptr;
+  ~Model() {
+    engine.reset();
+    exe.reset();
+    k3rt_bundle_release(bundle);
+  }
+};
+
+/// Opens `o.path` (this rank's file on a grid) and checks that k3-serve
+/// runs it: "" or one line.
+std::string openBinary(const Options &o, Model &m) {
+  if (k3rt_status_t st = o.syntheticWeights
+                             ? k3rt_bundle_open_synthetic(o.path.c_str(), *o.syntheticWeights,
+                                                          &m.bundle)
+                             : k3rt_bundle_open(o.path.c_str(), &m.bundle))
+    return k3rt::takeMessage(st);
+  if (m.bundle->root->target() != k3::bundle::Target_CPU)
+    return o.path + " has GPU kernels; k3-serve runs CPU binaries (compile with --target=cpu)";
+  return "";
+}
+
+/// Opens, loads and starts the engine. Under mpirun the ranks agree after
+/// each phase that can fail on some of them only, so that all stop
+/// together: `localError` is this rank's failure so far (the leader's
+/// port or tokenizer), `check` the leader's last word on the engine.
+/// Returns "" or this rank's line.
+std::string startModel(const Options &o, k3run::Ranks &ranks, std::string localError, Model &m,
+                       const std::function<std::string(Model &)> &check) {
+  if (localError.empty())
+    localError = openBinary(o, m);
+  if (std::string e = k3run::agree(ranks, localError); !e.empty())
+    return e;
+  const k3::bundle::Bundle &root = *m.bundle->root;
+  // A grid's file alone: CpuExecutable::load says how to start its ranks.
+  if (ranks.active && root.grid()) {
+    std::vector<int64_t> shape(root.grid()->shape()->begin(), root.grid()->shape()->end());
+    if (k3rt_status_t st = k3run::makeGrid(ranks, shape))
+      return k3rt::takeMessage(st);
+  }
+  std::string loadError;
+  if (k3rt_status_t st = k3rt::CpuExecutable::load(*m.bundle, m.exe, nullptr, ranks.grid.get()))
+    loadError = o.path + ": " + k3rt::takeMessage(st);
+  if (std::string e = k3run::agree(ranks, loadError); !e.empty())
+    return e;
+  std::string engineError;
+  if (ranks.grid) {
+    // Collective, after the executable's own communicators on every rank.
+    std::vector<int> all(ranks.grid->shape().size());
+    for (size_t i = 0; i < all.size(); ++i)
+      all[i] = int(i);
+    if (k3rt_status_t st = ranks.grid->axes(all, m.world))
+      return k3rt::takeMessage(st);
+  }
+  if (k3rt_status_t st = k3rt::Engine::create(*m.exe, o.engine, m.engine))
+    engineError = o.path + ": " + k3rt::takeMessage(st);
+  else if (check)
+    engineError = check(m);
+  return k3run::agree(ranks, engineError);
+}
+
+/// After a failed start under mpirun: every rank's line printed, out.
+[[noreturn]] void endFailedStart(k3run::Ranks &ranks) {
+  k3run::waitForLines(ranks);
+  k3run::endRanks(ranks, 1);
+}
+
+/// A rank other than 0: the model and the leader's engine steps, no HTTP.
+int followerMain(const Options &o, k3run::Ranks &ranks) {
+  // Rank 0 prints; a follower's stdout goes nowhere (errors stay on stderr).
+  if (!std::freopen("/dev/null", "w", stdout))
+    return fail("cannot silence stdout");
+  // mpirun passes SIGINT / SIGTERM to every rank: the leader then says stop
+  // (Follow.h). A follower that hears nothing within a grace period (its
+  // signal came alone, or the leader is stuck) goes anyway.
+  std::mutex doneMutex;
+  std::condition_variable doneCv;
+  bool done = false;
+  std::thread([&] {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    int sig = 0;
+    sigwait(&stop, &sig);
+    std::unique_lock<std::mutex> lock(doneMutex);
+    const double grace = std::min(o.collectiveTimeout, 10.0);
+    if (!doneCv.wait_for(lock, std::chrono::duration<double>(grace), [&] { return done; })) {
+      fail("stopped by a signal; rank 0 did not end the run within " +
+           std::to_string(int(grace)) + " s");
+      std::fflush(stderr);
+      std::_Exit(1);
+    }
+  }).detach();
+  Model m;
+  if (std::string e = startModel(o, ranks, "", m, nullptr); !e.empty()) {
+    fail(e);
+    endFailedStart(ranks);
+  }
+  std::string e = follow(*m.engine, *m.world, [&] { return m.exe->commFailure(); });
+  {
+    std::lock_guard<std::mutex> lock(doneMutex);
+    done = true;
+  }
+  doneCv.notify_all();
+  if (!e.empty())
+    fail(e);
+  k3run::endRanks(ranks, e.empty() ? 0 : 1);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -625,15 +765,31 @@ int main(int argc, char **argv) {
     }
     return fail(error);
   }
-  const Options &o = s.opt;
   // Signals go to one thread (sigwait); a write to a closed connection is
-  // an error return, not SIGPIPE.
+  // an error return, not SIGPIPE. Blocked before any thread starts (MPI's
+  // included), so that every thread inherits the mask.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  // A binary compiled for a grid, started by mpirun (tools/k3-run/Ranks.h):
+  // rank 0 serves, the others follow (Follow.h).
+  k3run::Ranks ranks;
+  ranks.timeoutSeconds = s.opt.collectiveTimeout;
+  if (k3run::launchedAsRank(s.opt.path)) {
+    if (!k3run::startRanks(argc, argv, ranks, error))
+      return fail(error);
+    g_rank = ranks.rank;
+  }
+  s.opt.path = k3run::rankFile(s.opt.path, ranks);
+  if (s.opt.threads)
+    k3rt_set_threads(int(s.opt.threads));
+  if (ranks.active && ranks.rank != 0)
+    return followerMain(s.opt, ranks);
+  const Options &o = s.opt;
 
   httplib::Server http;
   const long long httpThreads = o.httpThreads;
@@ -681,24 +837,38 @@ int main(int argc, char **argv) {
     handleDetokenize(s, req, res);
   });
 
+  // Every failure from here on: under mpirun, after the other ranks heard.
+  std::thread listener;
+  std::atomic<bool> listenerDone{false}; // the listener writes it: lives as long
+  auto quit = [&](const std::string &message) {
+    http.stop();
+    if (listener.joinable())
+      listener.join();
+    fail(message);
+    if (ranks.active)
+      endFailedStart(ranks);
+    return 1;
+  };
   int port = int(o.port);
   if (o.port == 0)
     port = http.bind_to_any_port(o.host.c_str());
   else if (!http.bind_to_port(o.host.c_str(), port))
     port = -1;
-  if (port < 0)
-    return fail("cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " +
-                std::strerror(errno));
-  std::fprintf(stderr, "k3-serve: listening on http://%s:%d\n", o.host.c_str(), port);
-  std::atomic<bool> listenerDone{false};
-  std::thread listener([&] {
-    http.listen_after_bind();
-    listenerDone = true;
-  });
-  // stop() does nothing until the loop runs: wait for it, so that an early
-  // failure below cannot leave the listener running forever.
-  while (!http.is_running() && !listenerDone)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::string startError;
+  if (port < 0) {
+    startError = "cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " +
+                 std::strerror(errno);
+  } else {
+    std::fprintf(stderr, "k3-serve: listening on http://%s:%d\n", o.host.c_str(), port);
+    listener = std::thread([&] {
+      http.listen_after_bind();
+      listenerDone = true;
+    });
+    // stop() does nothing until the loop runs: wait for it, so that an
+    // early failure below cannot leave the listener running forever.
+    while (!http.is_running() && !listenerDone)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   std::thread signalThread([&] {
     sigset_t stop;
     sigemptyset(&stop);
@@ -715,71 +885,55 @@ int main(int argc, char **argv) {
     std::_Exit(1);
   });
   signalThread.detach();
-  auto quit = [&](const std::string &message) {
-    http.stop();
-    listener.join();
-    return fail(message);
-  };
 
   // Load: the tokenizer, the binary, the engine.
-  if (k3rt_status_t st = k3rt::Tokenizer::load(o.tokenizer, s.tok)) {
-    std::string m = k3rt::takeMessage(st);
-    return quit("--tokenizer: " + m);
+  if (startError.empty()) {
+    if (k3rt_status_t st = k3rt::Tokenizer::load(o.tokenizer, s.tok))
+      startError = "--tokenizer: " + k3rt::takeMessage(st);
   }
-  k3rt::ChatFormat format;
-  if (k3rt_status_t st = k3rt::chatFormatOf(*s.tok, format)) {
-    // Completions still work; chat says why not.
-    std::fprintf(stderr, "k3-serve: warning: no chat: %s\n", k3rt_status_message(st));
-    k3rt_status_free(st);
-  } else {
-    s.format = format;
+  if (startError.empty()) {
+    k3rt::ChatFormat format;
+    if (k3rt_status_t st = k3rt::chatFormatOf(*s.tok, format)) {
+      // Completions still work; chat says why not.
+      std::fprintf(stderr, "k3-serve: warning: no chat: %s\n", k3rt_status_message(st));
+      k3rt_status_free(st);
+    } else {
+      s.format = format;
+    }
   }
-  if (o.threads)
-    k3rt_set_threads(int(o.threads));
-  k3rt_bundle_t *bundle = nullptr;
-  if (k3rt_status_t st = o.syntheticWeights
-                             ? k3rt_bundle_open_synthetic(o.path.c_str(), *o.syntheticWeights, &bundle)
-                             : k3rt_bundle_open(o.path.c_str(), &bundle)) {
-    std::string m = k3rt::takeMessage(st);
-    return quit(m);
-  }
-  struct Release {
-    k3rt_bundle_t *b;
-    ~Release() { k3rt_bundle_release(b); }
-  } release{bundle};
-  const k3::bundle::Bundle &root = *bundle->root;
-  if (root.target() != k3::bundle::Target_CPU)
-    return quit(o.path + " has GPU kernels; k3-serve runs CPU binaries (compile with --target=cpu)");
-  // Serving a grid needs the other ranks to follow rank 0's engine steps
-  // (issue 28): not built yet; k3-run runs a grid's requests.
-  if (root.grid())
-    return quit(o.path + " is one rank's file of a binary compiled for a grid (--tp/--ep); "
-                         "k3-serve serves single-process binaries only so far: run the grid's "
-                         "requests with mpirun k3-run --requests");
-  std::unique_ptr<k3rt::CpuExecutable> exe;
-  if (k3rt_status_t st = k3rt::CpuExecutable::load(*bundle, exe, nullptr)) {
-    std::string m = k3rt::takeMessage(st);
-    return quit(o.path + ": " + m);
-  }
-  std::unique_ptr<k3rt::Engine> engine;
-  if (k3rt_status_t st = k3rt::Engine::create(*exe, o.engine, engine)) {
-    std::string m = k3rt::takeMessage(st);
-    return quit(o.path + ": " + m);
-  }
-  if (s.tok->size() > engine->vocabSize())
-    return quit("--tokenizer: " + o.tokenizer + " has " + std::to_string(s.tok->size()) +
-                " ids, more than the model's vocabulary (" +
-                std::to_string(engine->vocabSize()) + ")");
+  Model m;
+  auto checkVocab = [&](Model &m) -> std::string {
+    if (s.tok->size() > m.engine->vocabSize())
+      return "--tokenizer: " + o.tokenizer + " has " + std::to_string(s.tok->size()) +
+             " ids, more than the model's vocabulary (" +
+             std::to_string(m.engine->vocabSize()) + ")";
+    return "";
+  };
+  if (std::string e = startModel(o, ranks, startError, m, checkVocab); !e.empty())
+    return quit(e);
   s.limits.model = o.modelName;
-  s.limits.vocab = engine->vocabSize();
-  s.limits.context = o.context ? o.context : configContext(root);
-  s.scheduler = std::make_unique<Scheduler>(*engine, s.metrics);
+  s.limits.vocab = m.engine->vocabSize();
+  s.limits.context = o.context ? o.context : configContext(*m.bundle->root);
+  s.scheduler = std::make_unique<Scheduler>(*m.engine, s.metrics);
+  if (m.world)
+    s.scheduler->lead(*m.world, std::min(1.0, o.collectiveTimeout / 4),
+                      [&m] { return m.exe->commFailure(); });
   s.ready = true;
   std::string context = s.limits.context ? std::to_string(s.limits.context) + "-token context"
                                           : "context bounded by the pool";
-  std::fprintf(stderr, "k3-serve: ready: model '%s', %s, max batch %lld\n", o.modelName.c_str(),
-               context.c_str(), (long long)o.engine.maxBatch);
-  s.scheduler->run(); // until SIGINT / SIGTERM
+  std::string grid;
+  if (ranks.grid)
+    grid = ", grid " + k3rt::comm::formatGrid(ranks.grid->shape()) + " (" +
+           std::to_string(ranks.size) + " ranks)";
+  std::fprintf(stderr, "k3-serve: ready: model '%s', %s, max batch %lld%s\n",
+               o.modelName.c_str(), context.c_str(), (long long)o.engine.maxBatch, grid.c_str());
+  // Until SIGINT / SIGTERM, or on a grid until the ranks cannot go on.
+  std::string fatal = s.scheduler->run();
+  http.stop();
   listener.join();
-  return 0;
+  if (!fatal.empty())
+    fail(fatal);
+  if (ranks.active)
+    k3run::endRanks(ranks, fatal.empty() ? 0 : 1);
+  return fatal.empty() ? 0 : 1;
 }
