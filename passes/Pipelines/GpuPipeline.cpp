@@ -11,9 +11,13 @@
 //          k3.kda_step, KDA prefill as two chunk kernels and MLA
 //          decode's keys in parts side by side, the forms without
 //          data-dependent or per-head host loops), then
-//          k3-gpu-fuse-elementwise (one kernel per elementwise chain)
+//          k3-gpu-fuse-elementwise (one kernel per elementwise chain),
+//          k3-lower-collectives (a sharded binary's shard ops, as on the CPU)
 //   gpu:   one-shot bufferization (an argument updated in place returned
-//          as itself: k3-return-arguments), scf.forall as scf.parallel (mapped like
+//          as itself: k3-return-arguments), collectives as host calls on
+//          the kernels' (managed) buffers (k3-comm-to-calls: NCCL at run
+//          time; k3-gpu-async-launches waits for the stream before each,
+//          as before any call), scf.forall as scf.parallel (mapped like
 //          the rest), contractions on tensor cores
 //          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
 //          a fused MLA decode's parts as one kernel (k3-gpu-attend-parts),
@@ -58,7 +62,7 @@ namespace {
 constexpr const char *kGpuTilesStage =
     "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} mla-decode={5}},"
     "convert-elementwise-to-linalg,canonicalize,"
-    "k3-gpu-fuse-elementwise,canonicalize";
+    "k3-gpu-fuse-elementwise,canonicalize,k3-lower-collectives";
 
 constexpr const char *kGpuStage =
     "one-shot-bufferize{{bufferize-function-boundaries "
@@ -67,7 +71,7 @@ constexpr const char *kGpuStage =
     "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
     "ownership-based-buffer-deallocation,canonicalize,k3-simplify-deallocations,"
     "k3-return-arguments,bufferization-lower-deallocations,cse,canonicalize,"
-    "convert-bufferization-to-memref,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-moe-experts,"
+    "convert-bufferization-to-memref,k3-comm-to-calls,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-moe-experts,"
     "k3-gpu-device-copies,"
     "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"
     "k3-gpu-map-loops{{threads={0} min-blocks={2}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"

@@ -198,9 +198,6 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
                             comm::formatGrid(shape) + " grid, this process rank " +
                             std::to_string(grid->rank()) + " of " +
                             comm::formatGrid(grid->shape()));
-    if (device)
-      return makeStatus(K3RT_UNIMPLEMENTED,
-                        "sharded binaries run on CPU ranks only so far");
     exe->comm = std::make_unique<CommBinding>();
     exe->comm->grid = grid;
     exe->comm->ops = K3CommOps{exe->comm.get(), runCollective, gridIndex};

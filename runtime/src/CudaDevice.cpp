@@ -43,6 +43,7 @@ struct CudaApi {
                              unsigned, unsigned, void *, void **, void **);
   CUresult (*cuStreamCreate)(void **, unsigned);
   CUresult (*cuStreamSynchronize)(void *);
+  CUresult (*cuStreamQuery)(void *) = nullptr; ///< optional (queryStream)
   CUresult (*cuStreamDestroy)(void *);
   CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned);
   CUresult (*cuMemFree)(CUdeviceptr);
@@ -110,6 +111,22 @@ static k3rt_status_t parseChecks(CudaDevice::Checks &c) {
   return nullptr;
 }
 
+namespace {
+/// The loaded driver's stream calls, for queryStream (a plain function:
+/// NCCL's waits take no context). One driver per process.
+CUresult (*g_streamQuery)(void *) = nullptr;
+CUresult (*g_streamSynchronize)(void *) = nullptr;
+} // namespace
+
+int CudaDevice::queryStream(void *stream) {
+  constexpr CUresult kNotReady = 600; // CUDA_ERROR_NOT_READY
+  if (g_streamQuery) {
+    CUresult r = g_streamQuery(stream);
+    return r == 0 ? 0 : r == kNotReady ? 1 : -1;
+  }
+  return g_streamSynchronize && g_streamSynchronize(stream) == 0 ? 0 : -1;
+}
+
 k3rt_status_t CudaDevice::open(int ordinal, std::unique_ptr<CudaDevice> &out) {
   std::unique_ptr<CudaDevice> d(new CudaDevice());
   if (k3rt_status_t s = parseChecks(d->checking))
@@ -160,6 +177,9 @@ k3rt_status_t CudaDevice::open(int ordinal, std::unique_ptr<CudaDevice> &out) {
   if (!a.cuEventElapsedTime)
     sym(a.cuEventElapsedTime, "cuEventElapsedTime");
   sym(a.cuEventDestroy, "cuEventDestroy_v2");
+  sym(a.cuStreamQuery, "cuStreamQuery");
+  g_streamQuery = a.cuStreamQuery;
+  g_streamSynchronize = a.cuStreamSynchronize;
   const bool events = a.cuEventCreate && a.cuEventRecord &&
                       a.cuEventElapsedTime && a.cuEventDestroy;
   auto check = [&](CUresult r, const char *what) -> k3rt_status_t {

@@ -64,6 +64,13 @@ public:
   void copy(void *dst, const void *src, size_t bytes);
   /// Waits for the stream.
   void synchronize();
+  /// The one stream the kernels run on (a CUstream): a GPU grid's NCCL
+  /// collectives queue on it, in order with the launches.
+  void *kernelStream() const { return stream; }
+  /// Whether `stream`'s work has finished: 0 yes, 1 not yet, -1 an error
+  /// (cuStreamQuery of the driver this process loaded; a driver without it
+  /// is waited for). A comm::StreamQuery for the NCCL grid.
+  static int queryStream(void *stream);
 
   /// The first error since the last call, or null.
   k3rt_status_t takeError();

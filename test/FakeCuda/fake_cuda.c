@@ -7,7 +7,8 @@
  * are recorded, never executed: outputs are not meaningful.
  *
  * Environment: K3_FAKE_CUDA_TRACE=FILE appends one line per module load and
- * launch; K3_FAKE_CUDA_CC=80 reports compute capability 8.0 (default 9.0);
+ * launch ("%r" in FILE: the process's rank under mpirun; the stand-in NCCL
+ * writes its calls there too); K3_FAKE_CUDA_CC=80 reports compute capability 8.0 (default 9.0);
  * K3_FAKE_CUDA_JIT_ERROR=1 fails every PTX load with an error log;
  * K3_FAKE_CUDA_DEVICES=0 reports no device; K3_FAKE_CUDA_NAN=NAME makes a
  * launch of a kernel whose name contains NAME write a NaN (0x7fc00000) at
@@ -31,8 +32,16 @@ typedef struct {
 static FILE *trace(void) {
   static FILE *f;
   const char *path = getenv("K3_FAKE_CUDA_TRACE");
-  if (!f && path)
+  if (!f && path) {
+    /* "%r" in the path: the rank under mpirun (one trace per rank). */
+    char buf[4096];
+    const char *r = strstr(path, "%r"), *rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (r && (size_t)(r - path) < 2048) {
+      snprintf(buf, sizeof buf, "%.*s%s%s", (int)(r - path), path, rank ? rank : "0", r + 2);
+      path = buf;
+    }
     f = fopen(path, "a");
+  }
   return f;
 }
 
@@ -124,6 +133,7 @@ CUresult cuStreamCreate(void **s, unsigned flags) {
   return 0;
 }
 CUresult cuStreamSynchronize(void *s) { return 0; }
+CUresult cuStreamQuery(void *s) { return 0; } /* launches complete at once */
 CUresult cuStreamDestroy_v2(void *s) { return 0; }
 /* Live allocations, so that a double or foreign free is an error (the real
  * driver returns CUDA_ERROR_INVALID_VALUE) instead of heap corruption. */

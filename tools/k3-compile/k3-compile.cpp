@@ -499,9 +499,6 @@ int main(int argc, char **argv) {
     return fail("--device-memory prints the requests that fit with --stats --tp/--ep");
   const bool sharded = tensorParallel != 1 || expertParallel != 1;
   if (sharded) {
-    if (target != "cpu")
-      return fail("--tp/--ep: sharded binaries are built for --target=cpu only so far "
-                  "(the NCCL backend runs, the GPU lowering of the collectives is not written)");
     if (!isDir)
       return fail("--tp/--ep need a checkpoint directory (the importer splits the model)");
     std::string why;

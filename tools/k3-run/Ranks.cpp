@@ -70,6 +70,8 @@ bool startRanks(int &argc, char **&argv, Ranks &ranks, std::string &error) {
     k3rt_status_free(s);
     return false;
   }
+  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK"))
+    ranks.localRank = std::atoi(local);
   ranks.active = true;
   return true;
 }

@@ -24,6 +24,9 @@ namespace k3run {
 struct Ranks {
   bool active = false; ///< started by mpirun
   int rank = 0, size = 1;
+  /// Among the ranks on this node (OpenMPI's OMPI_COMM_WORLD_LOCAL_RANK;
+  /// 0 when the launcher does not say): the GPU a GPU rank uses.
+  int localRank = 0;
   double timeoutSeconds = 60; ///< --collective-timeout
   const K3MpiPlugin *mpi = nullptr;
   std::unique_ptr<k3rt::comm::Grid> grid;

@@ -28,6 +28,7 @@
 #include "runtime/src/Status.h"
 #include "runtime/src/text/Chat.h"
 #include "runtime/src/text/Tokenizer.h"
+#include "runtime/src/comm/Nccl.h"
 #include "tools/k3-run/Ranks.h"
 #include "tools/k3-run/Requests.h"
 
@@ -691,8 +692,10 @@ int main(int argc, char **argv) {
   // every rank's result is agreed on before any of them waits for another.
   auto open = [&]() -> std::string {
     // The CUDA driver is loaded at run time, never linked (DESIGN.md §4).
+    // A GPU rank uses the GPU of its place on the node (one rank per GPU:
+    // NCCL refuses two ranks of a communicator on one device).
     if (o.device != "cpu")
-      cudaStatus = k3rt::CudaDevice::open(0, cuda);
+      cudaStatus = k3rt::CudaDevice::open(ranks.active ? ranks.localRank : 0, cuda);
     if (o.device == "cuda" && cudaStatus)
       return std::string("--device=cuda: ") + k3rt_status_message(cudaStatus);
 
@@ -777,6 +780,19 @@ int main(int argc, char **argv) {
     grid = ranks.grid.get();
   }
   k3rt::CudaDevice *device = o.device == "cuda" ? cuda.get() : nullptr;
+  // GPU ranks: the collectives run over NCCL on the kernels' stream, its
+  // communicators bootstrapped over the MPI grid (kept for the run).
+  std::unique_ptr<k3rt::comm::Grid> ncclGrid;
+  if (grid && device) {
+    if (k3rt_status_t s = k3rt::comm::createNcclGrid(*grid, device->kernelStream(),
+                                                     &k3rt::CudaDevice::queryStream,
+                                                     o.collectiveTimeout, ncclGrid)) {
+      int rc = fail(k3rt_status_message(s));
+      k3rt_status_free(s);
+      return finish(rc);
+    }
+    grid = ncclGrid.get();
+  }
   std::unique_ptr<k3rt::CpuExecutable> exe;
   std::string loadError;
   if (k3rt_status_t s = k3rt::CpuExecutable::load(*bundle, exe, device, grid)) {
@@ -797,7 +813,7 @@ int main(int argc, char **argv) {
            : !o.requests.path.empty() ? runRequests(*exe, o.requests)
            : o.havePrompt || o.chat   ? generateText(*exe, o)
                                       : generate(*exe, o);
-  if (device) {
+  if (device && g_printer) { // rank 0's (every rank runs the same launches)
     const auto &c = device->counters;
     std::fprintf(stderr,
                  "device: %s; %llu kernel launches, %llu modules (%llu compiled from PTX), "
@@ -810,5 +826,6 @@ int main(int argc, char **argv) {
                  (unsigned long long)c.returnedBytes);
   }
   exe.reset(); // detaches from the device before it closes
+  ncclGrid.reset(); // its communicators before the MPI grid they came from
   return finish(rc);
 }

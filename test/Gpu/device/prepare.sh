@@ -98,6 +98,13 @@ compile small "$out/tmp/small" --omit-weights
 "$build/bin/k3-compile" "$root/test/Execution/Inputs/kimi-linear-tiny" --write-synthetic="$out/tmp/kl" \
   --synthetic-experts=bf16 --seed=4
 compile kltiny "$out/tmp/kl" --quantize-experts=mxfp4
+# GPU ranks (run.sh's "ranks", not a default section: it needs two GPUs,
+# mpirun and NCCL there): k3-tiny at TP 2, one file per rank, and the MPI
+# plugin k3-run loads under mpirun (beside the tools, in lib/).
+if want ranks; then
+  "$build/bin/k3-compile" "$out/tmp/tiny" --tp=2 --target=sm_90a -o "$out/k3b/tiny_tp2.sm90a.k3b"
+  cp "$build/lib/libk3rt-mpi.so" "$out/lib/"
+fi
 gpu_only tiny_parts "$out/tmp/tiny" --mla-decode-kernel=parts
 gpu_only small_parts "$out/tmp/small" --omit-weights --mla-decode-kernel=parts
 # The debug section (run.sh): k3-small's GPU build with one part at a time

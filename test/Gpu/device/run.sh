@@ -15,6 +15,8 @@
 #      decode step (the step kernel and the batched form), MLA
 #      decode over a long cache, the MXFP4 MoE, k3-small and k3-tiny decode
 #      tokens/s (k3-small's weights synthesized at load: --omit-weights);
+# ("ranks", not in the default: k3-tiny at TP 2 under mpirun over NCCL on
+# two GPUs against one GPU's logits)
 # and writes REPORT_DIR/report.md (and logs beside it). Each step has a time
 # limit. Measured on an H200 (2026-12-04): numerics and end to end about
 # 6.5 minutes, SASS about one; K3_DEVICE_SECTIONS picks some of
@@ -338,6 +340,41 @@ elif [ -n "${K3_DEVICE_SANITIZE:-}" ]; then
 fi
 say ""
 say "(section debug: $((SECONDS - section)) s)"
+say ""
+fi
+if want ranks; then
+section=$SECONDS
+say "## 1c. GPU ranks: k3-tiny at TP 2 over NCCL against one GPU"
+# Not a default section: two GPUs (NCCL puts no two ranks of a
+# communicator on one), mpirun and libnccl.so.2; the MPI plugin needs the
+# machine's libmpi. Said, not failed, when one is missing.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+missing=""
+(( gpus >= 2 )) || missing+=" two GPUs (this machine has $gpus);"
+command -v mpirun > /dev/null || missing+=" mpirun;"
+/sbin/ldconfig -p | grep -q 'libnccl\.so\.2' || missing+=" libnccl.so.2;"
+if [ -n "$missing" ]; then
+  say "- skipped: needs$missing"
+else
+  prompt=${prompt:-3,1,4,1,5,9,2,6,5,3,5,8,9,7,9,3,2,3,8,4,6,2,6,4,3,3,8,3,2,7,9,5,0,2,8,8,4,1,9,7,1,6,9,3,9,9,3,7,5,1,0,5,8,2,0,9,7,4,9,4,4,5,9}
+  mpi=(mpirun -np 2)
+  [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+  rm -f "$rep/tiny.one.npy" "$rep/tiny.tp2.npy"
+  step 120 "$bin/k3-run" "$k3b/tiny.sm90a.k3b" --device=cuda --tokens=$prompt --generate=8 \
+    --dump-logits="$rep/tiny.one.npy" > /dev/null
+  one=$(grep -v : "$rep/step.out" | tail -1)
+  step 180 "${mpi[@]}" "$bin/k3-run" "$k3b/tiny_tp2.sm90a.k3b" --device=cuda --tokens=$prompt \
+    --generate=8 --dump-logits="$rep/tiny.tp2.npy" --collective-timeout=30 > /dev/null
+  ranks_rc=$?
+  two=$(grep -v : "$rep/step.out" | grep '^[0-9,]*$' | tail -1)
+  cmp=$(step 60 python3 "$art/compare_npy.py" "$rep/tiny.one.npy" "$rep/tiny.tp2.npy" 5e-3 63)
+  cmp_rc=$?
+  (( ranks_rc != 0 || cmp_rc != 0 )) && failures=$((failures + 1))
+  say "- tokens: one GPU [$one], TP 2 [$two] (rc $ranks_rc)"
+  say "- prompt logits, TP 2 against one GPU: $cmp (rc $cmp_rc)"
+fi
+say ""
+say "(section ranks: $((SECONDS - section)) s)"
 say ""
 fi
 if want sass; then
