@@ -8,12 +8,15 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { MODEL, buildModel, collect, compile, http, metrics, startServer, waitFor } from './helpers.mjs';
+import { K3_BIN, MODEL, buildModel, collect, compile, http, metrics, startServer, waitFor } from './helpers.mjs';
 
-const HAVE_MPI = spawnSync('mpirun', ['--version']).status === 0;
+// mpirun, and the MPI plugin k3-serve loads under it (built with OpenMPI).
+const HAVE_MPI =
+  spawnSync('mpirun', ['--version']).status === 0 && existsSync(path.join(K3_BIN, '../lib/libk3rt-mpi.so'));
 const FLAGS = ['--max-batch=8', '--block-tokens=16'];
 
 let model, tp2;
@@ -105,6 +108,18 @@ describe('k3-serve on a 1x2 grid', { skip: !HAVE_MPI && 'no mpirun (tools/script
     assert.equal((await ask(servers.grid, prompts[0], { max_tokens: 24 })).choices[0].text, want[0]);
   });
 
+  test('unseeded sampling: rank 0 picks the seed and every rank uses it', async () => {
+    // Were the seed each rank's own, the ranks would feed different tokens
+    // and their step digests would differ: the grid would stop.
+    const rs = await Promise.all(
+      Array.from({ length: 4 }, () => ask(servers.grid, 'sample me', { temperature: 1, max_tokens: 24 })),
+    );
+    for (const r of rs) assert.equal(r.usage.completion_tokens, 24);
+    assert.ok(new Set(rs.map((r) => r.choices[0].text)).size > 1, 'four unseeded samples all equal');
+    const want = await ask(servers.single, 'hello world');
+    assert.equal((await ask(servers.grid, 'hello world')).choices[0].text, want.choices[0].text);
+  });
+
   test('the prefix cache works on every rank', async () => {
     const prompt = 'A preamble long enough to fill two prefix-cache blocks of sixteen tokens each, then a question.';
     const want = await ask(servers.single, prompt);
@@ -124,10 +139,10 @@ describe('k3-serve on a 1x2 grid', { skip: !HAVE_MPI && 'no mpirun (tools/script
 
   test('a rank that stops answering ends the job with one line', async () => {
     for (const [stalled, line] of [
-      [1, /k3-serve: error: rank 0: .*did not complete within 2 s: a peer died or never called it \(--collective-timeout\)/],
-      [0, /k3-serve: error: rank 1: waiting for rank 0's next engine step: .*did not complete within 2 s/],
+      [1, /k3-serve: error: rank 0: .*did not complete within 4 s: a peer died or never called it \(--collective-timeout\)/],
+      [0, /k3-serve: error: rank 1: waiting for rank 0's next engine step: .*did not complete within 4 s/],
     ]) {
-      const server = await startServer(tp2, ['--collective-timeout=2'], { ranks: 2 });
+      const server = await startServer(tp2, ['--collective-timeout=4'], { ranks: 2 });
       servers[`stalled${stalled}`] = server;
       process.kill(server.rankPid(stalled), 'SIGSTOP');
       if (stalled === 1) {

@@ -86,6 +86,22 @@ TEST(ServeFollow, MalformedMessagesAreRefused) {
   }
 }
 
+TEST(ServeFollow, DigestSeesOutcomesNotHandles) {
+  k3rt::RequestEvent a;
+  a.handle = 1;
+  a.tokens = {5, 6};
+  std::vector<k3rt::RequestEvent> one{a};
+  a.handle = 7; // a follower's own handle: the same outcome
+  std::vector<k3rt::RequestEvent> same{a};
+  EXPECT_EQ(stepDigest(one), stepDigest(same));
+  a.tokens = {5, 7};
+  EXPECT_NE(stepDigest(one), stepDigest({a}));
+  a.tokens = {5, 6};
+  a.done = true;
+  EXPECT_NE(stepDigest(one), stepDigest({a}));
+  EXPECT_NE(stepDigest(one), stepDigest({}));
+}
+
 /// A group of one that remembers what was broadcast and plays it back:
 /// the framing of sendStep / receiveStep without MPI.
 class Loopback : public k3rt::comm::Communicator {

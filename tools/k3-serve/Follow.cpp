@@ -83,33 +83,74 @@ bool decodeStep(const std::string &bytes, StepMessage &m, std::string &error) {
   return true;
 }
 
-k3rt_status_t sendStep(k3rt::comm::Communicator &world, const StepMessage &m) {
-  std::string bytes = encodeStep(m);
+k3rt_status_t shareBytes(k3rt::comm::Communicator &world, std::string &bytes) {
   int64_t n = int64_t(bytes.size());
   if (k3rt_status_t s = world.broadcast(&n, 1, DType::I64, 0))
     return s;
+  // A length past 1 GiB is not a message rank 0 sends (it caps each step's
+  // admissions, Scheduler.cpp): refuse it rather than allocate it.
+  if (n < 0 || n > (int64_t(1) << 30))
+    return k3rt::makeStatus(K3RT_INTERNAL,
+                            "rank 0 announced a message of " + std::to_string(n) + " bytes");
+  bytes.resize(size_t(n));
   if (n == 0)
     return nullptr;
   return world.broadcast(bytes.data(), bytes.size(), DType::U8, 0);
 }
 
+k3rt_status_t sendStep(k3rt::comm::Communicator &world, const StepMessage &m) {
+  std::string bytes = encodeStep(m);
+  return shareBytes(world, bytes);
+}
+
 k3rt_status_t receiveStep(k3rt::comm::Communicator &world, StepMessage &m) {
-  int64_t n = 0;
-  if (k3rt_status_t s = world.broadcast(&n, 1, DType::I64, 0))
+  std::string bytes;
+  if (k3rt_status_t s = shareBytes(world, bytes))
     return s;
-  // A length past 1 GiB is not a message rank 0 sends (requests are at
-  // most 64 MiB bodies): refuse it rather than allocate it.
-  if (n < 0 || n > (int64_t(1) << 30))
-    return k3rt::makeStatus(K3RT_INTERNAL,
-                            "rank 0 announced an engine step of " + std::to_string(n) + " bytes");
-  std::string bytes(size_t(n), '\0');
-  if (n > 0)
-    if (k3rt_status_t s = world.broadcast(bytes.data(), bytes.size(), DType::U8, 0))
-      return s;
   std::string error;
   if (!decodeStep(bytes, m, error))
     return k3rt::makeStatus(K3RT_INTERNAL, error);
   return nullptr;
+}
+
+uint64_t stepDigest(const std::vector<k3rt::RequestEvent> &events) {
+  // FNV-1a over the events' outcomes (not handles: each rank has its own).
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&](uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xff;
+      h *= 0x100000001b3ull;
+    }
+  };
+  mix(events.size());
+  for (const k3rt::RequestEvent &e : events) {
+    mix(e.tokens.size());
+    for (int32_t t : e.tokens)
+      mix(uint32_t(t));
+    mix(e.done);
+    mix(e.result.error.empty());
+    mix(uint64_t(e.prefixHitTokens));
+  }
+  return h;
+}
+
+k3rt_status_t sameDigest(k3rt::comm::Communicator &world, uint64_t digest, bool &same) {
+  // max(d) == d and max(~d) == ~d on every rank iff all are equal.
+  int64_t both[2] = {int64_t(digest), int64_t(~digest)};
+  if (k3rt_status_t s = world.allReduce(both, 2, DType::I64, k3rt::comm::Reduce::Max))
+    return s;
+  same = both[0] == int64_t(digest) && both[1] == int64_t(~digest);
+  return nullptr;
+}
+
+std::string divergedLine() {
+  return "the ranks' engines diverged (a step's tokens differ between ranks; were they "
+         "started with different flags or builds?)";
+}
+
+k3rt_status_t confirmStop(k3rt::comm::Communicator &world) {
+  int32_t one = 1;
+  return world.allReduce(&one, 1, DType::I32, k3rt::comm::Reduce::Sum);
 }
 
 std::string Follower::apply(const StepMessage &m) {
@@ -151,12 +192,22 @@ std::string follow(k3rt::Engine &engine, k3rt::comm::Communicator &world,
     StepMessage m;
     if (k3rt_status_t s = receiveStep(world, m))
       return "waiting for rank 0's next engine step: " + k3rt::takeMessage(s);
-    if (m.stop)
+    if (m.stop) {
+      if (k3rt_status_t s = confirmStop(world))
+        return "confirming rank 0's stop: " + k3rt::takeMessage(s);
       return "";
+    }
     if (std::string e = follower.apply(m); !e.empty())
       return e;
     if (std::string e = failure(); !e.empty())
       return e;
+    if (m.step) {
+      bool same = false;
+      if (k3rt_status_t s = sameDigest(world, stepDigest(follower.lastEvents()), same))
+        return "comparing the step with rank 0's: " + k3rt::takeMessage(s);
+      if (!same)
+        return divergedLine();
+    }
   }
 }
 

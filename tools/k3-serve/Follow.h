@@ -19,6 +19,10 @@
 //
 // An idle leader sends an empty message every heartbeat: a follower that
 // hears nothing for the collective timeout knows rank 0 is gone or stuck.
+// After each step the ranks compare a digest of what it did (stepDigest):
+// what the calls cannot pin (a per-rank judgement such as a request's KDA
+// state shard turning non-finite, which poisons its prefix blocks on that
+// rank only) ends the grid with one line rather than silently.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,10 +58,28 @@ std::string encodeStep(const StepMessage &m);
 /// Parses `bytes`; false with `error` on anything malformed.
 bool decodeStep(const std::string &bytes, StepMessage &m, std::string &error);
 
-/// The leader: `m` to every rank of `world` (a length, then the bytes).
+/// Rank 0's `bytes` into every rank's (a length, then the bytes; a length
+/// over 1 GiB is refused).
+k3rt_status_t shareBytes(k3rt::comm::Communicator &world, std::string &bytes);
+/// The leader: `m` to every rank of `world`.
 k3rt_status_t sendStep(k3rt::comm::Communicator &world, const StepMessage &m);
 /// A follower: the leader's next message (bounded by the grid's timeout).
 k3rt_status_t receiveStep(k3rt::comm::Communicator &world, StepMessage &m);
+
+/// What a step did, as a number every rank compares after it (each
+/// event's tokens, end and failure, in order): a divergence the calls did
+/// not prevent (a rank sampling or judging a state differently) stops the
+/// grid with one line instead of mixing requests' collectives.
+uint64_t stepDigest(const std::vector<k3rt::RequestEvent> &events);
+/// Whether every rank's `digest` is the same (one small all-reduce).
+k3rt_status_t sameDigest(k3rt::comm::Communicator &world, uint64_t digest, bool &same);
+/// The line of a step whose digests differ.
+std::string divergedLine();
+
+/// After the stop message: every rank confirms it (one all-reduce, bounded
+/// by the timeout), so that rank 0 never waits in MPI_Finalize for a
+/// follower that is stuck.
+k3rt_status_t confirmStop(k3rt::comm::Communicator &world);
 
 /// A follower's loop: receives and repeats the leader's calls until the
 /// leader says stop ("") or something fails (one line: a collective timed
@@ -72,6 +94,8 @@ public:
   explicit Follower(k3rt::Engine &engine) : engine(engine) {}
   /// Repeats `m`'s calls (the step included): "" or why not.
   std::string apply(const StepMessage &m);
+  /// The events of the last step apply() ran.
+  const std::vector<k3rt::RequestEvent> &lastEvents() const { return events; }
 
 private:
   k3rt::Engine &engine;

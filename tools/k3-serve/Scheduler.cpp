@@ -149,7 +149,18 @@ std::string Scheduler::run() {
       fresh.swap(inbox);
     }
     StepMessage calls; // what the followers repeat (on a grid)
-    for (const std::shared_ptr<Job> &job : fresh) {
+    // On a grid, a step's admissions travel to every rank in one message:
+    // past kStepTokens prompt tokens, the rest wait for the next step (the
+    // followers refuse a message over 1 GiB, Follow.cpp).
+    constexpr size_t kStepTokens = size_t(16) << 20;
+    size_t stepTokens = 0;
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      const std::shared_ptr<Job> &job = fresh[i];
+      if (world && stepTokens > kStepTokens) {
+        std::lock_guard<std::mutex> lock(m);
+        inbox.insert(inbox.begin(), fresh.begin() + i, fresh.end());
+        break;
+      }
       if (job->cancel) {
         finishJob(*job, "cancelled", false);
         continue;
@@ -161,8 +172,10 @@ std::string Scheduler::run() {
         continue;
       }
       live[h] = job;
-      if (world)
+      if (world) {
         calls.admitted.emplace_back(h, job->spec);
+        stepTokens += job->spec.prompt.size() + job->spec.draft.size() + job->spec.stop.size();
+      }
       {
         std::lock_guard<std::mutex> lock(job->m);
         job->admitted = true;
@@ -200,6 +213,21 @@ std::string Scheduler::run() {
     }
     if (!engine.idle()) {
       engine.step(events);
+      if (world) {
+        // The same order as a follower's (Follow.cpp): a failed collective,
+        // then the digest.
+        if (fatal = failure(); !fatal.empty())
+          break;
+        bool same = false;
+        if (k3rt_status_t s = sameDigest(*world, stepDigest(events), same)) {
+          fatal = "comparing the step with the other ranks': " + k3rt::takeMessage(s);
+          break;
+        }
+        if (!same) {
+          fatal = divergedLine();
+          break;
+        }
+      }
       const Clock::time_point now = Clock::now();
       for (k3rt::RequestEvent &e : events) {
         auto it = live.find(e.handle);
@@ -251,6 +279,8 @@ std::string Scheduler::run() {
     stop.stop = true;
     if (k3rt_status_t s = sendStep(*world, stop))
       fatal = "telling the other ranks to stop: " + k3rt::takeMessage(s);
+    else if (k3rt_status_t s = confirmStop(*world))
+      fatal = "waiting for the other ranks to stop: " + k3rt::takeMessage(s);
   }
   // Shutting down: nobody waits for an answer any more.
   const std::string why = fatal.empty() ? "the server is shutting down" : fatal;

@@ -652,6 +652,22 @@ struct Model {
   }
 };
 
+/// What every rank of a grid must agree on: the engine's options and the
+/// synthetic weights' seed.
+std::string engineFlags(const Options &o) {
+  const k3rt::EngineOptions &e = o.engine;
+  std::string out = "--pool-kib=" + std::to_string(e.poolBytes >> 10) +
+                    " --block-tokens=" + std::to_string(e.blockTokens) +
+                    " --max-batch=" + std::to_string(e.maxBatch) +
+                    " --prefill-chunk=" + std::to_string(e.prefillChunk) +
+                    " --speculate=" + std::to_string(e.speculate);
+  if (!e.prefixCache)
+    out += " --no-prefix-cache";
+  if (o.syntheticWeights)
+    out += " --synthetic-weights=" + std::to_string(*o.syntheticWeights);
+  return out;
+}
+
 /// Opens `o.path` (this rank's file on a grid) and checks that k3-serve
 /// runs it: "" or one line.
 std::string openBinary(const Options &o, Model &m) {
@@ -674,33 +690,54 @@ std::string startModel(const Options &o, k3run::Ranks &ranks, std::string localE
                        const std::function<std::string(Model &)> &check) {
   if (localError.empty())
     localError = openBinary(o, m);
+  // mpirun started this process for X.rank<R>.k3b files (Ranks.h): they
+  // must be a grid's, or the ranks would serve apart.
+  if (localError.empty() && ranks.active && !m.bundle->root->grid())
+    localError = o.path + " was compiled for one process (no grid): serve it without mpirun, "
+                          "or compile with --tp/--ep";
   if (std::string e = k3run::agree(ranks, localError); !e.empty())
     return e;
   const k3::bundle::Bundle &root = *m.bundle->root;
   // A grid's file alone: CpuExecutable::load says how to start its ranks.
-  if (ranks.active && root.grid()) {
+  std::string loadError;
+  if (ranks.active) {
     std::vector<int64_t> shape(root.grid()->shape()->begin(), root.grid()->shape()->end());
     if (k3rt_status_t st = k3run::makeGrid(ranks, shape))
-      return k3rt::takeMessage(st);
+      loadError = k3rt::takeMessage(st);
   }
-  std::string loadError;
-  if (k3rt_status_t st = k3rt::CpuExecutable::load(*m.bundle, m.exe, nullptr, ranks.grid.get()))
-    loadError = o.path + ": " + k3rt::takeMessage(st);
+  if (loadError.empty())
+    if (k3rt_status_t st =
+            k3rt::CpuExecutable::load(*m.bundle, m.exe, nullptr, ranks.grid.get()))
+      loadError = o.path + ": " + k3rt::takeMessage(st);
   if (std::string e = k3run::agree(ranks, loadError); !e.empty())
     return e;
   std::string engineError;
   if (ranks.grid) {
-    // Collective, after the executable's own communicators on every rank.
+    // Rank 0's engine steps travel over the whole grid (the communicator
+    // the kernels' whole-grid collectives use too, created here first on
+    // every rank: Grid::axes is collective).
     std::vector<int> all(ranks.grid->shape().size());
     for (size_t i = 0; i < all.size(); ++i)
       all[i] = int(i);
     if (k3rt_status_t st = ranks.grid->axes(all, m.world))
-      return k3rt::takeMessage(st);
+      engineError = k3rt::takeMessage(st);
+    // The engine is deterministic given its calls and its options: every
+    // rank must run rank 0's (mpirun passes one command line, an MPMD
+    // launch may not).
+    std::string mine = engineFlags(o), theirs = mine;
+    if (engineError.empty())
+      if (k3rt_status_t st = shareBytes(*m.world, theirs))
+        engineError = k3rt::takeMessage(st);
+    if (engineError.empty() && theirs != mine)
+      engineError = "this rank's engine flags (" + mine + ") differ from rank 0's (" + theirs +
+                    "): start every rank with the same flags";
   }
-  if (k3rt_status_t st = k3rt::Engine::create(*m.exe, o.engine, m.engine))
-    engineError = o.path + ": " + k3rt::takeMessage(st);
-  else if (check)
-    engineError = check(m);
+  if (engineError.empty()) {
+    if (k3rt_status_t st = k3rt::Engine::create(*m.exe, o.engine, m.engine))
+      engineError = o.path + ": " + k3rt::takeMessage(st);
+    else if (check)
+      engineError = check(m);
+  }
   return k3run::agree(ranks, engineError);
 }
 
@@ -876,8 +913,15 @@ int main(int argc, char **argv) {
     sigaddset(&stop, SIGTERM);
     int sig = 0;
     sigwait(&stop, &sig);
-    if (!s.ready)
-      std::_Exit(0); // still loading: nothing to finish
+    if (!s.ready) {
+      // Still loading: nothing to finish. A grid's rank 0 says so, and
+      // mpirun ends the other ranks.
+      if (!ranks.active)
+        std::_Exit(0);
+      fail("stopped by a signal while loading");
+      std::fflush(stderr);
+      std::_Exit(1);
+    }
     http.stop();
     s.scheduler->stop();
     // A second signal does not wait for clients that hold on.
