@@ -17,6 +17,9 @@ k3rt_status_t init(int *argc, char ***argv, int *rank, int *size) {
   MPI_Initialized(&initialized);
   if (!initialized && MPI_Init(argc, argv) != MPI_SUCCESS)
     return k3rt::makeStatus(K3RT_INTERNAL, "MPI_Init failed");
+  // Errors are statuses (one line from the caller), never MPI's abort
+  // banner: the start-up agreement runs on the world itself.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, rank);
   MPI_Comm_size(MPI_COMM_WORLD, size);
   return nullptr;
