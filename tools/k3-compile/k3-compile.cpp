@@ -255,7 +255,7 @@ static cl::opt<bool>
 
 static cl::opt<int64_t> tensorParallel(
     "tp", cl::desc("Tensor-parallel ranks per group: attention heads, the dense MLP and the "
-                   "lm_head's vocabulary split this many ways (--target=cpu; one .k3b per rank, "
+                   "lm_head's vocabulary split this many ways (one .k3b per rank, "
                    "-o X.k3b writes X.rank<R>.k3b; with --stats: the placement plan)"),
     cl::init(1), cl::cat(k3Category));
 static cl::opt<int64_t> expertParallel(

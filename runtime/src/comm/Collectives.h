@@ -111,7 +111,7 @@ protected:
 };
 
 /// Between two polls of a pending collective: yield for the first spins,
-/// then sleep 0.2 ms (ranks may share cores).
+/// then sleep 0.2 ms (ranks may share cores), 2 ms once the wait is long.
 void pausePolling(int spins);
 
 /// The refusal of a collective that outlived the timeout.
