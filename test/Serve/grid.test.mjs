@@ -114,7 +114,11 @@ describe('k3-serve on a 1x2 grid', { skip: !HAVE_MPI && 'no mpirun (tools/script
     const rs = await Promise.all(
       Array.from({ length: 4 }, () => ask(servers.grid, 'sample me', { temperature: 1, max_tokens: 24 })),
     );
-    for (const r of rs) assert.equal(r.usage.completion_tokens, 24);
+    // A sample may draw the end-of-sequence token early: 'stop', not 'length'.
+    for (const r of rs) {
+      assert.ok(['length', 'stop'].includes(r.choices[0].finish_reason), JSON.stringify(r.choices[0]));
+      assert.ok(r.usage.completion_tokens >= 1 && r.usage.completion_tokens <= 24, JSON.stringify(r.usage));
+    }
     assert.ok(new Set(rs.map((r) => r.choices[0].text)).size > 1, 'four unseeded samples all equal');
     const want = await ask(servers.single, 'hello world');
     assert.equal((await ask(servers.grid, 'hello world')).choices[0].text, want.choices[0].text);
