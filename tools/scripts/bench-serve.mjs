@@ -6,7 +6,11 @@
 //
 //   node tools/scripts/bench-serve.mjs [--model=models/k3-small] [--clients=8]
 //        [--requests=32] [--prompt-words=96] [--max-tokens=32] [--max-batch=8]
-//        [--threads=N] [--bin=build/bin] [--k3b=FILE --tokenizer=DIR]
+//        [--threads=N] [--bin=build/bin] [--k3b=FILE --tokenizer=DIR] [--ranks=N]
+//
+// --ranks=N: --k3b is a binary compiled for a grid of N ranks (k3-compile
+// --tp/--ep; its X.rank<R>.k3b files): the server and k3-run both run
+// under `mpirun -np N` (--threads per rank).
 //
 // Without --k3b it writes a synthetic checkpoint of --model and compiles it
 // for the CPU first (k3-small: about a minute here). No dependencies beyond
@@ -35,7 +39,18 @@ const opt = {
   maxBatch: Number(args['max-batch'] ?? 8),
   threads: args.threads,
   bin: resolve(args.bin ?? join(root, 'build/bin')),
+  ranks: Number(args.ranks ?? 0),
 };
+if (opt.ranks && !args.k3b) {
+  console.error('bench-serve: error: --ranks needs --k3b (a grid-compiled binary)');
+  process.exit(1);
+}
+// A tool, under mpirun with --ranks.
+const mpi = (tool, toolArgs) =>
+  opt.ranks
+    ? ['mpirun', [...(process.getuid?.() === 0 ? ['--allow-run-as-root'] : []), '--oversubscribe',
+        '-np', String(opt.ranks), join(opt.bin, tool), ...toolArgs]]
+    : [join(opt.bin, tool), toolArgs];
 
 const tmp = mkdtempSync(join(tmpdir(), 'k3-bench-serve-'));
 let server;
@@ -56,8 +71,8 @@ tokenizer ??= dirname(k3b);
 const threads = opt.threads ? [`--threads=${opt.threads}`] : [];
 
 // The server.
-server = spawn(join(opt.bin, 'k3-serve'), [k3b, `--tokenizer=${tokenizer}`, '--port=0',
-  '--model-name=bench', `--max-batch=${opt.maxBatch}`, ...threads], { stdio: ['ignore', 'ignore', 'pipe'] });
+server = spawn(...mpi('k3-serve', [k3b, `--tokenizer=${tokenizer}`, '--port=0',
+  '--model-name=bench', `--max-batch=${opt.maxBatch}`, ...threads]), { stdio: ['ignore', 'ignore', 'pipe'] });
 const base = await new Promise((ok, fail) => {
   let err = '';
   server.stderr.on('data', (d) => {
@@ -122,7 +137,10 @@ await Promise.all(Array.from({ length: opt.clients }, async () => {
   while (next < opt.requests) results.push(await one(next++));
 }));
 const serveSeconds = (performance.now() - t0) / 1e3;
+// Gone before the engine alone runs (mpirun takes about 2 s to end a grid).
+const serverGone = new Promise((ok) => server.once('exit', ok));
 server.kill('SIGTERM');
+await serverGone;
 
 // The same requests through the engine alone.
 const imEnd = (() => { // k3-run stops where the server does: at <|im_end|>
@@ -132,8 +150,8 @@ const imEnd = (() => { // k3-run stops where the server does: at <|im_end|>
 const jsonl = ids.map((t, i) => JSON.stringify({ id: `r${i}`, tokens: t, max_new_tokens: opt.maxTokens,
   stop: [imEnd] })).join('\n');
 writeFileSync(join(tmp, 'requests.jsonl'), jsonl + '\n');
-const run = spawn(join(opt.bin, 'k3-run'), [k3b, `--requests=${join(tmp, 'requests.jsonl')}`,
-  `--max-batch=${opt.maxBatch}`, ...threads], { stdio: ['ignore', 'pipe', 'pipe'] });
+const run = spawn(...mpi('k3-run', [k3b, `--requests=${join(tmp, 'requests.jsonl')}`,
+  `--max-batch=${opt.maxBatch}`, ...threads]), { stdio: ['ignore', 'pipe', 'pipe'] });
 let runErr = '', runOut = '';
 run.stderr.on('data', (d) => (runErr += d));
 run.stdout.on('data', (d) => (runOut += d));
@@ -147,7 +165,7 @@ const engineTokens = runOut.trim().split('\n').map((l) => JSON.parse(l).tokens.l
 const serveTokens = results.reduce((a, r) => a + r.tokens, 0);
 const ttfts = results.map((r) => r.ttft).sort((a, b) => a - b);
 const pct = (p) => ttfts[Math.min(ttfts.length - 1, Math.floor(p * ttfts.length))];
-console.log(`model ${opt.model}, ${opt.requests} requests of ~${ids[0].length} prompt tokens, ` +
+console.log(`model ${args.k3b ?? opt.model}${opt.ranks ? ` on ${opt.ranks} ranks` : ''}, ${opt.requests} requests of ~${ids[0].length} prompt tokens, ` +
   `max_tokens ${opt.maxTokens}, ${opt.clients} streaming clients, max batch ${opt.maxBatch}`);
 console.log(`k3-serve:            ${(opt.requests / serveSeconds).toFixed(2)} requests/s, ` +
   `${(serveTokens / serveSeconds).toFixed(1)} tokens/s, time to first token p50 ` +
