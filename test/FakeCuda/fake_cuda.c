@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_trace.h"
+
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
@@ -29,21 +31,7 @@ typedef struct {
   char name[256];
 } Function;
 
-static FILE *trace(void) {
-  static FILE *f;
-  const char *path = getenv("K3_FAKE_CUDA_TRACE");
-  if (!f && path) {
-    /* "%r" in the path: the rank under mpirun (one trace per rank). */
-    char buf[4096];
-    const char *r = strstr(path, "%r"), *rank = getenv("OMPI_COMM_WORLD_RANK");
-    if (r && (size_t)(r - path) < 2048) {
-      snprintf(buf, sizeof buf, "%.*s%s%s", (int)(r - path), path, rank ? rank : "0", r + 2);
-      path = buf;
-    }
-    f = fopen(path, "a");
-  }
-  return f;
-}
+static FILE *trace(void) { return fakeTrace(); }
 
 static int cc(void) {
   const char *v = getenv("K3_FAKE_CUDA_CC");

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../FakeCuda/fake_trace.h"
+
 typedef struct {
   char internal[128];
 } ncclUniqueId;
@@ -150,17 +152,7 @@ int ncclCommGetAsyncError(void *comm, int *result) {
 /* K3_FAKE_CUDA_TRACE (the stand-in driver's trace, "%r" the world rank):
  * one line per collective, in order with the launches. */
 static void traceCall(const char *op, size_t count, int type, Comm *c) {
-  static FILE *f;
-  const char *path = getenv("K3_FAKE_CUDA_TRACE");
-  if (!f && path) {
-    char buf[4096];
-    const char *r = strstr(path, "%r"), *rank = getenv("OMPI_COMM_WORLD_RANK");
-    if (r && (size_t)(r - path) < 2048) {
-      snprintf(buf, sizeof buf, "%.*s%s%s", (int)(r - path), path, rank ? rank : "0", r + 2);
-      path = buf;
-    }
-    f = fopen(path, "a");
-  }
+  FILE *f = fakeTrace();
   if (f)
     fprintf(f, "nccl %s %zu x %zu bytes over %d ranks\n", op, count, bytesOf(type), c->size),
         fflush(f);

@@ -638,6 +638,17 @@ int64_t configContext(const k3::bundle::Bundle &root) {
   return 0;
 }
 
+/// Blocks until SIGINT or SIGTERM (blocked in every thread since main's
+/// start, so only a sigwait takes them).
+void waitForStopSignal() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  int sig = 0;
+  sigwait(&stop, &sig);
+}
+
 /// The model a rank serves: its binary, kernels and engine.
 struct Model {
   k3rt_bundle_t *bundle = nullptr;
@@ -759,12 +770,7 @@ int followerMain(const Options &o, k3run::Ranks &ranks) {
   std::condition_variable doneCv;
   bool done = false;
   std::thread([&] {
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    int sig = 0;
-    sigwait(&stop, &sig);
+    waitForStopSignal();
     std::unique_lock<std::mutex> lock(doneMutex);
     const double grace = std::min(o.collectiveTimeout, 10.0);
     if (!doneCv.wait_for(lock, std::chrono::duration<double>(grace), [&] { return done; })) {
@@ -907,12 +913,7 @@ int main(int argc, char **argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   std::thread signalThread([&] {
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    int sig = 0;
-    sigwait(&stop, &sig);
+    waitForStopSignal();
     if (!s.ready) {
       // Still loading: nothing to finish. A grid's rank 0 says so, and
       // mpirun ends the other ranks.
@@ -925,7 +926,7 @@ int main(int argc, char **argv) {
     http.stop();
     s.scheduler->stop();
     // A second signal does not wait for clients that hold on.
-    sigwait(&stop, &sig);
+    waitForStopSignal();
     std::_Exit(1);
   });
   signalThread.detach();
