@@ -642,6 +642,47 @@ def K3OutlineLayersPass : Pass<"k3-outline-layers", "::mlir::ModuleOp"> {
   }];
 }
 
+def K3PackLayerWeightsPass : Pass<"k3-pack-layer-weights", "::mlir::ModuleOp"> {
+  let summary = "A layer function's weights as one byte buffer, viewed per weight";
+  let description = [{
+    After k3-outline-layers each layer function takes its weights one
+    argument each, and an entry point passes them at every call: K3's
+    entry points take about 3,000 weights, each a memref descriptor the
+    host program unpacks and passes on, so the host code and its compile
+    time grew with the depth. This pass gives each layer function one
+    `tensor<Nxi8>` argument instead, the weight pack, and views each weight
+    in it with `k3.weight_view` at a fixed offset; the entry point passes
+    one pack per call.
+
+    A pack's members are the weights the function's calls pass at the same
+    positions (static shapes of whole-byte elements, every call a weight of
+    its entry point), ordered by name, each at an offset that is a multiple
+    of `alignment` (the bundle's weight alignment). Ordering by name lets
+    the prefill and decode functions of one layer share a pack: they read
+    the same weights in different argument orders. The entry point's pack
+    argument carries `k3.pack`, one dictionary per member: the member's own
+    argument attributes (`k3.weight`, split and packed markers), `k3.type`
+    and `k3.offset`; the bundle writer stores the members back to back in
+    that layout and binds the argument to their bytes. A weight that would
+    fall into two different packs (a tied embedding read by the embedding
+    and the output) leaves both functions as they were, as does a function
+    with fewer than two weights.
+
+    ```mlir
+    func.func private @decode_kda(%h: tensor<1x64xf32>, %w0: tensor<64xbf16>, %w1: tensor<96x64xbf16>) ...
+    // becomes
+    func.func private @decode_kda(%h: tensor<1x64xf32>, %pack: tensor<12416xi8>) ... {
+      %w0 = k3.weight_view %pack[0] : tensor<12416xi8> -> tensor<64xbf16>
+      %w1 = k3.weight_view %pack[128] : tensor<12416xi8> -> tensor<96x64xbf16>
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "64",
+           "Byte alignment of each member (the .k3b's weight alignment)">
+  ];
+  let dependentDialects = ["::mlir::k3::K3Dialect"];
+}
+
 def K3OutlineWeightsPass : Pass<"k3-outline-weights", "::mlir::ModuleOp"> {
   let summary = "Turn k3.weight ops into function arguments";
   let description = [{

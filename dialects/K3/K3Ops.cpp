@@ -8,6 +8,8 @@
 
 #include "dialects/K3/K3Ops.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallString.h"
@@ -295,6 +297,78 @@ LogicalResult WeightOp::verify() {
     if (getSplitAxes()->empty())
       return emitOpError("split_axes must name at least one grid axis");
   }
+  return success();
+}
+
+/// The bytes of a static, byte-sized tensor type, or nullopt.
+static std::optional<int64_t> denseBytes(RankedTensorType t) {
+  if (!t.hasStaticShape() || !t.getElementType().isIntOrFloat() ||
+      t.getElementType().getIntOrFloatBitWidth() % 8 != 0)
+    return std::nullopt;
+  return t.getNumElements() * (t.getElementType().getIntOrFloatBitWidth() / 8);
+}
+
+LogicalResult WeightViewOp::verify() {
+  auto pack = cast<RankedTensorType>(getPack().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (pack.getRank() != 1 || pack.isDynamicDim(0))
+    return emitOpError() << "pack must be a static 1-D tensor of bytes, got " << pack;
+  std::optional<int64_t> bytes = denseBytes(out);
+  if (!bytes)
+    return emitOpError() << "result must have a static shape and whole-byte elements, got "
+                         << out;
+  const int64_t element = out.getElementType().getIntOrFloatBitWidth() / 8;
+  const int64_t offset = getOffset();
+  if (offset < 0 || offset % element != 0)
+    return emitOpError() << "offset " << offset << " must be a non-negative multiple of the "
+                         << element << "-byte element";
+  if (offset + *bytes > pack.getDimSize(0))
+    return emitOpError() << "bytes [" << offset << ", " << offset + *bytes
+                         << ") lie outside the " << pack.getDimSize(0) << "-byte pack";
+  return success();
+}
+
+// A view: it neither reads nor writes, and its buffer is part of the pack's.
+bool WeightViewOp::bufferizesToMemoryRead(OpOperand &, const bufferization::AnalysisState &) {
+  return false;
+}
+
+bool WeightViewOp::bufferizesToMemoryWrite(OpOperand &, const bufferization::AnalysisState &) {
+  return false;
+}
+
+bufferization::AliasingValueList
+WeightViewOp::getAliasingValues(OpOperand &, const bufferization::AnalysisState &) {
+  return {{getResult(), bufferization::BufferRelation::Unknown}};
+}
+
+FailureOr<bufferization::BufferLikeType>
+WeightViewOp::getBufferType(Value value, const bufferization::BufferizationOptions &,
+                            const bufferization::BufferizationState &,
+                            SmallVector<Value> &) {
+  // memref.view makes a dense, row-major buffer.
+  auto t = cast<RankedTensorType>(value.getType());
+  return cast<bufferization::BufferLikeType>(MemRefType::get(t.getShape(), t.getElementType()));
+}
+
+LogicalResult WeightViewOp::bufferize(RewriterBase &rewriter,
+                                      const bufferization::BufferizationOptions &options,
+                                      bufferization::BufferizationState &state) {
+  FailureOr<Value> pack = bufferization::getBuffer(rewriter, getPack(), options, state);
+  if (failed(pack))
+    return failure();
+  auto packType = cast<MemRefType>(pack->getType());
+  // memref.view takes a contiguous, zero-offset byte buffer: a function
+  // argument bufferized with identity layouts is one.
+  if (!packType.getLayout().isIdentity())
+    return emitOpError() << "pack buffer must have the identity layout, got " << packType;
+  rewriter.setInsertionPoint(*this);
+  Value shift = arith::ConstantIndexOp::create(rewriter, getLoc(), getOffset());
+  auto t = cast<RankedTensorType>(getResult().getType());
+  Value view = memref::ViewOp::create(rewriter, getLoc(),
+                                      MemRefType::get(t.getShape(), t.getElementType()), *pack,
+                                      shift, ValueRange{});
+  bufferization::replaceOpWithBufferizedValues(rewriter, *this, view);
   return success();
 }
 

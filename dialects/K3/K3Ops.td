@@ -91,6 +91,31 @@ def K3_UnpackE2m1Op : K3_Op<"unpack_e2m1", [Pure]> {
   let hasVerifier = 1;
 }
 
+def K3_WeightViewOp : K3_Op<"weight_view", [Pure,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite", "getAliasingValues",
+         "getBufferType", "bufferize"]>]> {
+  let summary = "One weight of a layer's weight pack, viewed in place";
+  let description = [{
+    `pack: [N]` of `i8` holds the weights a layer function reads, laid out
+    back to back (k3-pack-layer-weights); this is the weight that starts at
+    byte `offset`, as the tensor type of the result (static shape, dense,
+    row-major). It moves no data: after bufferization it is a `memref.view`
+    of the pack's buffer, so a layer function takes one buffer for all its
+    weights and the entry point passes one descriptor per call instead of
+    one per weight. `offset` is a multiple of the element's size.
+
+    Example:
+    ```mlir
+    %w = k3.weight_view %pack[4096] : tensor<12288xi8> -> tensor<64x32xbf16>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I8]>:$pack, I64Attr:$offset);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$pack `[` $offset `]` attr-dict `:` type($pack) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def K3_EmbedOp : K3_Op<"embed", [Pure]> {
   let summary = "Token embedding lookup";
   let description = [{

@@ -330,34 +330,58 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
   const Config &c = checkpoint ? checkpoint->config() : none;
   std::vector<Blob> blobs;
   std::map<std::string, size_t> seen;
+  // One stored weight: `attrs` are its argument's (k3.weight, the packed
+  // and split markers), `type` the tensor the kernels read.
+  auto addArgWeight = [&](const std::string &name, RankedTensorType type,
+                          DictionaryAttr attrs) {
+    if (!checkpoint) {
+      error = "weight '" + name + "' needs a checkpoint; an op-level module "
+              "takes its tensors as arguments";
+      return false;
+    }
+    // Packed MXFP4 bytes (k3-outline-weights): the blob is the codes.
+    if (attrs && attrs.get("k3.packed_e2m1")) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape.back() *= 2;
+      type = RankedTensorType::get(shape, Float4E2M1FNType::get(type.getContext()));
+    }
+    WeightBlock block;
+    if (auto dim = attrs ? attrs.getAs<IntegerAttr>("k3.split_dim") : nullptr) {
+      auto axes = attrs.getAs<DenseI64ArrayAttr>("k3.split_axes");
+      if (grid.empty() || !axes ||
+          llvm::any_of(axes.asArrayRef(), [&](int64_t a) { return a < 0 || a >= int64_t(grid.size()); })) {
+        error = "weight '" + name + "' is split over axes of no grid (k3.split_axes)";
+        return false;
+      }
+      block = blockOf(grid, rank, dim.getInt(), axes.asArrayRef());
+    }
+    return addWeight(name, type, *checkpoint, blobs, seen, error, omitWeights, block);
+  };
+  // Packs first (k3-pack-layer-weights), so that their members lie back to
+  // back in the order and at the offsets the layer functions read: a
+  // weight an entry point also takes by itself is then bound inside its
+  // pack. A pack several entry points share is laid out once.
+  for (auto fn : entryPoints(module))
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (auto members = fn.getArgAttrOfType<ArrayAttr>(i, "k3.pack"))
+        for (auto member : members.getAsRange<DictionaryAttr>()) {
+          auto name = member.getAs<StringAttr>("k3.weight");
+          auto type = member.getAs<TypeAttr>("k3.type");
+          if (!name || !type || !isa<RankedTensorType>(type.getValue())) {
+            error = "entry point '" + fn.getName().str() + "' argument " + std::to_string(i) +
+                    ": a k3.pack member needs k3.weight and a tensor k3.type";
+            return false;
+          }
+          if (!addArgWeight(name.getValue().str(), cast<RankedTensorType>(type.getValue()),
+                            member))
+            return false;
+        }
   for (auto fn : entryPoints(module))
     for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
       std::string name = weightName(fn, i);
-      if (name.empty())
-        continue;
-      if (!checkpoint) {
-        error = "weight '" + name + "' needs a checkpoint; an op-level module "
-                "takes its tensors as arguments";
-        return false;
-      }
-      auto type = cast<RankedTensorType>(fn.getArgumentTypes()[i]);
-      // Packed MXFP4 bytes (k3-outline-weights): the blob is the codes.
-      if (fn.getArgAttr(i, "k3.packed_e2m1")) {
-        SmallVector<int64_t> shape(type.getShape());
-        shape.back() *= 2;
-        type = RankedTensorType::get(shape, Float4E2M1FNType::get(type.getContext()));
-      }
-      WeightBlock block;
-      if (auto dim = fn.getArgAttrOfType<IntegerAttr>(i, "k3.split_dim")) {
-        auto axes = fn.getArgAttrOfType<DenseI64ArrayAttr>(i, "k3.split_axes");
-        if (grid.empty() || !axes ||
-            llvm::any_of(axes.asArrayRef(), [&](int64_t a) { return a < 0 || a >= int64_t(grid.size()); })) {
-          error = "weight '" + name + "' is split over axes of no grid (k3.split_axes)";
-          return false;
-        }
-        block = blockOf(grid, rank, dim.getInt(), axes.asArrayRef());
-      }
-      if (!addWeight(name, type, *checkpoint, blobs, seen, error, omitWeights, block))
+      if (!name.empty() &&
+          !addArgWeight(name, cast<RankedTensorType>(fn.getArgumentTypes()[i]),
+                        fn.getArgAttrDict(i)))
         return false;
     }
 
@@ -389,6 +413,31 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
     blob.offset = relative;
     relative = ::k3rt::alignUp(relative + blob.bytes);
   }
+  // Each pack as its layer functions read it: member k at the offset the
+  // pass recorded from the first member, within the pack's bytes.
+  for (auto fn : entryPoints(module))
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (auto members = fn.getArgAttrOfType<ArrayAttr>(i, "k3.pack")) {
+        auto packType = cast<RankedTensorType>(fn.getArgumentTypes()[i]);
+        auto dicts = llvm::to_vector(members.getAsRange<DictionaryAttr>());
+        if (dicts.empty()) {
+          error = "entry point '" + fn.getName().str() + "' argument " + std::to_string(i) +
+                  ": an empty k3.pack";
+          return false;
+        }
+        const Blob &first = blobs[seen.at(dicts.front().getAs<StringAttr>("k3.weight").str())];
+        for (DictionaryAttr member : dicts) {
+          const Blob &blob = blobs[seen.at(member.getAs<StringAttr>("k3.weight").str())];
+          auto at = member.getAs<IntegerAttr>("k3.offset");
+          if (!at || blob.offset - first.offset != uint64_t(at.getInt()) ||
+              blob.offset - first.offset + blob.bytes > uint64_t(packType.getDimSize(0))) {
+            error = "internal: weight '" + blob.name + "' lies at byte " +
+                    std::to_string(blob.offset - first.offset) + " of its pack in the binary, " +
+                    "not where entry point '" + fn.getName().str() + "' reads it";
+            return false;
+          }
+        }
+      }
   // The MLA cache's element type, as the entry points declare it (bf16 by
   // default, f32 with --mla-cache-dtype=f32).
   fb::DType mlaCacheType = fb::DType_BF16;
@@ -442,6 +491,13 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
       std::vector<flatbuffers::Offset<fb::TensorInfo>> ins, outs;
       std::vector<flatbuffers::Offset<fb::Binding>> args;
       for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
+        if (auto members = fn.getArgAttrOfType<ArrayAttr>(i, "k3.pack")) {
+          auto first = cast<DictionaryAttr>(members[0]).getAs<StringAttr>("k3.weight");
+          args.push_back(fb::CreateBinding(
+              b, fb::BindingKind_Pack, uint32_t(seen.at(first.str())), 0,
+              uint64_t(cast<RankedTensorType>(t).getDimSize(0))));
+          continue;
+        }
         std::string w = weightName(fn, i);
         if (!w.empty()) {
           args.push_back(fb::CreateBinding(b, fb::BindingKind_Weight,

@@ -6,7 +6,8 @@
 //   k3:    k3-decompose-mlp, [k3-segment-kda,] k3-fuse-kda-decode,
 //          k3-kda-chunkwise, k3-mla-absorb, [k3-quantize-mxfp4,]
 //          k3-dequantize-weights, k3-outline-weights, k3-outline-layers
-//          (each layer kind one private function, called per layer)
+//          (each layer kind one private function, called per layer),
+//          k3-pack-layer-weights (its weights one buffer per call)
 //   tiles: convert-k3-to-linalg, k3-tile-contractions,
 //          convert-elementwise-to-linalg, canonicalize
 //          (linalg on tensors: what each tile computes, target independent)
@@ -92,8 +93,10 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
     pm.addPass(createK3DequantizeWeightsPass(
         K3DequantizeWeightsPassOptions{options.quantizeExperts == "none"}));
   pm.addPass(createK3OutlineWeightsPass());
-  if (options.layerFunctions)
+  if (options.layerFunctions) {
     pm.addPass(createK3OutlineLayersPass());
+    pm.addPass(createK3PackLayerWeightsPass());
+  }
 }
 
 void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {

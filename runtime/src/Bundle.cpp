@@ -426,6 +426,15 @@ private:
           case BindingKind_Output:
             limit = numOutputs;
             break;
+          case BindingKind_Pack:
+            limit = numWeights;
+            if (arg->index() < numWeights &&
+                !fits(b.weights()->Get(arg->index())->offset(), arg->bytes(),
+                      h.weightsOffset + h.weightsSize))
+              return corrupt(af + " pack [" +
+                             std::to_string(b.weights()->Get(arg->index())->offset()) + ", +" +
+                             std::to_string(arg->bytes()) + ") exceeds the weight section");
+            break;
           case BindingKind_Scratch:
             if (arg->offset() % kAlignment)
               return corrupt(af + " scratch offset " +

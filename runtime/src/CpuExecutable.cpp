@@ -463,6 +463,12 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
       const uint8_t *data = device ? deviceWeights + (w->offset() - weightsBegin)
                                    : bundle->data + w->offset();
       descs.push_back(descriptor(data, shape));
+    } else if (a->kind() == BindingKind_Pack) {
+      // A layer's weights back to back from the first one's offset, as bytes.
+      const Weight *w = bundle->root->weights()->Get(a->index());
+      const uint8_t *data = device ? deviceWeights + (w->offset() - weightsBegin)
+                                   : bundle->data + w->offset();
+      descs.push_back(descriptor(data, {int64_t(a->bytes())}));
     } else {
       HostTensor *t = inputs[a->index()];
       const void *data = t->kept           ? static_cast<const void *>(t->kept.get())

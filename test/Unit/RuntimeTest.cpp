@@ -45,6 +45,8 @@ struct Spec {
   uint32_t flags = 0;
   std::vector<int64_t> idsShape = {-1};
   bool idsAppendsRows = false;
+  uint64_t packBytes = 0; // > 0: args[0] is a weight pack of these bytes
+  uint32_t packIndex = 0;
 };
 
 /// Header + flatbuffer + one 64-byte F32 weight, 64-byte aligned; the
@@ -72,7 +74,8 @@ Image build(const Spec &s) {
       CreateKernelDirect(b, s.kernelName.c_str(), s.target, nullptr, kPtx, nullptr, &block,
                          s.smem, s.numArgs, -1, -1, nullptr, k3rt::hash64(kPtx, 6))};
   std::vector<flatbuffers::Offset<Binding>> args = {
-      CreateBinding(b, BindingKind_Weight, 0, 0, 0),
+      s.packBytes ? CreateBinding(b, BindingKind_Pack, s.packIndex, 0, s.packBytes)
+                  : CreateBinding(b, BindingKind_Weight, 0, 0, 0),
       CreateBinding(b, BindingKind_Input, 0, 0, 0),
       CreateBinding(b, BindingKind_Scratch, 0, s.scratchOffset, 128)};
   std::vector<GridDim> grid = {GridDim(0, 1, 16), GridDim(1, 0, 1),
@@ -253,6 +256,12 @@ TEST(Bundle, MoreSemanticRules) {
   EXPECT_EQ(msg({.smem = 200000, .target = Target_SM80}),
             "kernels[0].smem=200000 exceeds device limit 166912");
   EXPECT_EQ(msg({.flags = 2}), "header.flags=2 has unknown bits");
+  // A weight pack: the bytes from a weight's offset, inside the weight section.
+  EXPECT_EQ(msg({.packBytes = 64}), "");
+  EXPECT_EQ(msg({.packBytes = 65}), "entry_points[0].steps[0].args[0] pack [4096, +65) "
+                                    "exceeds the weight section");
+  EXPECT_EQ(msg({.packBytes = 64, .packIndex = 1}),
+            "entry_points[0].steps[0].args[0].index=1 is out of range (1)");
   // The runtime grows an appended input's leading extent: it must be dynamic.
   EXPECT_EQ(msg({.idsShape = {4}, .idsAppendsRows = true}),
             "entry_points[0].inputs[0].appends_rows is set on a tensor whose leading extent is "

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -35,10 +36,27 @@ nlohmann::json &textConfig(nlohmann::json &root) {
 }
 
 /// The config cut to its first `layers` layers: the layer count, and the
-/// 1-indexed KDA/MLA lists keep the layers that remain.
-nlohmann::json cut(nlohmann::json root, int64_t layers) {
+/// 1-indexed KDA/MLA lists keep the layers that remain. An AttnRes block
+/// longer than the cut would leave out the layers that seal a block (K3's
+/// 12, 24, ...), a kind of their own: the cut's blocks are then half its
+/// depth, so that both compiles hold the same layer kinds and the ratio
+/// measures depth alone. `note` says so.
+nlohmann::json cut(nlohmann::json root, int64_t layers, std::string &note) {
   nlohmann::json &text = textConfig(root);
+  const int64_t depth = text["num_hidden_layers"].get<int64_t>(); // checked by the caller
   text["num_hidden_layers"] = layers;
+  if (text.contains("attn_res_block_size") && text["attn_res_block_size"].is_number_integer()) {
+    // Layer l seals a block when l % block == 0 (Config::seals); layer 0
+    // is the first read's, not a seal kind.
+    int64_t block = text["attn_res_block_size"].get<int64_t>();
+    if (block > 0 && block >= layers && block < depth) {
+      int64_t shorter = std::max<int64_t>(1, layers / 2);
+      text["attn_res_block_size"] = shorter;
+      note = "the " + std::to_string(layers) + "-layer cut has AttnRes blocks of " +
+             std::to_string(shorter) + " (the model's " + std::to_string(block) +
+             "), so that it seals a block as the full depth does";
+    }
+  }
   if (text.contains("linear_attn_config"))
     for (const char *key : {"kda_layers", "full_attn_layers"}) {
       nlohmann::json &list = text["linear_attn_config"][key];
@@ -140,7 +158,10 @@ int runCompileBench(int argc, char **argv) {
     std::ofstream(d + "/config.json") << j.dump(1);
     return d;
   };
-  std::string shallow = writeConfig("cut", cut(config, layers));
+  std::string note;
+  std::string shallow = writeConfig("cut", cut(config, layers, note));
+  if (!note.empty())
+    std::printf("note: %s\n", note.c_str());
   std::string deep = writeConfig("full", config);
 
   std::printf("target   layers  seconds  kernels  code_bytes\n");
