@@ -817,6 +817,11 @@ def K3GpuDedupeKernelsPass : Pass<"k3-gpu-dedupe-kernels", "::mlir::ModuleOp"> {
     set of `gpu.module`s that are identical but for their names (same body,
     same types, same attributes such as the known block size) and points
     every `gpu.launch_func` at it, as IREE deduplicates its dispatches.
+    First, a kernel argument with a static strided offset that only
+    `memref.load`, `memref.store` and `memref.dim` use gets a dynamic
+    offset (the launches cast their operand to it): the decode step's copies
+    into the AttnRes blocks' stack, one per seal, differed only in that
+    offset (K3: 8 kernels that are now one).
 
     ```mlir
     gpu.launch_func @f_kernel::@f_kernel ...

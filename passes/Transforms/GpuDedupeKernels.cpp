@@ -2,13 +2,18 @@
 //
 // Part of k3. Implements k3-gpu-dedupe-kernels: after gpu-kernel-outlining
 // (a gpu.module per launch), the modules that differ only in their names
-// become one, and every launch of them launches the first.
+// become one, and every launch of them launches the first. A kernel
+// argument's static offset is made dynamic first where only loads and
+// stores read the argument: the copies into the AttnRes blocks' stack at
+// each seal (K3: 8 of them per decode step) differ only in that offset,
+// which load/store folding had baked into their types.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -51,11 +56,62 @@ std::string structuralKey(gpu::GPUModuleOp module) {
   return key;
 }
 
+/// Makes the static offset of every strided memref argument of a kernel
+/// dynamic where the kernel only loads, stores or asks its sizes (ops that
+/// take any layout), and casts the launches' operands to match: the offset
+/// then arrives with the descriptor, as every other field does.
+void dynamicOffsets(ModuleOp top) {
+  MLIRContext *ctx = top.getContext();
+  bool any = false;
+  for (auto module : top.getOps<gpu::GPUModuleOp>())
+    for (auto fn : module.getOps<gpu::GPUFuncOp>()) {
+      if (!fn.isKernel())
+        continue;
+      SmallVector<Type> types(fn.getArgumentTypes());
+      bool changed = false;
+      for (BlockArgument arg : fn.getArguments()) {
+        auto type = dyn_cast<MemRefType>(arg.getType());
+        auto strided = type ? dyn_cast<StridedLayoutAttr>(type.getLayout()) : nullptr;
+        if (!strided || ShapedType::isDynamic(strided.getOffset()) ||
+            !llvm::all_of(arg.getUsers(), [](Operation *user) {
+              return isa<memref::LoadOp, memref::StoreOp, memref::DimOp>(user);
+            }))
+          continue;
+        auto dynamic = MemRefType::get(
+            type.getShape(), type.getElementType(),
+            StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strided.getStrides()),
+            type.getMemorySpace());
+        arg.setType(dynamic);
+        types[arg.getArgNumber()] = dynamic;
+        changed = true;
+      }
+      if (changed)
+        fn.setFunctionType(FunctionType::get(ctx, types, {}));
+      any |= changed;
+    }
+  if (!any)
+    return;
+  top.walk([&](gpu::LaunchFuncOp launch) {
+    auto fn = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(launch, launch.getKernel());
+    if (!fn)
+      return;
+    MutableOperandRange operands = launch.getKernelOperandsMutable();
+    OpBuilder b(launch);
+    for (unsigned i = 0; i < operands.size() && i < fn.getNumArguments(); ++i) {
+      Value v = operands[i].get();
+      Type want = fn.getArgumentTypes()[i];
+      if (v.getType() != want && isa<MemRefType>(want))
+        operands[i].set(memref::CastOp::create(b, launch.getLoc(), want, v));
+    }
+  });
+}
+
 struct K3GpuDedupeKernelsPass : k3::impl::K3GpuDedupeKernelsPassBase<K3GpuDedupeKernelsPass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp top = getOperation();
+    dynamicOffsets(top);
     // Key → the module kept; the modules to drop → the module kept.
     std::map<std::string, gpu::GPUModuleOp> kept;
     llvm::DenseMap<StringAttr, StringAttr> replacement;
