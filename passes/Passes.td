@@ -753,6 +753,43 @@ def K3SimplifyDeallocationsPass : Pass<"k3-simplify-deallocations", "::mlir::Mod
                            "::mlir::memref::MemRefDialect"];
 }
 
+def K3EntryDeallocationsPass : Pass<"k3-entry-deallocations", "::mlir::ModuleOp"> {
+  let summary = "Free an entry point's layer results after their last use";
+  let description = [{
+    Runs after `ownership-based-buffer-deallocation` (and
+    `k3-return-arguments`), before `bufferization-lower-deallocations`.
+    Deallocation frees an entry point's buffers in one
+    `bufferization.dealloc` at the end of its block, which checks at run
+    time which of them alias the returned values: every layer call's
+    results stay alive until the step ends (K3's prefill holds about 280
+    hidden states of [T, 7168] f32), and the check's code grows with the
+    depth. In a public single-block function ending in such a deallocation
+    and a return, a buffer the deallocation frees unconditionally that is a
+    `memref.alloc` of the block, or result `i` of a call whose callee
+    returns its own `memref.alloc` there (in every return, no other result
+    the same value), and that the function does not return or retain
+    (through views and casts), is freed by a `memref.dealloc` right after
+    the last op of the block that uses it or a view of it, and leaves the
+    end-of-block deallocation. A buffer that is the same as a retained
+    value is never freed by it; when nothing reads the deallocation's
+    ownership results it leaves the list too (and an empty deallocation
+    goes).
+
+    ```mlir
+    %h = call @layer(%x) : (memref<4xf32>) -> memref<4xf32>
+    %y = call @out(%h) : (memref<4xf32>) -> memref<4xf32>
+    %base, ... = memref.extract_strided_metadata %h ...
+    %o = bufferization.dealloc (%base, ...) if (%true, ...) retain (%y)
+    return %y
+    // becomes
+    %h = call @layer(%x) ...
+    %y = call @out(%h) ...
+    memref.dealloc %h
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def K3ReturnArgumentsPass : Pass<"k3-return-arguments", "::mlir::ModuleOp"> {
   let summary = "Return an entry point's updated arguments themselves, not clones";
   let description = [{

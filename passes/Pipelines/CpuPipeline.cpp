@@ -30,7 +30,8 @@
 // deallocation, spelled out as upstream's pipeline is, so that
 // k3-return-arguments runs before the deallocations are lowered: an entry
 // point returns an argument updated in place (a KDA state) as itself rather
-// than as the deallocation's clone of it. bf16 conversions are expanded to
+// than as the deallocation's clone of it; k3-entry-deallocations then frees
+// each layer call's result after its last use instead of at the end. bf16 conversions are expanded to
 // integer ops (round to nearest even): on a CPU without AVX512-BF16, LLVM
 // would otherwise call __truncsfbf2, which Debian 12's libgcc lacks.
 //
@@ -55,7 +56,7 @@ constexpr const char *kCpuStage =
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
     "ownership-based-buffer-deallocation,canonicalize,k3-simplify-deallocations,"
-    "k3-return-arguments,bufferization-lower-deallocations,cse,canonicalize,convert-bufferization-to-memref,k3-comm-to-calls,"
+    "k3-return-arguments,k3-entry-deallocations,bufferization-lower-deallocations,cse,canonicalize,convert-bufferization-to-memref,k3-comm-to-calls,"
     "convert-vector-to-scf{{full-unroll=true},{0}convert-linalg-to-parallel-loops,"
     "scf-forall-to-parallel,k3-cpu-parallel-loops,convert-scf-to-openmp,canonicalize,"
     "convert-scf-to-cf,expand-strided-metadata,"

@@ -14,7 +14,8 @@
 //          k3-gpu-fuse-elementwise (one kernel per elementwise chain),
 //          k3-lower-collectives (a sharded binary's shard ops, as on the CPU)
 //   gpu:   one-shot bufferization (an argument updated in place returned
-//          as itself: k3-return-arguments), collectives as host calls on
+//          as itself: k3-return-arguments; layer results freed after
+//          their last use: k3-entry-deallocations), collectives as host calls on
 //          the kernels' (managed) buffers (k3-comm-to-calls: NCCL at run
 //          time; k3-gpu-async-launches waits for the stream before each,
 //          as before any call), scf.forall as scf.parallel (mapped like
@@ -70,7 +71,7 @@ constexpr const char *kGpuStage =
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
     "ownership-based-buffer-deallocation,canonicalize,k3-simplify-deallocations,"
-    "k3-return-arguments,bufferization-lower-deallocations,cse,canonicalize,"
+    "k3-return-arguments,k3-entry-deallocations,bufferization-lower-deallocations,cse,canonicalize,"
     "convert-bufferization-to-memref,k3-comm-to-calls,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-moe-experts,"
     "k3-gpu-device-copies,"
     "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"
