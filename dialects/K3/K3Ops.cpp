@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -305,7 +306,13 @@ static std::optional<int64_t> denseBytes(RankedTensorType t) {
   if (!t.hasStaticShape() || !t.getElementType().isIntOrFloat() ||
       t.getElementType().getIntOrFloatBitWidth() % 8 != 0)
     return std::nullopt;
-  return t.getNumElements() * (t.getElementType().getIntOrFloatBitWidth() / 8);
+  int64_t bytes = t.getElementType().getIntOrFloatBitWidth() / 8;
+  for (int64_t d : t.getShape())
+    if (auto next = llvm::checkedMul(bytes, d))
+      bytes = *next;
+    else
+      return std::nullopt;
+  return bytes;
 }
 
 LogicalResult WeightViewOp::verify() {
@@ -316,15 +323,15 @@ LogicalResult WeightViewOp::verify() {
   std::optional<int64_t> bytes = denseBytes(out);
   if (!bytes)
     return emitOpError() << "result must have a static shape and whole-byte elements, got "
-                         << out;
+                         << out << (out.hasStaticShape() ? " (or more bytes than int64)" : "");
   const int64_t element = out.getElementType().getIntOrFloatBitWidth() / 8;
   const int64_t offset = getOffset();
   if (offset < 0 || offset % element != 0)
     return emitOpError() << "offset " << offset << " must be a non-negative multiple of the "
                          << element << "-byte element";
-  if (offset + *bytes > pack.getDimSize(0))
-    return emitOpError() << "bytes [" << offset << ", " << offset + *bytes
-                         << ") lie outside the " << pack.getDimSize(0) << "-byte pack";
+  if (*bytes > pack.getDimSize(0) || offset > pack.getDimSize(0) - *bytes)
+    return emitOpError() << "its " << *bytes << " bytes at offset " << offset
+                         << " lie outside the " << pack.getDimSize(0) << "-byte pack";
   return success();
 }
 
@@ -343,12 +350,18 @@ WeightViewOp::getAliasingValues(OpOperand &, const bufferization::AnalysisState 
 }
 
 FailureOr<bufferization::BufferLikeType>
-WeightViewOp::getBufferType(Value value, const bufferization::BufferizationOptions &,
-                            const bufferization::BufferizationState &,
-                            SmallVector<Value> &) {
-  // memref.view makes a dense, row-major buffer.
+WeightViewOp::getBufferType(Value value, const bufferization::BufferizationOptions &options,
+                            const bufferization::BufferizationState &state,
+                            SmallVector<Value> &invocationStack) {
+  // memref.view makes a dense, row-major buffer in the pack's memory space.
+  FailureOr<bufferization::BufferLikeType> pack =
+      bufferization::getBufferType(getPack(), options, state, invocationStack);
+  if (failed(pack))
+    return failure();
   auto t = cast<RankedTensorType>(value.getType());
-  return cast<bufferization::BufferLikeType>(MemRefType::get(t.getShape(), t.getElementType()));
+  return cast<bufferization::BufferLikeType>(MemRefType::get(
+      t.getShape(), t.getElementType(), MemRefLayoutAttrInterface(),
+      cast<MemRefType>(*pack).getMemorySpace()));
 }
 
 LogicalResult WeightViewOp::bufferize(RewriterBase &rewriter,
@@ -365,9 +378,11 @@ LogicalResult WeightViewOp::bufferize(RewriterBase &rewriter,
   rewriter.setInsertionPoint(*this);
   Value shift = arith::ConstantIndexOp::create(rewriter, getLoc(), getOffset());
   auto t = cast<RankedTensorType>(getResult().getType());
-  Value view = memref::ViewOp::create(rewriter, getLoc(),
-                                      MemRefType::get(t.getShape(), t.getElementType()), *pack,
-                                      shift, ValueRange{});
+  Value view = memref::ViewOp::create(
+      rewriter, getLoc(),
+      MemRefType::get(t.getShape(), t.getElementType(), MemRefLayoutAttrInterface(),
+                      packType.getMemorySpace()),
+      *pack, shift, ValueRange{});
   bufferization::replaceOpWithBufferizedValues(rewriter, *this, view);
   return success();
 }

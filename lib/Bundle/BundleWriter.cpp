@@ -426,6 +426,15 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
           return false;
         }
         const Blob &first = blobs[seen.at(dicts.front().getAs<StringAttr>("k3.weight").str())];
+        const Blob &last = blobs[seen.at(dicts.back().getAs<StringAttr>("k3.weight").str())];
+        // The binding's length is the pack's: exactly its members' bytes.
+        if (last.offset - first.offset + last.bytes != uint64_t(packType.getDimSize(0))) {
+          error = "internal: entry point '" + fn.getName().str() + "' argument " +
+                  std::to_string(i) + " is a " + std::to_string(packType.getDimSize(0)) +
+                  "-byte pack whose members take " +
+                  std::to_string(last.offset - first.offset + last.bytes);
+          return false;
+        }
         for (DictionaryAttr member : dicts) {
           const Blob &blob = blobs[seen.at(member.getAs<StringAttr>("k3.weight").str())];
           auto at = member.getAs<IntegerAttr>("k3.offset");

@@ -104,12 +104,23 @@ struct K3EntryDeallocationsPass
         auto arg = dyn_cast<BlockArgument>(buffer);
         return (arg && arg.getOwner() == &block) || ownResult(buffer);
       };
+      // And every op of the block that makes a buffer is a view, a cast,
+      // an allocation or such a call, with no regions (whose values might
+      // alias anything): the early frees then see every alias.
       bool allKnown = true;
-      for (Operation &op : block)
-        if (auto call = dyn_cast<func::CallOp>(op))
-          for (Value r : call.getResults())
-            if (isa<BaseMemRefType>(r.getType()) && !ownResult(r))
-              allKnown = false;
+      for (Operation &op : block) {
+        if (op.getNumRegions()) {
+          allKnown = false;
+          break;
+        }
+        if (isa<ViewLikeOpInterface, memref::CastOp, memref::ExtractStridedMetadataOp,
+                memref::AllocOp>(op))
+          continue;
+        for (Value r : op.getResults())
+          if (isa<BaseMemRefType>(r.getType()) &&
+              !(isa<func::CallOp>(op) && ownResult(r)))
+            allKnown = false;
+      }
       for (Value v : llvm::concat<Value>(dealloc.getMemrefs(), dealloc.getRetained(),
                                           ret.getOperands()))
         if (isa<BaseMemRefType>(v.getType()) && !known(rootOf(v)))
@@ -128,23 +139,20 @@ struct K3EntryDeallocationsPass
       // retained value) is never freed by it: when nothing reads the
       // deallocation's ownership results, it leaves the list.
       const bool resultsUnused = dealloc->use_empty();
-      SmallVector<Value> memrefs, conditions;
       SmallVector<Value> early;
       for (auto [m, c] : llvm::zip(dealloc.getMemrefs(), dealloc.getConditions())) {
         Value buffer = rootOf(m);
-        if (retained.contains(buffer)) {
-          if (!resultsUnused) {
-            memrefs.push_back(m);
-            conditions.push_back(c);
-          }
+        if (!retained.contains(buffer) && matchPattern(c, m_One()) && ownResult(buffer) &&
+            !llvm::is_contained(early, buffer))
+          early.push_back(buffer);
+      }
+      // Every entry of an early buffer leaves the deallocation, whatever
+      // its condition: a buffer listed twice is still freed once.
+      SmallVector<Value> memrefs, conditions;
+      for (auto [m, c] : llvm::zip(dealloc.getMemrefs(), dealloc.getConditions())) {
+        Value buffer = rootOf(m);
+        if (llvm::is_contained(early, buffer) || (retained.contains(buffer) && resultsUnused))
           continue;
-        }
-        if (matchPattern(c, m_One()) && ownResult(buffer)) {
-          // Listed twice, it is still freed once.
-          if (!llvm::is_contained(early, buffer))
-            early.push_back(buffer);
-          continue;
-        }
         memrefs.push_back(m);
         conditions.push_back(c);
       }

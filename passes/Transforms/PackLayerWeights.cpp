@@ -26,6 +26,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
@@ -139,10 +140,21 @@ struct K3PackLayerWeightsPass
       plan.order = byName(calls.front());
       if (llvm::any_of(calls, [&](func::CallOp c) { return byName(c) != plan.order; }))
         continue;
+      // A weight passed twice would need two places in one pack.
+      if (llvm::any_of(calls, [&](func::CallOp c) {
+            SmallVector<StringAttr> names = membersOf(c, plan);
+            return llvm::SmallDenseSet<StringAttr>(names.begin(), names.end()).size() !=
+                   names.size();
+          }))
+        continue;
       for (unsigned p : plan.order) {
-        plan.bytes = int64_t(llvm::alignTo(plan.bytes, uint64_t(alignment)));
+        // At least the element's own alignment (k3.weight_view's rule).
+        auto type = cast<RankedTensorType>(fn.getArgumentTypes()[p]);
+        uint64_t align = std::max<uint64_t>(
+            uint64_t(alignment), type.getElementType().getIntOrFloatBitWidth() / 8);
+        plan.bytes = int64_t(llvm::alignTo(plan.bytes, align));
         plan.offsets.push_back(plan.bytes);
-        plan.bytes += *bytesOf(fn.getArgumentTypes()[p]);
+        plan.bytes += *bytesOf(type);
       }
       plans[fn] = std::move(plan);
     }

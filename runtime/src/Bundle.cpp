@@ -282,6 +282,10 @@ private:
       ranges.push_back({w->offset(), w->offset() + w->length()});
     }
     std::sort(ranges.begin(), ranges.end());
+    // What a device copies (CpuExecutable::bindWeightsOnDevice): from the
+    // first weight to the end of the last; a pack must lie within it.
+    for (auto [first, last] : ranges)
+      weightsEnd = std::max(weightsEnd, last);
     for (size_t i = 1; i < ranges.size(); ++i)
       if (ranges[i].first < ranges[i - 1].second)
         return corrupt("weights overlap at file offset " +
@@ -429,11 +433,12 @@ private:
           case BindingKind_Pack:
             limit = numWeights;
             if (arg->index() < numWeights &&
-                !fits(b.weights()->Get(arg->index())->offset(), arg->bytes(),
-                      h.weightsOffset + h.weightsSize))
+                (arg->bytes() == 0 ||
+                 !fits(b.weights()->Get(arg->index())->offset(), arg->bytes(), weightsEnd)))
               return corrupt(af + " pack [" +
                              std::to_string(b.weights()->Get(arg->index())->offset()) + ", +" +
-                             std::to_string(arg->bytes()) + ") exceeds the weight section");
+                             std::to_string(arg->bytes()) +
+                             ") is empty or ends past the last weight");
             break;
           case BindingKind_Scratch:
             if (arg->offset() % kAlignment)
@@ -463,6 +468,7 @@ private:
   const Bundle &b;
   const FileHeader &h;
   size_t budget;
+  uint64_t weightsEnd = 0; ///< the end of the last weight (weights())
 };
 
 } // namespace

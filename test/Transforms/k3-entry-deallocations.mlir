@@ -95,3 +95,48 @@ func.func @aliased(%x: memref<4xf32>) -> memref<4xf32> {
   %r = bufferization.dealloc (%a, %m : memref<4xf32>, memref<4xf32>) if (%true, %true) retain (%m : memref<4xf32>)
   return %m : memref<4xf32>
 }
+
+// -----
+
+// %a listed twice, once under a condition: freed early once, and neither
+// entry stays in the deallocation (which would free it again).
+// CHECK-LABEL: func.func @twice(
+// CHECK: %[[A:.+]] = call @fresh(%arg0)
+// CHECK-NEXT: %[[U:.+]] = call @fresh(%[[A]])
+// CHECK-NEXT: memref.cast %[[A]]
+// CHECK-NEXT: memref.dealloc %[[A]]
+// CHECK-NEXT: return %[[U]]
+func.func private @fresh(%x: memref<4xf32>) -> memref<4xf32> {
+  %y = memref.alloc() : memref<4xf32>
+  return %y : memref<4xf32>
+}
+func.func @twice(%x: memref<4xf32>, %c: i1) -> memref<4xf32> {
+  %true = arith.constant true
+  %a = call @fresh(%x) : (memref<4xf32>) -> memref<4xf32>
+  %u = call @fresh(%a) : (memref<4xf32>) -> memref<4xf32>
+  %v = memref.cast %a : memref<4xf32> to memref<?xf32>
+  %r = bufferization.dealloc (%a, %v, %u : memref<4xf32>, memref<?xf32>, memref<4xf32>) if (%true, %c, %true) retain (%u : memref<4xf32>)
+  return %u : memref<4xf32>
+}
+
+// -----
+
+// A value made in a region (or by an op that is neither a view nor a call
+// of known results) may alias a buffer under another name: the function
+// keeps its deallocation.
+// CHECK-LABEL: func.func @selected(
+// CHECK-NOT: memref.dealloc
+// CHECK: bufferization.dealloc
+func.func private @fresh(%x: memref<4xf32>) -> memref<4xf32> {
+  %y = memref.alloc() : memref<4xf32>
+  return %y : memref<4xf32>
+}
+func.func @selected(%x: memref<4xf32>, %c: i1) -> memref<4xf32> {
+  %true = arith.constant true
+  %a = call @fresh(%x) : (memref<4xf32>) -> memref<4xf32>
+  %b = call @fresh(%x) : (memref<4xf32>) -> memref<4xf32>
+  %s = arith.select %c, %a, %b : memref<4xf32>
+  %u = call @fresh(%s) : (memref<4xf32>) -> memref<4xf32>
+  %r = bufferization.dealloc (%a, %b, %u : memref<4xf32>, memref<4xf32>, memref<4xf32>) if (%true, %true, %true) retain (%u : memref<4xf32>)
+  return %u : memref<4xf32>
+}

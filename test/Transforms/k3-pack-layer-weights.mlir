@@ -129,3 +129,18 @@ func.func @caller(%x: tensor<2xf32>, %a: tensor<2xf32> {k3.weight = "a"},
   %4 = call @public_callee(%3, %a, %b) : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %4 : tensor<2xf32>
 }
+
+// -----
+
+// The same weight passed twice would need two places in one pack: the
+// function stays as it is.
+// CHECK-LABEL: func.func private @twice(%arg0: tensor<2xf32>, %arg1: tensor<2xf32>, %arg2: tensor<2xf32>)
+func.func private @twice(%x: tensor<2xf32>, %a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {
+  %y = arith.addf %x, %a : tensor<2xf32>
+  %z = arith.addf %y, %b : tensor<2xf32>
+  return %z : tensor<2xf32>
+}
+func.func @twice_caller(%x: tensor<2xf32>, %a: tensor<2xf32> {k3.weight = "a"}) -> tensor<2xf32> {
+  %1 = call @twice(%x, %a, %a) : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %1 : tensor<2xf32>
+}

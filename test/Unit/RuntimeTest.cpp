@@ -259,7 +259,7 @@ TEST(Bundle, MoreSemanticRules) {
   // A weight pack: the bytes from a weight's offset, inside the weight section.
   EXPECT_EQ(msg({.packBytes = 64}), "");
   EXPECT_EQ(msg({.packBytes = 65}), "entry_points[0].steps[0].args[0] pack [4096, +65) "
-                                    "exceeds the weight section");
+                                    "is empty or ends past the last weight");
   EXPECT_EQ(msg({.packBytes = 64, .packIndex = 1}),
             "entry_points[0].steps[0].args[0].index=1 is out of range (1)");
   // The runtime grows an appended input's leading extent: it must be dynamic.
