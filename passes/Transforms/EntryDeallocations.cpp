@@ -24,6 +24,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
 
 #define DEBUG_TYPE "k3-entry-deallocations"
 
@@ -139,19 +140,18 @@ struct K3EntryDeallocationsPass
       // retained value) is never freed by it: when nothing reads the
       // deallocation's ownership results, it leaves the list.
       const bool resultsUnused = dealloc->use_empty();
-      SmallVector<Value> early;
+      llvm::SetVector<Value> early;
       for (auto [m, c] : llvm::zip(dealloc.getMemrefs(), dealloc.getConditions())) {
         Value buffer = rootOf(m);
-        if (!retained.contains(buffer) && matchPattern(c, m_One()) && ownResult(buffer) &&
-            !llvm::is_contained(early, buffer))
-          early.push_back(buffer);
+        if (!retained.contains(buffer) && matchPattern(c, m_One()) && ownResult(buffer))
+          early.insert(buffer);
       }
       // Every entry of an early buffer leaves the deallocation, whatever
       // its condition: a buffer listed twice is still freed once.
       SmallVector<Value> memrefs, conditions;
       for (auto [m, c] : llvm::zip(dealloc.getMemrefs(), dealloc.getConditions())) {
         Value buffer = rootOf(m);
-        if (llvm::is_contained(early, buffer) || (retained.contains(buffer) && resultsUnused))
+        if (early.contains(buffer) || (retained.contains(buffer) && resultsUnused))
           continue;
         memrefs.push_back(m);
         conditions.push_back(c);

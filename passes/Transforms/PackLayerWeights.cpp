@@ -28,6 +28,7 @@
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -164,7 +165,6 @@ struct K3PackLayerWeightsPass
     // both keep their weight arguments. Dropping a function can only
     // remove conflicts, so this ends.
     for (bool changed = true; changed;) {
-      changed = false;
       llvm::StringMap<std::pair<std::string, func::FuncOp>> packOf;
       llvm::SetVector<func::FuncOp> dropped;
       for (auto &[fn, plan] : plans)
