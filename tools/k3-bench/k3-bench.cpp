@@ -4,6 +4,7 @@
 // ratios (DESIGN.md §7).
 //
 //   k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] [--decode=N] [--threads=1,2]
+//                [--no-reference]
 //   k3-bench kda [--tokens=4096 --heads=4 --dk=128 --dv=128 ...] (KdaBench.cpp)
 //   k3-bench mla [--context=4096 --heads=16 ...] (MlaBench.cpp)
 //   k3-bench moe [--tokens=512 --experts=64 --top-k=8 ...] (MoeBench.cpp)
@@ -66,8 +67,9 @@ const char kUsage[] =
     "\n"
     "Models:\n"
     "  cpu CHECKPOINT_DIR BINARY.k3b [--prompt=32] [--decode=8] [--threads=N[,N...]]\n"
+    "      [--no-reference]\n"
     "      prefill and decode tokens/s per thread count, decode bytes/token and GB/s vs a\n"
-    "      triad, compiled vs reference\n"
+    "      triad, compiled vs reference (unless --no-reference)\n"
     "  ttft BINARY.k3b [--prompt= --cached= --block-tokens= --prefill-chunk= --repeat=]\n"
     "      time to first token with a cached prefix vs a full prefill\n"
     "  compile MODEL_DIR [--layers=4 --targets=cpu,sm_90a --ptxas=PATH|none]\n"
@@ -111,16 +113,29 @@ int main(int argc, char **argv) {
                 "': cpu, ttft, compile, gemm, kda, mla, moe or device (see --help)");
   if (argc < 4)
     return fail("usage: k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] [--decode=N] "
-                "[--threads=N[,N...]] (see --help)");
+                "[--threads=N[,N...]] [--no-reference] (see --help)");
   std::string dir = argv[2], path = argv[3];
   int prompt = 32, decode = 8;
+  bool reference = true;
   std::vector<int> threadCounts; // empty: the runtime's default
+  auto count = [](const std::string &text, int &out) {
+    char *end = nullptr;
+    long n = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end || n < 0 || n > 1 << 20)
+      return false;
+    out = int(n);
+    return true;
+  };
   for (int i = 4; i < argc; ++i) {
     std::string a = argv[i];
-    if (a.rfind("--prompt=", 0) == 0)
-      prompt = std::stoi(a.substr(9));
-    else if (a.rfind("--decode=", 0) == 0)
-      decode = std::stoi(a.substr(9));
+    if (a.rfind("--prompt=", 0) == 0) {
+      if (!count(a.substr(9), prompt))
+        return fail("--prompt takes a token count, not '" + a.substr(9) + "'");
+    } else if (a.rfind("--decode=", 0) == 0) {
+      if (!count(a.substr(9), decode))
+        return fail("--decode takes a step count, not '" + a.substr(9) + "'");
+    } else if (a == "--no-reference")
+      reference = false;
     else if (a.rfind("--threads=", 0) == 0) {
       // One count, or several (1,2): each measured in turn, in this run.
       std::string list = a.substr(10);
@@ -195,19 +210,25 @@ int main(int argc, char **argv) {
   double compiledPrefill = timed.back().prefill, compiledDecode = timed.back().decode;
   int32_t next = timed.back().next;
 
-  // Reference (fp32) on the same tokens.
-  k3::ref::Model<float> ref(*ck);
-  auto rs = ref.initialState();
-  auto t = Clock::now();
-  std::vector<float> logits = ref.forward(ids, rs);
-  double refPrefill = since(t);
-  int32_t rnext = k3rt::argmax(logits.data() + (prompt - 1) * vocab, vocab);
-  t = Clock::now();
-  for (int i = 0; i < decode; ++i) {
-    logits = ref.forward({rnext}, rs);
-    rnext = k3rt::argmax(logits.data(), vocab);
+  // Reference (fp32) on the same tokens: slow (k3-small: a minute for a
+  // 512-token prompt), so a run that only compares thread counts or
+  // engines may leave it out.
+  double refPrefill = 0, refDecode = 0;
+  int32_t rnext = -1;
+  if (reference) {
+    k3::ref::Model<float> ref(*ck);
+    auto rs = ref.initialState();
+    auto t = Clock::now();
+    std::vector<float> logits = ref.forward(ids, rs);
+    refPrefill = since(t);
+    rnext = k3rt::argmax(logits.data() + (prompt - 1) * vocab, vocab);
+    t = Clock::now();
+    for (int i = 0; i < decode; ++i) {
+      logits = ref.forward({rnext}, rs);
+      rnext = k3rt::argmax(logits.data(), vocab);
+    }
+    refDecode = since(t);
   }
-  double refDecode = since(t);
 
   std::printf("model: %s, prompt %d tokens, %d decode steps\n", dir.c_str(),
               prompt, decode);
@@ -227,6 +248,10 @@ int main(int argc, char **argv) {
                 t.threads, prompt / t.prefill, decode / t.decode,
                 timed.front().prefill / t.prefill, timed.front().decode / t.decode,
                 t.next == timed.front().next ? "yes" : "no", gbps, triad, gbps / triad);
+  }
+  if (!reference) {
+    k3rt_bundle_release(bundle);
+    return 0;
   }
   std::printf("prefill_tokens_per_s: compiled %.1f reference %.1f\n",
               prompt / compiledPrefill, prompt / refPrefill);

@@ -78,14 +78,15 @@ def placeholder_vocab(hparams: dict) -> tuple[list[str], list[int], dict[str, in
     return tokens, types, special
 
 
-def install_transformers_stub() -> None:
+def install_transformers_stub() -> bool:
     """conversion/base.py imports transformers.AutoConfig at module level but
     falls back to reading config.json when AutoConfig fails. Without
     transformers installed, stand in a module whose AutoConfig/AutoTokenizer
-    always fail, so that fallback is taken."""
+    always fail, so that fallback is taken. Returns whether the real
+    transformers is there (the tokenizer's conversion needs it)."""
     try:
         import transformers  # noqa: F401
-        return
+        return True
     except ImportError:
         pass
     import types
@@ -100,6 +101,7 @@ def install_transformers_stub() -> None:
     stub.AutoTokenizer = _Unavailable
     stub.__getattr__ = lambda name: _Unavailable  # any other name: fails on use
     sys.modules["transformers"] = stub
+    return False
 
 
 def patch_old_torch() -> None:
@@ -125,7 +127,7 @@ def main() -> None:
         sys.exit(f"convert_kimi_linear_gguf.py: no convert_hf_to_gguf.py in {src}")
     sys.path.insert(0, str(src))
     sys.path.insert(1, str(src / "gguf-py"))
-    install_transformers_stub()
+    have_transformers = install_transformers_stub()
     patch_old_torch()
 
     import convert_hf_to_gguf  # noqa: E402  (adds gguf-py itself too)
@@ -136,10 +138,14 @@ def main() -> None:
     orig_set_gguf_parameters = KimiLinearModel.set_gguf_parameters
 
     def set_vocab(self) -> None:
-        if any((self.dir_model / f).is_file() for f in TOKENIZER_FILES):
+        has_tokenizer = any((self.dir_model / f).is_file() for f in TOKENIZER_FILES)
+        if has_tokenizer and have_transformers:
             return orig_set_vocab(self)
-        logger.warning("no tokenizer in %s: writing a placeholder vocabulary of %d tokens",
-                       self.dir_model, self.hparams["vocab_size"])
+        # llama.cpp converts a tokenizer through transformers; without it a
+        # benchmark still runs on token ids alone.
+        logger.warning("%s in %s: writing a placeholder vocabulary of %d tokens",
+                       "tokenizer present but transformers not installed" if has_tokenizer
+                       else "no tokenizer", self.dir_model, self.hparams["vocab_size"])
         tokens, types, special = placeholder_vocab(self.hparams)
         w = self.gguf_writer
         w.add_tokenizer_model("gpt2")
