@@ -2,8 +2,8 @@
 # compare-llama-cpp.sh: k3 and llama.cpp on the same Kimi Linear weights,
 # prefill (512 tokens) and decode (32 steps after a 512-token context) at 1
 # and 2 threads, the two engines interleaved round by round so that both see
-# the same machine (a shared VM's speed drifts by tens of percent within an
-# hour: compare within a round, not across rounds or days).
+# the same machine (a shared VM's speed drifts by tens of percent within
+# minutes: compare within a round, not across rounds or days).
 #
 # Usage:
 #   compare-llama-cpp.sh CHECKPOINT_DIR BINARY.k3b LLAMA_BIN_DIR MODEL.gguf [ROUNDS]
@@ -26,6 +26,7 @@ CKPT=$1 K3B=$2 LLAMA=$3 GGUF=$4 ROUNDS=${5:-3}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 K3_BIN=${K3_BIN:-$HERE/../../build/bin}
 THREADS=${THREADS:-1,2} PROMPT=${PROMPT:-512} DECODE=${DECODE:-32}
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "compare-llama-cpp.sh: ROUNDS must be a positive count, not '$ROUNDS'" >&2; exit 2; }
 for f in "$K3_BIN/k3-bench" "$LLAMA/llama-bench"; do
   [[ -x $f ]] || { echo "compare-llama-cpp.sh: no $f" >&2; exit 1; }
 done
@@ -33,28 +34,36 @@ for f in "$K3B" "$GGUF" "$CKPT/config.json"; do
   [[ -f $f ]] || { echo "compare-llama-cpp.sh: no $f" >&2; exit 1; }
 done
 
-results=$(mktemp)
-trap 'rm -f "$results"' EXIT
+results=$(mktemp) out=$(mktemp) log=$(mktemp)
+trap 'rm -f "$results" "$out" "$log"' EXIT
+# Runs "$@" with stdout to $out; on failure, says which command and shows
+# its stderr.
+run() {
+  if ! "$@" >"$out" 2>"$log"; then
+    echo "compare-llama-cpp.sh: failed: $*" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+}
+# llama-bench's JSON lines as "round R llama.cpp threads T WHAT TOKENS/S".
+llama_rows() {
+  /usr/bin/python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    j = json.loads(line)
+    print("round %s llama.cpp threads %d %s %.1f" % (sys.argv[2], j["n_threads"], sys.argv[3], j["avg_ts"]))
+' "$out" "$1" "$2" | tee -a "$results"
+}
 for ((r = 1; r <= ROUNDS; ++r)); do
   # llama.cpp: prompt processing, then generation after a context of PROMPT
   # tokens (-d), as k3-bench's decode runs after its prompt.
-  "$LLAMA/llama-bench" -m "$GGUF" -t "$THREADS" -p "$PROMPT" -n 0 -o jsonl 2>/dev/null |
-    /usr/bin/python3 -c '
-import json, sys
-for line in sys.stdin:
-    j = json.loads(line)
-    print("round '"$r"' llama.cpp threads %d prefill %.1f" % (j["n_threads"], j["avg_ts"]))' |
-    tee -a "$results"
-  "$LLAMA/llama-bench" -m "$GGUF" -t "$THREADS" -p 0 -n "$DECODE" -d "$PROMPT" -o jsonl 2>/dev/null |
-    /usr/bin/python3 -c '
-import json, sys
-for line in sys.stdin:
-    j = json.loads(line)
-    print("round '"$r"' llama.cpp threads %d decode %.1f" % (j["n_threads"], j["avg_ts"]))' |
-    tee -a "$results"
-  "$K3_BIN/k3-bench" cpu "$CKPT" "$K3B" --prompt="$PROMPT" --decode="$DECODE" \
-    --threads="$THREADS" --no-reference |
-    awk -v r="$r" '/^threads / { t = $2; sub(":", "", t); print "round " r " k3 threads " t " prefill " $4; print "round " r " k3 threads " t " decode " $6 }' |
+  run "$LLAMA/llama-bench" -m "$GGUF" -t "$THREADS" -p "$PROMPT" -n 0 -o jsonl
+  llama_rows "$r" prefill
+  run "$LLAMA/llama-bench" -m "$GGUF" -t "$THREADS" -p 0 -n "$DECODE" -d "$PROMPT" -o jsonl
+  llama_rows "$r" decode
+  run "$K3_BIN/k3-bench" cpu "$CKPT" "$K3B" --prompt="$PROMPT" --decode="$DECODE" \
+    --threads="$THREADS" --no-reference
+  awk -v r="$r" '/^threads / { t = $2; sub(":", "", t); print "round " r " k3 threads " t " prefill " $4; print "round " r " k3 threads " t " decode " $6 }' "$out" |
     tee -a "$results"
 done
 
@@ -64,6 +73,9 @@ runs = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     w = line.split()
     runs[(w[2], int(w[4]), w[5])].append(float(w[6]))
+counts = {key: len(v) for key, v in runs.items()}
+if len(set(counts.values())) != 1 or len({k[0] for k in counts}) != 2:
+    sys.exit("compare-llama-cpp.sh: some runs printed no figures: %s" % counts)
 print("median tokens/s over the rounds; ratio = k3 / llama.cpp")
 for what in ("prefill", "decode"):
     for t in sorted({k[1] for k in runs}):
