@@ -84,6 +84,9 @@ struct LinalgForms {
   bool bf16ContractionInputs = false;
   /// convert-k3-to-linalg's `linear`: `blocked` (the CPU's GEMMs) or `dot`.
   std::string linear = "dot";
+  /// convert-k3-to-linalg's `panel-columns`: 16 (two AVX2 vectors of f32)
+  /// or 32 (two AVX-512 vectors).
+  int64_t panelColumns = 16;
   static LinalgForms cpu() {
     LinalgForms forms{"grouped", "heads", "loops", "loops", 0, "parts"};
     forms.linear = "blocked";

@@ -86,7 +86,11 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
            "How a 2-D k3.linear runs: dot (one dot product per output, the "
            "form the GPU's contraction kernels match) or blocked (a "
            "cache-blocked GEMM of packed 16-column weight panels and 6 x 16 "
-           "register tiles for 6 rows or more, BlockedGemm.cpp: the CPU form)">
+           "register tiles for 6 rows or more, BlockedGemm.cpp: the CPU form)">,
+    Option<"panelColumns", "panel-columns", "int64_t", /*default=*/"16",
+           "Columns of the CPU GEMMs' weight panels and register tiles (the "
+           "blocked linear's and the grouped MoE's): 16, two AVX2 vectors of "
+           "f32, or 32, two AVX-512 vectors (k3-compile picks it from --cpu)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

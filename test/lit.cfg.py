@@ -67,6 +67,18 @@ def runner(libs):
 
 config.substitutions.append(("%run_main", runner(runner_utils)))
 
+# The x86-64 levels this machine runs (k3-compile --cpu): features
+# x86-64-v3 (AVX2, FMA, BMI2) and x86-64-v4 (AVX-512 F, BW, CD, DQ, VL).
+try:
+    with open("/proc/cpuinfo") as f:
+        flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+except OSError:
+    flags = []
+if {"avx2", "fma", "bmi2"} <= set(flags):
+    config.available_features.add("x86-64-v3")
+    if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= set(flags):
+        config.available_features.add("x86-64-v4")
+
 # GPU kernels run on the CPU (k3-gpu-launches-to-openmp): each block an
 # OpenMP team (LLVM's libomp, Debian's libomp-dev), the warp exchange of
 # emulated mma.sync in test/Emulation. KMP_BLOCKTIME=0: a thread waiting

@@ -46,7 +46,7 @@
 namespace {
 
 constexpr const char *kTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} linear={6}},{5}k3-tile-contractions,"
+    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} linear={6} panel-columns={7}},{5}k3-tile-contractions,"
     "convert-elementwise-to-linalg,canonicalize,k3-lower-collectives";
 
 constexpr const char *kCpuStage =
@@ -104,7 +104,7 @@ void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
   add(pm, llvm::formatv(kTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill,
                         forms.router, forms.mlaSplitKeys,
                         forms.bf16ContractionInputs ? "k3-round-contraction-inputs," : "",
-                        forms.linear)
+                        forms.linear, forms.panelColumns)
               .str()
               .c_str());
 }
@@ -138,6 +138,8 @@ struct CpuPipelineOptions : mlir::PassPipelineOptions<CpuPipelineOptions> {
                                llvm::cl::init(mlir::k3::LinalgForms::cpu().mlaSplitKeys)};
   Option<std::string> linear{*this, "linear", llvm::cl::desc("blocked or dot"),
                              llvm::cl::init(mlir::k3::LinalgForms::cpu().linear)};
+  Option<int64_t> panelColumns{*this, "panel-columns", llvm::cl::desc("16 or 32"),
+                               llvm::cl::init(mlir::k3::LinalgForms::cpu().panelColumns)};
 };
 } // namespace
 
@@ -151,6 +153,7 @@ void mlir::k3::registerK3Pipelines() {
         LinalgForms forms{options.moeDispatch, options.kdaDecode, options.kdaPrefill,
                           options.router, options.mlaSplitKeys};
         forms.linear = options.linear;
+        forms.panelColumns = options.panelColumns;
         buildCpuTilesStage(pm, forms);
         buildCpuLlvmStage(pm, options.gpuReductions);
       });

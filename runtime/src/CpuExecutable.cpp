@@ -33,6 +33,12 @@ using namespace k3::bundle;
 namespace k3rt {
 namespace {
 
+/// x86-64 levels in order (each runs the ones below it); 0 for baseline,
+/// an empty name (old binaries) and "generic".
+int cpuLevelRank(const std::string &level) {
+  return level == "x86-64-v4" ? 2 : level == "x86-64-v3" ? 1 : 0;
+}
+
 int64_t elementBytes(DType t) {
   switch (t) {
   case DType_F32:
@@ -258,18 +264,14 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
       return makeStatus(K3RT_UNIMPLEMENTED,
                         "kernel '" + k->name()->str() + "' is not " +
                             (device ? "a GPU host program" : "a CPU kernel"));
-    // Kernels built for x86-64-v3 use AVX2 and FMA: refuse them on a CPU
-    // without, rather than die of SIGILL mid-run.
+    // Kernels built for a level above this machine's would die of SIGILL
+    // mid-run: refuse them here.
     std::string cpu = k->cpu() ? k->cpu()->str() : "";
-#if defined(__x86_64__)
-    if (cpu == "x86-64-v3" &&
-        !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-          __builtin_cpu_supports("bmi2")))
+    if (cpuLevelRank(cpu) > cpuLevelRank(k3rt_cpu_level()))
       return makeStatus(K3RT_UNIMPLEMENTED,
-                        "kernels '" + k->name()->str() +
-                            "' need an x86-64-v3 CPU (AVX2, FMA, BMI2), which "
-                            "this machine is not");
-#endif
+                        "kernels '" + k->name()->str() + "' need an " + cpu +
+                            " CPU, which this machine is not (it runs " + k3rt_cpu_level() +
+                            "; rebuild with k3-compile --cpu=" + k3rt_cpu_level() + ")");
     // dlopen needs a file: an anonymous in-memory one, never on disk.
     int fd = memfd_create(k->name()->c_str(), MFD_CLOEXEC);
     if (fd < 0 ||
@@ -767,6 +769,32 @@ int defaultThreads() {
 extern "C" int k3rt_set_threads(int threads) {
   gThreads.store(threads > 0 ? threads : 0);
   return k3rt_threads();
+}
+
+extern "C" const char *k3rt_cpu_level(void) {
+  static const char *const level = [] {
+    const char *best = "generic";
+#if defined(__x86_64__)
+    best = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("bmi2"))
+               ? "x86-64"
+           : __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+                   __builtin_cpu_supports("avx512vl")
+               ? "x86-64-v4"
+               : "x86-64-v3";
+#endif
+    // K3RT_CPU_LEVEL caps it (never raises it): a binary's portability to
+    // a lesser machine can be checked on this one.
+    const char *cap = getenv("K3RT_CPU_LEVEL");
+    if (cap && *cap && std::string(best) != "generic") {
+      for (const char *known : {"x86-64", "x86-64-v3", "x86-64-v4"})
+        if (std::string(cap) == known && k3rt::cpuLevelRank(known) < k3rt::cpuLevelRank(best))
+          best = known;
+    }
+    return best;
+  }();
+  return level;
 }
 
 extern "C" int k3rt_threads(void) {

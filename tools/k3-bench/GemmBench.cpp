@@ -118,6 +118,8 @@ int runGemmBench(int argc, char **argv) {
                             {2304, 9216, "Kimi Linear 48B MLP down (9216 -> 2304)"},
                             {2816, 1024, "k3-small MLP up/gate (1024 -> 2816)"}};
   std::string compiler = selfDir() + "/k3-compile";
+  // The kernels' CPU level: this machine's best unless --cpu names one.
+  std::string level = k3rt_cpu_level();
   // Both CPU forms of k3.linear, side by side: the speed-up is the point.
   std::vector<std::string> forms{"blocked", "dot"};
   for (int i = 2; i < argc; ++i) {
@@ -170,24 +172,32 @@ int runGemmBench(int argc, char **argv) {
       compiler = a.substr(13);
       continue;
     }
+    if (a.rfind("--cpu=", 0) == 0) {
+      level = a.substr(6);
+      if (level != "x86-64" && level != "x86-64-v3" && level != "x86-64-v4")
+        return fail("--cpu takes x86-64, x86-64-v3 or x86-64-v4, not '" + level + "'");
+      continue;
+    }
     return fail("unknown flag '" + a +
                 "' (gemm takes --shape=NxK --m=1,16,512 --threads=1,2 --linear=blocked,dot --repeat=N "
-                "--k3-compile=PATH)");
+                "--k3-compile=PATH --cpu=LEVEL)");
   }
   if (threadCounts.empty())
     threadCounts.push_back(k3rt_threads());
 
-  // The peak of the code k3 emits for x86-64: AVX2 FMA (x86-64-v3, 8 f32
-  // lanes), two FMA units a core (Intel since Haswell, AMD since Zen 2).
+  // The peak of the code k3 emits for the level: f32 lanes of its widest
+  // vectors (AVX-512 16, AVX2 8, SSE 4), two FMA units a core (Intel since
+  // Haswell, AMD since Zen 2; Zen 4 splits a 512-bit FMA in two, so there
+  // AVX-512 code peaks at the AVX2 figure).
   const double listed = clockGHz(), measured = measuredClockGHz();
   const double ghz = measured > 0 ? measured : listed;
-  const int lanes = 8, units = 2;
+  const int lanes = level == "x86-64-v4" ? 16 : level == "x86-64-v3" ? 8 : 4, units = 2;
   std::printf("clock: %.2f GHz measured (dependent adds, one a cycle), %.2f GHz listed "
               "(highest 'cpu MHz' in /proc/cpuinfo)\n",
               measured, listed);
-  std::printf("peak: cores x %d f32 lanes (AVX2, the CPU target's x86-64-v3) x %d FMA units x 2 "
+  std::printf("peak: cores x %d f32 lanes (%s, the kernels' --cpu=%s) x %d FMA units x 2 "
               "flops x %.2f GHz (%s clock) = %.1f GFLOP/s a core\n",
-              lanes, units, ghz, measured > 0 ? "the measured" : "the listed",
+              lanes, lanes == 16 ? "AVX-512" : lanes == 8 ? "AVX2" : "SSE", level.c_str(), units, ghz, measured > 0 ? "the measured" : "the listed",
               lanes * units * 2 * ghz);
 
   std::string tmp;
@@ -214,7 +224,8 @@ int runGemmBench(int argc, char **argv) {
     for (const std::string &linear : forms) {
       std::string source = tmp + "/gemm.mlir", binary = tmp + "/gemm-" + linear + ".k3b";
       std::ofstream(source) << moduleText(s.n, s.k);
-      if (!spawn({compiler, source, "--linear=" + linear, "-o", binary}))
+      if (!spawn({compiler, source, "--linear=" + linear,
+                  "--cpu=" + (level == "generic" ? std::string("host") : level), "-o", binary}))
         return fail("compiling " + source + " with " + compiler + " failed");
       Loaded form;
       std::string error;

@@ -193,6 +193,13 @@ static cl::opt<std::string> linearForm(
              "packed weight panels) or dot (one dot product per output, the GPU's form; "
              "the default with --contraction-inputs=bf16)"),
     cl::init("blocked"), cl::cat(k3Category));
+static cl::opt<std::string> cpuLevelName(
+    "cpu",
+    cl::desc("Instruction-set level of the CPU code (kernels, and a GPU binary's host "
+             "program): host (default; the best this machine runs: x86-64-v4 with AVX-512, "
+             "else x86-64-v3 with AVX2 and FMA, else x86-64), x86-64, x86-64-v3 or x86-64-v4. "
+             "The runtime refuses a binary above the level of the machine that loads it"),
+    cl::init("host"), cl::cat(k3Category));
 static cl::opt<std::string> moeDispatch(
     "moe-dispatch",
     cl::desc("Routed experts: grouped (the CPU default; one GEMM per expert over "
@@ -627,6 +634,12 @@ int main(int argc, char **argv) {
   // projections take the GPU's dot form unless --linear says otherwise (the
   // blocked form's panel products would round x where the GPU's MXFP4
   // linear does not).
+  std::string levelError;
+  std::string level = mlir::k3::cpuLevel(cpuLevelName, levelError);
+  if (level.empty())
+    return fail(levelError);
+  // The CPU GEMMs' panels are two vector registers wide.
+  forms.panelColumns = 2 * std::max<int64_t>(mlir::k3::cpuVectorLanes(level), 8);
   if (target == "cpu")
     forms.linear = contractionInputs == "bf16" && !linearForm.getNumOccurrences()
                        ? std::string("dot")
@@ -783,6 +796,7 @@ int main(int argc, char **argv) {
       return fail(error);
     if (compileTo == "cubin")
       return printModule(*lowered, error);
+    code.cpu = level;
     if (!mlir::k3::emitHostSharedObject(*lowered, code.hostObject, code.cpu, error,
                                         /*gpuHost=*/true))
       return fail(firstError.empty() ? error : error + ": " + firstError);
@@ -819,6 +833,7 @@ int main(int argc, char **argv) {
     if (compileTo == "cpu")
       return printModule(*lowered, error);
     phases.begin("object");
+    code.cpu = level;
     if (!mlir::k3::emitHostSharedObject(*lowered, code.hostObject, code.cpu, error))
       return fail(firstError.empty() ? error : error + ": " + firstError);
   }

@@ -5,16 +5,19 @@
 //
 //   for each block of kRowBlock rows          (x block: rows × K)
 //     for each block of kDepth along K        (x block: rows × kc, in L2)
-//       forall 16-column panels of W          (the CPU's threads)
-//         pack W[n0:16, k0:kc] into [kc, 16] f32   (widened once, in L1)
-//         for each 6-row tile: y[6, 16] += x[6, kc] · panel   (registers)
+//       forall P-column panels of W           (the CPU's threads)
+//         pack W[n0:P, k0:kc] into [kc, P] f32     (widened once, in L1)
+//         for each 6-row tile: y[6, P] += x[6, kc] · panel   (registers)
 //         the last rows % 6 as 1-row tiles
+//
+// P, the panel width, is two vector registers of f32: 16 for AVX2, 32 for
+// AVX-512 (convert-k3-to-linalg's panel-columns, from k3-compile --cpu).
 //
 // The dot-product form (`contractWeight`) streams all of W once per row of
 // x and a whole row of x per output: at K = 9216 neither stays in cache.
 // Here W is read once per row block, each packed panel serves every row
-// tile of the block, and the x block is reused by all panels. The 6 × 16
-// tile (k3-tile-contractions) keeps 12 AVX2 accumulators in registers over
+// tile of the block, and the x block is reused by all panels. The 6 × P
+// tile (k3-tile-contractions) keeps 12 vector accumulators in registers over
 // kc multiply-adds, loaded and stored once per K block. Panels are packed
 // per call (a transposing copy of W of 1/rows of the multiply-adds' work),
 // not at load time: the weights keep the [N, K] layout the decode GEMVs and
@@ -32,18 +35,23 @@ namespace mlir::k3::lowering {
 
 namespace {
 
-/// Columns of a weight panel: two AVX2 vectors of f32.
-constexpr int64_t kPanel = 16;
-/// Rows of a register tile: 6 × 16 is 12 accumulators of AVX2's 16 vector
-/// registers (plus two panel rows and a broadcast). An FMA takes 4 to 5
-/// cycles on two pipes, so 10 or more independent accumulators keep both
-/// busy; 4 × 16's 8 did not (about 80 % of the peak at best).
+/// Rows of a register tile: 6 × P is 12 accumulators (of AVX2's 16 vector
+/// registers, or AVX-512's 32), plus two panel rows and a broadcast. An FMA
+/// takes 4 to 5 cycles on two pipes, so 10 or more independent accumulators
+/// keep both busy; 4 × 16's 8 did not (about 80 % of the peak at best).
 constexpr int64_t kTileRows = 6;
 /// Rows per block, a multiple of kTileRows: x's block of kRowBlock × kDepth
 /// f32 is 240 KiB, which stays in a core's L2 while every panel reads it.
 constexpr int64_t kRowBlock = 240;
-/// K per block: a [kDepth, 16] f32 panel is 16 KiB, in L1.
+/// K per block: a [kDepth, 16] f32 panel is 16 KiB, a [kDepth, 32] one
+/// 32 KiB: in L1 (AVX-512 cores have 48 KiB or more).
 constexpr int64_t kDepth = 256;
+
+/// The panel width for N = `n`: `width`, or 16 where `width` does not
+/// divide N (0 where neither does).
+int64_t panelFor(int64_t n, int64_t width) {
+  return n % width == 0 ? width : n % 16 == 0 ? 16 : 0;
+}
 
 /// kc for `k`: the largest power of two up to kDepth dividing it, at least
 /// 16 (a shallower block repacks panels and reloads tiles for too few
@@ -55,7 +63,7 @@ int64_t depthFor(int64_t k, bool packed) {
 
 /// One row block: `c` [rows, N] += x [rows, K] · Wᵀ, K block by K block.
 Value rowBlock(OpBuilder &b, Location loc, Value x, const GemmWeight &w, Value c, int64_t n,
-               int64_t k, int64_t kc) {
+               int64_t k, int64_t kc, int64_t width) {
   Value rows = tensor::DimOp::create(b, loc, x, 0);
   // Rows in whole tiles, then the rest one by one.
   Value main = arith::SubIOp::create(
@@ -67,16 +75,16 @@ Value rowBlock(OpBuilder &b, Location loc, Value x, const GemmWeight &w, Value c
                     kb, kl, x, {kb.getIndexAttr(0), OpFoldResult(k0)},
                     {OpFoldResult(rows), kb.getIndexAttr(kc)}, ones(kb, 2));
                 return {panels(
-                    kb, kl, it[0], n, kPanel,
+                    kb, kl, it[0], n, width,
                     [&](OpBuilder &nb, Location nl, Value n0, Value block) -> Value {
-                      Value panel = weightPanel(nb, nl, wk, n0, kPanel);
+                      Value panel = weightPanel(nb, nl, wk, n0, width);
                       auto tiles = [&](Value from, Value to, int64_t height, Value into) {
                         return loop(nb, nl, from, to, cstIndex(nb, nl, height), into,
                                     [&](OpBuilder &mb, Location ml, Value m0,
                                         ValueRange acc) -> SmallVector<Value> {
                                       Value a = tile(mb, ml, xk, m0, mb.getIndexAttr(0), height, kc);
                                       Value old = tile(mb, ml, acc[0], m0, mb.getIndexAttr(0),
-                                                       height, kPanel);
+                                                       height, width);
                                       Value y = panelProduct(mb, ml, a, panel, old);
                                       return {place(mb, ml, y, acc[0], m0, mb.getIndexAttr(0))};
                                     })
@@ -91,20 +99,22 @@ Value rowBlock(OpBuilder &b, Location loc, Value x, const GemmWeight &w, Value c
 
 } // namespace
 
-bool blockedContractApplies(Value x, const GemmWeight &w) {
+bool blockedContractApplies(Value x, const GemmWeight &w, int64_t width) {
   auto xType = dyn_cast<RankedTensorType>(x.getType());
   auto wType = dyn_cast<RankedTensorType>(w.data.getType());
   if (!xType || !wType || xType.getRank() != 2 || wType.getRank() != 2 ||
       !wType.hasStaticShape() || ShapedType::isDynamic(xType.getDimSize(1)))
     return false;
   int64_t n = wType.getDimSize(0), k = xType.getDimSize(1);
-  return n % kPanel == 0 && depthFor(k, w.packed()) > 0;
+  return panelFor(n, width) > 0 && depthFor(k, w.packed()) > 0;
 }
 
-Value blockedContract(OpBuilder &b, Location loc, Value x, const GemmWeight &w) {
+Value blockedContract(OpBuilder &b, Location loc, Value x, const GemmWeight &w,
+                      int64_t width) {
   auto xType = cast<RankedTensorType>(x.getType());
   const int64_t n = cast<RankedTensorType>(w.data.getType()).getDimSize(0),
                 k = xType.getDimSize(1), kc = depthFor(k, w.packed());
+  width = panelFor(n, width);
   // A static row count below one tile (a decode step) gains nothing from
   // packing panels: the weight is read once either way.
   if (!ShapedType::isDynamic(xType.getDimSize(0)) && xType.getDimSize(0) < kTileRows)
@@ -122,7 +132,7 @@ Value blockedContract(OpBuilder &b, Location loc, Value x, const GemmWeight &w) 
                       rb, rl, x, at, {OpFoldResult(rows), rb.getIndexAttr(k)}, ones(rb, 2));
                   Value cr = tensor::ExtractSliceOp::create(
                       rb, rl, it[0], at, {OpFoldResult(rows), rb.getIndexAttr(n)}, ones(rb, 2));
-                  Value done = rowBlock(rb, rl, xr, w, cr, n, k, kc);
+                  Value done = rowBlock(rb, rl, xr, w, cr, n, k, kc, width);
                   return {place(rb, rl, done, it[0], r0, rb.getIndexAttr(0))};
                 })
         .getResult(0);

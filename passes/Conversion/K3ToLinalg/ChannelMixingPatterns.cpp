@@ -367,11 +367,12 @@ void mlir::k3::lowering::populateChannelMixingPatterns(RewritePatternSet &patter
   patterns.add<LowerRouter>(patterns.getContext(), routerPerPick);
 }
 
-void mlir::k3::lowering::populateMoePatterns(RewritePatternSet &patterns, StringRef dispatch) {
+void mlir::k3::lowering::populateMoePatterns(RewritePatternSet &patterns, StringRef dispatch,
+                                             int64_t panelColumns) {
   // The per-token form also catches what the others decline (dynamic
   // expert shapes).
   if (dispatch == "grouped")
-    populateGroupedMoePattern(patterns);
+    populateGroupedMoePattern(patterns, panelColumns);
   if (dispatch == "mma")
     populateMmaMoePattern(patterns);
   if (dispatch == "slots" || dispatch == "mma")

@@ -189,16 +189,17 @@ GemmWeight reductionBlock(OpBuilder &b, Location loc, const GemmWeight &w, Value
 
 //===--- Cache-blocked GEMM (BlockedGemm.cpp) -------------------------===//
 
-/// Whether `blockedContract` takes `x` [M, K] against the 2-D weight `w`:
-/// static K and N, N a multiple of the panel width, K of the MXFP4 block.
-bool blockedContractApplies(Value x, const GemmWeight &w);
+/// Whether `blockedContract` takes `x` [M, K] against the 2-D weight `w`
+/// with panels of `panel` columns: static K and N, N a multiple of the
+/// panel width, K of the MXFP4 block.
+bool blockedContractApplies(Value x, const GemmWeight &w, int64_t panel);
 /// `y[m, n] = Σ_k x[m, k] · W[n, k]` in f32 as a cache-blocked GEMM: blocks
-/// of rows and of K, weight panels [kc, 16] packed (and widened) per block,
-/// register tiles of 6 × 16 (1 × 16 for the last rows); falls back to
+/// of rows and of K, weight panels [kc, panel] packed (and widened) per
+/// block, register tiles of 6 × panel (1 × panel for the last rows); falls back to
 /// `contractWeight` for fewer rows than a tile (a decode step: its weight is
 /// read once either way; LLVM's vectorised dot products measured faster for
 /// k3-small's decode than weight-row tiles).
-Value blockedContract(OpBuilder &b, Location loc, Value x, const GemmWeight &w);
+Value blockedContract(OpBuilder &b, Location loc, Value x, const GemmWeight &w, int64_t panel);
 
 
 /// `x [R, K]` rounded to MXFP8 E4M3 in blocks of 32 along K (OCP floor
@@ -220,7 +221,9 @@ LogicalResult moeWeights(PatternRewriter &b, MoeOp op, GemmWeight &w1, GemmWeigh
                          GemmWeight &w2);
 
 /// `blockedLinear`: a 2-D k3.linear as `blockedContract` where it applies.
-void populatePlumbingPatterns(RewritePatternSet &patterns, bool blockedLinear);
+/// `panelColumns`: the blocked GEMM's panel width (16 or 32).
+void populatePlumbingPatterns(RewritePatternSet &patterns, bool blockedLinear,
+                              int64_t panelColumns);
 /// `routerPerPick`: the router as one loop nest over (token, pick), the
 /// GPU form, else a loop over tokens.
 void populateChannelMixingPatterns(RewritePatternSet &patterns, bool routerPerPick);
@@ -250,8 +253,9 @@ void populateMlaAbsorbedPatterns(RewritePatternSet &patterns, int64_t splitKeys,
 /// as k3.moe_experts, MmaMoePattern.cpp, the rest as slots) or "per-token"
 /// (the per-token loop, ChannelMixingPatterns.cpp, which also catches what
 /// the others decline).
-void populateMoePatterns(RewritePatternSet &patterns, StringRef dispatch);
-void populateGroupedMoePattern(RewritePatternSet &patterns);
+void populateMoePatterns(RewritePatternSet &patterns, StringRef dispatch,
+                         int64_t panelColumns = 16);
+void populateGroupedMoePattern(RewritePatternSet &patterns, int64_t panelColumns);
 void populateMmaMoePattern(RewritePatternSet &patterns);
 void populateSlotMoePattern(RewritePatternSet &patterns);
 

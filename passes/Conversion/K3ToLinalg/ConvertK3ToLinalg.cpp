@@ -69,6 +69,12 @@ struct ConvertK3ToLinalgPass
           << "convert-k3-to-linalg: linear must be dot or blocked, got '" << linear << "'";
       return signalPassFailure();
     }
+    if (panelColumns != 16 && panelColumns != 32) {
+      emitError(getOperation()->getLoc())
+          << "convert-k3-to-linalg: panel-columns must be 16 or 32, got "
+          << int64_t(panelColumns);
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     // chunks: the kernel where it applies, the scan for the rest.
     if (kdaPrefill == "chunks")
@@ -79,8 +85,8 @@ struct ConvertK3ToLinalgPass
     // shapes; a dynamic step stays and a later stage reports it).
     if (kdaDecode == "kernel")
       k3::lowering::populateKdaStepPatterns(patterns);
-    k3::lowering::populateMoePatterns(patterns, moeDispatch);
-    k3::lowering::populatePlumbingPatterns(patterns, linear == "blocked");
+    k3::lowering::populateMoePatterns(patterns, moeDispatch, panelColumns);
+    k3::lowering::populatePlumbingPatterns(patterns, linear == "blocked", panelColumns);
     k3::lowering::populateChannelMixingPatterns(patterns, router == "picks");
     k3::lowering::populateMixingPatterns(patterns);
     k3::lowering::populateTokenMixingPatterns(patterns);

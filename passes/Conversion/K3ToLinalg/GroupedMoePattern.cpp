@@ -10,13 +10,16 @@
 //
 // Then, per expert with tokens, the latent rows z[p / k] of its group are
 // gathered once, and its two GEMMs run over the group in register tiles of
-// 4 rows × 16 columns (k3-tile-contractions) against [K, 16] weight panels,
+// 4 rows × P columns (k3-tile-contractions) against [K, P] weight panels,
 // each decoded once per expert from MXFP4 (or converted from bf16/f32):
 //
-//   GEMM1: for each 16-column panel of w1 and w3, h = glu(z·w1ᵀ, z·w3ᵀ)
+//   GEMM1: for each P-column panel of w1 and w3, h = glu(z·w1ᵀ, z·w3ᵀ)
 //          right on the tile (the SiTU-GLU or SwiGLU epilogue);
-//   GEMM2: for each 16-column panel of w2, u[t] += w[p] · (h·w2ᵀ) per row
+//   GEMM2: for each P-column panel of w2, u[t] += w[p] · (h·w2ᵀ) per row
 //          of the tile, in f32 (the routing-weight epilogue and combine).
+//
+// P is two vector registers of f32 (panel-columns: 16 for AVX2, 32 for
+// AVX-512), or the largest power of two dividing the dimension below it.
 //
 // No loop runs per token outside the two O(T·k) metadata passes and the
 // gather; the padding costs at most 3 rows per expert. An op with a static
@@ -58,7 +61,8 @@ Value filled(OpBuilder &b, Location loc, OpFoldResult size, Value value) {
 }
 
 struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerMoeGrouped(MLIRContext *ctx, int64_t panel)
+      : OpRewritePattern(ctx, /*benefit=*/1), panel(panel) {}
 
   LogicalResult matchAndRewrite(MoeOp op, PatternRewriter &b) const override {
     GemmWeight w1, w3, w2;
@@ -81,7 +85,7 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
     const int64_t k = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(1);
     if (ShapedType::isDynamic(k) || k < 1)
       return b.notifyMatchFailure(op, "grouped GEMMs need a static top-k of at least 1");
-    const int64_t nt1 = fit(ie, 16), nt2 = fit(dl, 16);
+    const int64_t nt1 = fit(ie, panel), nt2 = fit(dl, panel);
     const bool mxfp8 = op.getMxfp8Inputs();
     Type f32 = b.getF32Type(), idx = b.getIndexType();
 
@@ -260,10 +264,14 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
     finishMoe(b, op, u);
     return success();
   }
+
+private:
+  int64_t panel;
 };
 
 } // namespace
 
-void mlir::k3::lowering::populateGroupedMoePattern(RewritePatternSet &patterns) {
-  patterns.add<LowerMoeGrouped>(patterns.getContext(), /*benefit=*/1);
+void mlir::k3::lowering::populateGroupedMoePattern(RewritePatternSet &patterns,
+                                                    int64_t panelColumns) {
+  patterns.add<LowerMoeGrouped>(patterns.getContext(), panelColumns);
 }

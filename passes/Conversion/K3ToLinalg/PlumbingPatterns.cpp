@@ -56,14 +56,15 @@ struct LowerEmbed : OpRewritePattern<EmbedOp> {
 /// y = x · Wᵀ; MXFP4 weights are decoded inside the dot products (or into
 /// the blocked GEMM's panels).
 struct LowerLinear : OpRewritePattern<LinearOp> {
-  LowerLinear(MLIRContext *ctx, bool blocked) : OpRewritePattern(ctx), blocked(blocked) {}
+  LowerLinear(MLIRContext *ctx, bool blocked, int64_t panel)
+      : OpRewritePattern(ctx), blocked(blocked), panel(panel) {}
   LogicalResult matchAndRewrite(LinearOp op, PatternRewriter &b) const override {
     FailureOr<GemmWeight> w = gemmWeight(b, op, op.getWeight(), op.getScales());
     if (failed(w))
       return failure();
     Location loc = op.getLoc();
-    Value acc = blocked && blockedContractApplies(op.getX(), *w)
-                    ? blockedContract(b, loc, op.getX(), *w)
+    Value acc = blocked && blockedContractApplies(op.getX(), *w, panel)
+                    ? blockedContract(b, loc, op.getX(), *w, panel)
                     : contractWeight(b, loc, op.getX(), *w);
     auto type = cast<RankedTensorType>(op.getY().getType());
     b.replaceOp(op, withElementType(b, loc, acc, type.getElementType()));
@@ -72,22 +73,25 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
 
 private:
   bool blocked;
+  int64_t panel;
 };
 
 /// logits = x · Wᵀ over the vocabulary (the blocked GEMM for a prompt's
 /// rows, as k3.linear).
 struct LowerLmHead : OpRewritePattern<LmHeadOp> {
-  LowerLmHead(MLIRContext *ctx, bool blocked) : OpRewritePattern(ctx), blocked(blocked) {}
+  LowerLmHead(MLIRContext *ctx, bool blocked, int64_t panel)
+      : OpRewritePattern(ctx), blocked(blocked), panel(panel) {}
   LogicalResult matchAndRewrite(LmHeadOp op, PatternRewriter &b) const override {
     GemmWeight w{op.getWeight(), Value()};
-    b.replaceOp(op, blocked && blockedContractApplies(op.getX(), w)
-                        ? blockedContract(b, op.getLoc(), op.getX(), w)
+    b.replaceOp(op, blocked && blockedContractApplies(op.getX(), w, panel)
+                        ? blockedContract(b, op.getLoc(), op.getX(), w, panel)
                         : contract(b, op.getLoc(), op.getX(), op.getWeight()));
     return success();
   }
 
 private:
   bool blocked;
+  int64_t panel;
 };
 
 /// y = x · rsqrt(mean(x²) + eps) · w [· sigmoid(gate)] over the last dim.
@@ -171,7 +175,8 @@ struct LowerSigmoid : OpRewritePattern<SigmoidOp> {
 } // namespace
 
 void mlir::k3::lowering::populatePlumbingPatterns(RewritePatternSet &patterns,
-                                                  bool blockedLinear) {
+                                                  bool blockedLinear,
+                                                  int64_t panelColumns) {
   patterns.add<LowerEmbed, LowerL2Norm, LowerRmsNorm, LowerSigmoid>(patterns.getContext());
-  patterns.add<LowerLinear, LowerLmHead>(patterns.getContext(), blockedLinear);
+  patterns.add<LowerLinear, LowerLmHead>(patterns.getContext(), blockedLinear, panelColumns);
 }

@@ -85,6 +85,12 @@ uint32_t k3rt_runtime_format_version(void);
 int k3rt_set_threads(int threads);
 int k3rt_threads(void);
 
+/* The best CPU level this machine runs, as k3-compile --cpu names it:
+ * "x86-64-v4" (AVX-512 F, BW, CD, DQ, VL on top of v3), "x86-64-v3" (AVX2,
+ * FMA, BMI2), "x86-64", or "generic" off x86-64. The runtime refuses
+ * kernels built for a level above it. */
+const char *k3rt_cpu_level(void);
+
 /*===--- Sessions: one request over a binary's CPU kernels -----------------===*/
 
 typedef struct k3rt_session_s k3rt_session_t;

@@ -1,6 +1,8 @@
 // RUN: k3-opt %s --split-input-file --convert-k3-to-linalg=linear=blocked | FileCheck %s
 // RUN: k3-opt %s --split-input-file --convert-k3-to-linalg | FileCheck %s --check-prefix=DOT
 // RUN: not k3-opt %s --split-input-file --convert-k3-to-linalg=linear=tiled 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: k3-opt %s --split-input-file --convert-k3-to-linalg="linear=blocked panel-columns=32" | FileCheck %s --check-prefix=WIDE
+// RUN: not k3-opt %s --split-input-file --convert-k3-to-linalg="linear=blocked panel-columns=24" 2>&1 | FileCheck %s --check-prefix=BADP
 
 // k3.linear as a cache-blocked GEMM (BlockedGemm.cpp): fewer rows than a
 // 6-row tile take the dot products (scf.if); otherwise blocks of 240 rows,
@@ -35,6 +37,13 @@
 //       DOT:   linalg.generic {{.+}} ins(%arg0, %arg1 : tensor<?x96xf32>, tensor<64x96xbf16>)
 //   DOT-NOT:   scf.forall
 // BAD: convert-k3-to-linalg: linear must be dot or blocked, got 'tiled'
+// BADP: convert-k3-to-linalg: panel-columns must be 16 or 32, got 24
+// With AVX-512's panel-columns=32: two 32-column panels, 6 × 32 tiles.
+// WIDE-LABEL: func.func @prompt
+//       WIDE:   scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}}) -> (tensor<?x64xf32>)
+//       WIDE:     linalg.generic {{.+}} ins(%{{.+}} : tensor<32x32xbf16>) outs(%{{.+}} : tensor<32x32xf32>)
+//       WIDE:     linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<6x32xf32>, tensor<32x32xf32>) outs(%{{.+}} : tensor<6x32xf32>) attrs = {k3.tile = array<i64: 6, 32, 1>}
+//       WIDE:     linalg.generic {{.+}} outs(%{{.+}} : tensor<1x32xf32>) attrs = {k3.tile = array<i64: 1, 32, 1>}
 func.func @prompt(%x: tensor<?x96xf32>, %w: tensor<64x96xbf16>) -> tensor<?x64xf32> {
   %y = k3.linear %x, %w : (tensor<?x96xf32>, tensor<64x96xbf16>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
@@ -107,4 +116,15 @@ func.func @logits(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<?x32x
 func.func @shallow(%x: tensor<?x24xf32>, %w: tensor<64x24xbf16>) -> tensor<?x64xf32> {
   %y = k3.linear %x, %w : (tensor<?x24xf32>, tensor<64x24xbf16>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// N = 48 is no multiple of 32: 16-column panels even with panel-columns=32.
+// WIDE-LABEL: func.func @half
+//       WIDE:   scf.forall (%{{.+}}) in (3)
+//       WIDE:     attrs = {k3.tile = array<i64: 6, 16, 1>}
+func.func @half(%x: tensor<?x96xf32>, %w: tensor<48x96xbf16>) -> tensor<?x48xf32> {
+  %y = k3.linear %x, %w : (tensor<?x96xf32>, tensor<48x96xbf16>) -> tensor<?x48xf32>
+  return %y : tensor<?x48xf32>
 }

@@ -1,6 +1,7 @@
 // RUN: k3-opt %s --convert-k3-to-linalg | FileCheck %s
 // RUN: k3-opt %s --convert-k3-to-linalg=moe-dispatch=per-token | FileCheck %s --check-prefix=TOKEN
 // RUN: not k3-opt %s --convert-k3-to-linalg=moe-dispatch=sorted 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: k3-opt %s --convert-k3-to-linalg=panel-columns=32 | FileCheck %s --check-prefix=WIDE
 
 // k3.moe as grouped expert GEMMs (MOE_MXFP4.md §7): one pass over the T·k
 // (token, expert) pairs counts each expert's tokens; offsets round each
@@ -46,6 +47,13 @@
 //       CHECK:         tensor.parallel_insert_slice %{{.+}} [%{{.+}}, 16] [1, 1] : tensor<?x16xf32> into tensor<?x64xf32>
 //   CHECK-NOT:   k3.moe
 // The per-token baseline decodes inside each dot product's reduction.
+// panel-columns=32 (AVX-512): GEMM1's 96 columns in three 32-column panels,
+// 4 × 32 tiles; GEMM2's 64 in two.
+// WIDE-LABEL: func.func @moe_mx
+//       WIDE:   scf.forall (%{{.+}}) in (3) shared_outs(%{{.+}}) -> (tensor<?x96xf32>)
+//       WIDE:     linalg.generic {{.+}} ins(%{{.+}} : tensor<4x64xf32>, tensor<64x32xf32>) outs(%{{.+}} : tensor<4x32xf32>) attrs = {k3.tile = array<i64: 4, 32, 1>}
+//       WIDE:   scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}}) -> (tensor<?x64xf32>)
+//       WIDE:     linalg.generic {{.+}} ins(%{{.+}} : tensor<4x96xf32>, tensor<96x32xf32>) outs(%{{.+}} : tensor<4x32xf32>) attrs = {k3.tile = array<i64: 4, 32, 1>}
 // TOKEN-LABEL: func.func @moe_mx
 //       TOKEN:   scf.for
 //       TOKEN:     scf.for
