@@ -947,6 +947,13 @@ def K3CpuParallelLoopsPass : Pass<"k3-cpu-parallel-loops"> {
     becomes `scf.for` loops. Results do not depend on the thread count: each
     iteration writes its own elements, and reductions stay inside one
     iteration.
+
+    A kept loop of several dimensions whose outer dimensions have 64
+    iterations or more (decided at run time where they are dynamic) runs
+    its innermost dimension as an `scf.for` inside each iteration:
+    `convert-scf-to-openmp` collapses a work-shared loop's dimensions into
+    one flat index, whose division and remainder per element keep LLVM's
+    loop vectoriser off; a serial innermost loop has unit stride.
   }];
   let options = [
     Option<"minWork", "min-work", "int64_t", /*default=*/"16384",

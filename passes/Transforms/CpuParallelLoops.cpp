@@ -83,6 +83,94 @@ void serialise(RewriterBase &rewriter, scf::ParallelOp loop) {
   rewriter.eraseOp(loop);
 }
 
+/// Moves the innermost dimension of a kept multi-dimensional `loop` into an
+/// scf.for inside it, when the other dimensions have 2 or more iterations
+/// (or a dynamic count) to share out. convert-scf-to-openmp collapses every
+/// dimension of a work-shared loop into one flat index, whose division and
+/// remainder per element keep LLVM's loop vectoriser off even a plain
+/// elementwise nest (Kimi Linear's softplus decay gate ran scalar); a
+/// serial innermost loop is a unit-stride loop it vectorises. Returns the
+/// new outer loop.
+scf::ParallelOp peelInnermost(RewriterBase &rewriter, scf::ParallelOp loop) {
+  rewriter.setInsertionPoint(loop);
+  Location loc = loop.getLoc();
+  auto outerLoop = scf::ParallelOp::create(rewriter, loc, loop.getLowerBound().drop_back(),
+                                           loop.getUpperBound().drop_back(),
+                                           loop.getStep().drop_back());
+  rewriter.setInsertionPointToStart(outerLoop.getBody());
+  auto inner = scf::ForOp::create(rewriter, loc, loop.getLowerBound().back(),
+                                  loop.getUpperBound().back(), loop.getStep().back());
+  SmallVector<Value> ivs(outerLoop.getInductionVars());
+  ivs.push_back(inner.getInductionVar());
+  Block *body = loop.getBody();
+  rewriter.eraseOp(body->getTerminator()); // scf.reduce, empty
+  rewriter.inlineBlockBefore(body, inner.getBody()->getTerminator(), ivs);
+  rewriter.eraseOp(loop);
+  return outerLoop;
+}
+
+/// Outer iterations a loop needs before its innermost dimension goes serial
+/// (`peelInnermost`): enough to share among the cores of a large machine.
+/// Fewer (a decode step's single token, a short draft) keep the collapsed
+/// loop, whose every element is work to share.
+constexpr int64_t kPeelMinOuter = 64;
+
+/// Serialises every parallel loop nested in `loop` (post-order).
+void serialiseInside(RewriterBase &rewriter, Operation *loop) {
+  SmallVector<scf::ParallelOp> inside;
+  loop->walk([&](scf::ParallelOp p) {
+    if (p != loop)
+      inside.push_back(p);
+  });
+  for (scf::ParallelOp p : inside)
+    serialise(rewriter, p);
+}
+
+/// `peelInnermost` where the outer dimensions have kPeelMinOuter iterations:
+/// decided here for static bounds, at run time (`scf.if` between the peeled
+/// loop and a copy of `loop`, its nested loops serial) for dynamic ones.
+/// Adds the loops that stay parallel to `kept`.
+void peelWhereWide(RewriterBase &rewriter, scf::ParallelOp loop,
+                   llvm::SmallPtrSetImpl<Operation *> &kept) {
+  unsigned n = loop.getNumLoops();
+  kept.insert(loop);
+  if (n < 2)
+    return;
+  int64_t outer = 1;
+  bool dynamic = false;
+  for (unsigned d = 0; d + 1 < n; ++d) {
+    int64_t trips = tripCount(loop.getLowerBound()[d], loop.getUpperBound()[d],
+                              loop.getStep()[d], -1);
+    dynamic |= trips < 0;
+    outer = mul(outer, std::max<int64_t>(trips, 1));
+  }
+  if (!dynamic) {
+    if (outer >= kPeelMinOuter)
+      kept.insert(peelInnermost(rewriter, loop));
+    return;
+  }
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  Value count = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  for (unsigned d = 0; d + 1 < n; ++d) {
+    Value span = arith::SubIOp::create(rewriter, loc, loop.getUpperBound()[d],
+                                       loop.getLowerBound()[d]);
+    Value trips = arith::CeilDivSIOp::create(rewriter, loc, span, loop.getStep()[d]);
+    count = arith::MulIOp::create(rewriter, loc, count,
+                                  arith::MaxSIOp::create(rewriter, loc, trips, zero));
+  }
+  Value wide = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, count,
+                                     arith::ConstantIndexOp::create(rewriter, loc, kPeelMinOuter));
+  auto branch = scf::IfOp::create(rewriter, loc, wide, /*withElseRegion=*/true);
+  rewriter.setInsertionPointToStart(branch.elseBlock());
+  auto narrow = cast<scf::ParallelOp>(rewriter.clone(*loop));
+  serialiseInside(rewriter, narrow);
+  kept.insert(narrow);
+  rewriter.moveOpBefore(loop, branch.thenBlock()->getTerminator());
+  kept.insert(peelInnermost(rewriter, loop));
+}
+
 /// A loop with dynamic bounds (a grouped expert GEMM over the tokens routed
 /// to one expert: none or one in a decode step) runs in parallel only when
 /// its actual iterations reach the threshold: `scf.if` between it and a
@@ -118,11 +206,9 @@ void version(RewriterBase &rewriter, scf::ParallelOp loop, int64_t minWork,
   rewriter.setInsertionPointToStart(branch.elseBlock());
   auto serial = cast<scf::ParallelOp>(rewriter.clone(*loop));
   rewriter.moveOpBefore(loop, branch.thenBlock()->getTerminator());
-  // The copy's own nested parallel loops are serial too.
-  SmallVector<scf::ParallelOp> inside;
-  serial->walk([&](scf::ParallelOp p) { inside.push_back(p); }); // post-order
-  for (scf::ParallelOp p : inside)
-    serialise(rewriter, p);
+  // The copy and its own nested parallel loops are serial.
+  serialiseInside(rewriter, serial);
+  serialise(rewriter, serial);
 }
 
 struct K3CpuParallelLoopsPass : k3::impl::K3CpuParallelLoopsPassBase<K3CpuParallelLoopsPass> {
@@ -152,10 +238,10 @@ struct K3CpuParallelLoopsPass : k3::impl::K3CpuParallelLoopsPassBase<K3CpuParall
         serialise(rewriter, loop);
         continue;
       }
-      kept.insert(loop);
       bool dynamic = ownTrips(loop, -1) < 0;
       if (dynamic)
         version(rewriter, loop, minWork, dynamicExtent);
+      peelWhereWide(rewriter, loop, kept);
     }
   }
 };

@@ -49,14 +49,24 @@ func.func @small(%m: memref<1x1024xf32>, %v: f32) {
 // A dynamic extent (a prompt's tokens) counts as 64: 64 × 512 iterations
 // are worth the pool, but the loop forks only when its actual iterations
 // (512 per token here) reach 16384, and runs a serial copy otherwise (a
-// decode step's one token, an expert routed none).
+// decode step's one token, an expert routed none). Forked, with 64 tokens
+// or more its innermost dimension is a serial loop inside each token's
+// iteration (unit stride: LLVM vectorises it; OpenMP would collapse both
+// dimensions into one flat index); with fewer, both stay parallel.
 // CHECK-LABEL: func.func @dynamic
 //       CHECK:   %[[TRIPS:.+]] = arith.ceildivsi
 //       CHECK:   %[[POS:.+]] = arith.maxsi %[[TRIPS]]
 //       CHECK:   %[[TOTAL:.+]] = arith.muli %{{.+}}, %[[POS]]
 //       CHECK:   %[[FORK:.+]] = arith.cmpi sge, %[[TOTAL]], %c16384
 //       CHECK:   scf.if %[[FORK]] {
-//       CHECK:     scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%arg1, %c512)
+//       CHECK:     %[[OUTER:.+]] = arith.muli
+//       CHECK:     %[[WIDE:.+]] = arith.cmpi sge, %[[OUTER]], %c64
+//       CHECK:     scf.if %[[WIDE]] {
+//       CHECK:       scf.parallel (%{{.+}}) = (%c0) to (%arg1) step (%c1) {
+//       CHECK:         scf.for %{{.+}} = %c0 to %c512 step %c1 {
+//       CHECK:     } else {
+//       CHECK:       scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%arg1, %c512)
+//       CHECK:     }
 //       CHECK:   } else {
 //       CHECK:     scf.for %{{.+}} = %c0 to %arg1 step %c1
 //       CHECK:       scf.for %{{.+}} = %c0 to %c512 step %c1
@@ -67,6 +77,40 @@ func.func @dynamic(%m: memref<?x512xf32>, %n: index, %v: f32) {
   %c512 = arith.constant 512 : index
   scf.parallel (%t, %d) = (%c0, %c0) to (%n, %c512) step (%c1, %c1) {
     memref.store %v, %m[%t, %d] : memref<?x512xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Static bounds decide at compile time: 128 outer iterations peel the
+// innermost dimension into a serial loop; 8 keep both parallel.
+// CHECK-LABEL: func.func @wide
+//       CHECK:   scf.parallel (%{{.+}}) = (%c0) to (%c128) step (%c1) {
+//       CHECK:     scf.for %{{.+}} = %c0 to %c512 step %c1 {
+//       CHECK:       memref.store
+// CHECK-LABEL: func.func @narrow
+//       CHECK:   scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%c8, %c4096)
+//   CHECK-NOT:   scf.for
+func.func @wide(%m: memref<128x512xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c512 = arith.constant 512 : index
+  scf.parallel (%t, %d) = (%c0, %c0) to (%c128, %c512) step (%c1, %c1) {
+    memref.store %v, %m[%t, %d] : memref<128x512xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @narrow(%m: memref<8x4096xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c4096 = arith.constant 4096 : index
+  scf.parallel (%t, %d) = (%c0, %c0) to (%c8, %c4096) step (%c1, %c1) {
+    memref.store %v, %m[%t, %d] : memref<8x4096xf32>
     scf.reduce
   }
   return
