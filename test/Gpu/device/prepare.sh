@@ -23,16 +23,21 @@ cp "$root/test/Execution/Inputs/compare_npy.py" "$out/"
 mkdir -p "$out/lib"
 cp "$(readlink -f "$(/sbin/ldconfig -p | awk '/libomp\.so\.5 /{print $NF; exit}')")" "$out/lib/libomp.so.5"
 
+# The binaries run on the GPU machine's host CPU, not this one's: built for
+# x86-64-v3 (AVX2), which every GPU server of the last decade runs, rather
+# than this machine's level (k3-compile --cpu=host: AVX-512 here).
+k3c() { "$build/bin/k3-compile" "$@" --cpu=x86-64-v3; }
+
 compile() { # NAME SOURCE [flags]: NAME.cpu.k3b and NAME.sm90a.k3b
   local name=$1 src=$2
   shift 2
-  "$build/bin/k3-compile" "$src" "$@" -o "$out/k3b/$name.cpu.k3b"
-  "$build/bin/k3-compile" "$src" "$@" --target=sm_90a -o "$out/k3b/$name.sm90a.k3b"
+  k3c "$src" "$@" -o "$out/k3b/$name.cpu.k3b"
+  k3c "$src" "$@" --target=sm_90a -o "$out/k3b/$name.sm90a.k3b"
 }
 gpu_only() { # NAME SOURCE [flags]: NAME.sm90a.k3b
   local name=$1 src=$2
   shift 2
-  "$build/bin/k3-compile" "$src" "$@" --target=sm_90a -o "$out/k3b/$name.sm90a.k3b"
+  k3c "$src" "$@" --target=sm_90a -o "$out/k3b/$name.sm90a.k3b"
 }
 if want numerics || want sass || want bench; then
 # Numerics: the op-level modules of the CPU tests, and the benchmark modules.
@@ -40,7 +45,7 @@ if want numerics || want sass || want bench; then
 # which the driver JIT-compiles from PTX on a Hopper.
 for m in kda_layer mla_decode mla_prefill moe_layer; do
   compile "$m" "$root/test/Execution/Inputs/$m.mlir"
-  "$build/bin/k3-compile" "$root/test/Execution/Inputs/$m.mlir" --target=sm_80 \
+  k3c "$root/test/Execution/Inputs/$m.mlir" --target=sm_80 \
     -o "$out/k3b/$m.sm80.k3b"
 done
 for m in kda_prefill kda_decode mla_decode moe_mxfp4; do
@@ -54,14 +59,14 @@ done
 gpu_only kda_scan "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=scan
 gpu_only bench_kda_scan "$root/test/Gpu/device/kda_prefill.mlir" --kda-prefill-form=scan
 compile kda_chunked "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=loops
-"$build/bin/k3-compile" "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=loops \
+k3c "$root/test/Execution/Inputs/kda_layer.mlir" --kda-prefill-form=loops \
   --target=sm_80 -o "$out/k3b/kda_chunked.sm80.k3b"
 compile bench_kda_chunked "$root/test/Gpu/device/kda_prefill.mlir" --kda-prefill-form=loops
 # KDA decode's GPU default is one step kernel (--kda-decode-form=kernel,
 # k3-gpu-kda-step); the batched form it replaced (a dozen kernels a step)
 # is checked and timed next to it.
 compile kda_decode "$root/test/Execution/Inputs/kda_decode_gva.mlir"
-"$build/bin/k3-compile" "$root/test/Execution/Inputs/kda_decode_gva.mlir" --target=sm_80 \
+k3c "$root/test/Execution/Inputs/kda_decode_gva.mlir" --target=sm_80 \
   -o "$out/k3b/kda_decode.sm80.k3b"
 gpu_only kda_decode_batched "$root/test/Execution/Inputs/kda_decode_gva.mlir" --kda-decode-form=batched
 gpu_only bench_kda_decode_batched "$root/test/Gpu/device/kda_decode.mlir" --kda-decode-form=batched
@@ -89,20 +94,20 @@ fi
 # (336 MB do not fit the device tool's 64 MiB): run.sh fills them with the
 # synthetic checkpoint's values (k3-run --synthetic-weights=1), exactly those
 # of the checkpoint it was compiled from.
-"$build/bin/k3-compile" "$root/models/k3-tiny" --write-synthetic="$out/tmp/tiny" --seed=6
+k3c "$root/models/k3-tiny" --write-synthetic="$out/tmp/tiny" --seed=6
 compile tiny "$out/tmp/tiny"
-"$build/bin/k3-compile" "$root/models/k3-small" --write-synthetic="$out/tmp/small" --seed=1
+k3c "$root/models/k3-small" --write-synthetic="$out/tmp/small" --seed=1
 compile small "$out/tmp/small" --omit-weights
 # Kimi Linear at test size (the release's layout): SwiGLU in the MXFP4
 # expert kernels' epilogue (its BF16 experts quantized), the softplus gate.
-"$build/bin/k3-compile" "$root/test/Execution/Inputs/kimi-linear-tiny" --write-synthetic="$out/tmp/kl" \
+k3c "$root/test/Execution/Inputs/kimi-linear-tiny" --write-synthetic="$out/tmp/kl" \
   --synthetic-experts=bf16 --seed=4
 compile kltiny "$out/tmp/kl" --quantize-experts=mxfp4
 # GPU ranks (run.sh's "ranks", not a default section: it needs two GPUs,
 # mpirun and NCCL there): k3-tiny at TP 2, one file per rank, and the MPI
 # plugin k3-run loads under mpirun (beside the tools, in lib/).
 if want ranks; then
-  "$build/bin/k3-compile" "$out/tmp/tiny" --tp=2 --target=sm_90a -o "$out/k3b/tiny_tp2.sm90a.k3b"
+  k3c "$out/tmp/tiny" --tp=2 --target=sm_90a -o "$out/k3b/tiny_tp2.sm90a.k3b"
   cp "$build/lib/libk3rt-mpi.so" "$out/lib/"
 fi
 gpu_only tiny_parts "$out/tmp/tiny" --mla-decode-kernel=parts
@@ -134,7 +139,7 @@ json.dump(c, open(os.path.join(sys.argv[2], "config.json"), "w"), indent=1)
 PY
     local experts=()
     [ "$name" = small_L2_bf16 ] && experts=(--synthetic-experts=bf16)
-    "$build/bin/k3-compile" "$out/tmp/$name" --write-synthetic="$out/tmp/$name.w" --seed=1 "${experts[@]}" > /dev/null
+    k3c "$out/tmp/$name" --write-synthetic="$out/tmp/$name.w" --seed=1 "${experts[@]}" > /dev/null
     compile "$name" "$out/tmp/$name.w" --omit-weights "$@"
   }
   variant small_L2 'pass'
@@ -151,7 +156,7 @@ PY
     set -- $pair
     omit=(--omit-weights)
     [ "$1" = tiny ] && omit=() # k3-tiny's runs use its own weights
-    "$build/bin/k3-compile" "$2" "${omit[@]}" --contraction-inputs=bf16 -o "$out/k3b/$1.cpubf16.k3b"
+    k3c "$2" "${omit[@]}" --contraction-inputs=bf16 -o "$out/k3b/$1.cpubf16.k3b"
   done
 fi
 rm -rf "$out/tmp"
