@@ -85,8 +85,9 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     Option<"linear", "linear", "std::string", [{"dot"}],
            "How a 2-D k3.linear runs: dot (one dot product per output, the "
            "form the GPU's contraction kernels match) or blocked (a "
-           "cache-blocked GEMM of packed 16-column weight panels and 6 x 16 "
-           "register tiles for 6 rows or more, BlockedGemm.cpp: the CPU form)">,
+           "cache-blocked GEMM of packed weight panels of panel-columns "
+           "columns and 6-row register tiles for 6 rows or more, "
+           "BlockedGemm.cpp: the CPU form)">,
     Option<"panelColumns", "panel-columns", "int64_t", /*default=*/"16",
            "Columns of the CPU GEMMs' weight panels and register tiles (the "
            "blocked linear's and the grouped MoE's): 16, two AVX2 vectors of "

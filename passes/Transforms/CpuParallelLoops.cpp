@@ -84,8 +84,8 @@ void serialise(RewriterBase &rewriter, scf::ParallelOp loop) {
 }
 
 /// Moves the innermost dimension of a kept multi-dimensional `loop` into an
-/// scf.for inside it, when the other dimensions have 2 or more iterations
-/// (or a dynamic count) to share out. convert-scf-to-openmp collapses every
+/// scf.for inside it (`peelWhereWide` decides when). convert-scf-to-openmp
+/// collapses every
 /// dimension of a work-shared loop into one flat index, whose division and
 /// remainder per element keep LLVM's loop vectoriser off even a plain
 /// elementwise nest (Kimi Linear's softplus decay gate ran scalar); a
@@ -127,15 +127,18 @@ void serialiseInside(RewriterBase &rewriter, Operation *loop) {
 }
 
 /// `peelInnermost` where the outer dimensions have kPeelMinOuter iterations:
-/// decided here for static bounds, at run time (`scf.if` between the peeled
-/// loop and a copy of `loop`, its nested loops serial) for dynamic ones.
-/// Adds the loops that stay parallel to `kept`.
+/// decided here where their static part has that many (a dynamic extent
+/// counting as 1) or they are all static, else at run time (`scf.if`
+/// between the peeled loop and a copy of `loop`, its nested loops serial).
+/// Adds the loops that stay parallel to `kept` (never one it erases: a
+/// later op may take an erased one's address).
 void peelWhereWide(RewriterBase &rewriter, scf::ParallelOp loop,
                    llvm::SmallPtrSetImpl<Operation *> &kept) {
   unsigned n = loop.getNumLoops();
-  kept.insert(loop);
-  if (n < 2)
+  if (n < 2) {
+    kept.insert(loop);
     return;
+  }
   int64_t outer = 1;
   bool dynamic = false;
   for (unsigned d = 0; d + 1 < n; ++d) {
@@ -144,9 +147,12 @@ void peelWhereWide(RewriterBase &rewriter, scf::ParallelOp loop,
     dynamic |= trips < 0;
     outer = mul(outer, std::max<int64_t>(trips, 1));
   }
+  if (outer >= kPeelMinOuter) {
+    kept.insert(peelInnermost(rewriter, loop));
+    return;
+  }
   if (!dynamic) {
-    if (outer >= kPeelMinOuter)
-      kept.insert(peelInnermost(rewriter, loop));
+    kept.insert(loop);
     return;
   }
   Location loc = loop.getLoc();

@@ -34,9 +34,13 @@ namespace k3rt {
 namespace {
 
 /// x86-64 levels in order (each runs the ones below it); 0 for baseline,
-/// an empty name (old binaries) and "generic".
+/// an empty name (old binaries) and "generic"; -1 for anything else.
 int cpuLevelRank(const std::string &level) {
-  return level == "x86-64-v4" ? 2 : level == "x86-64-v3" ? 1 : 0;
+  if (level == "x86-64-v4")
+    return 2;
+  if (level == "x86-64-v3")
+    return 1;
+  return level.empty() || level == "x86-64" || level == "generic" ? 0 : -1;
 }
 
 int64_t elementBytes(DType t) {
@@ -265,13 +269,25 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
                         "kernel '" + k->name()->str() + "' is not " +
                             (device ? "a GPU host program" : "a CPU kernel"));
     // Kernels built for a level above this machine's would die of SIGILL
-    // mid-run: refuse them here.
+    // mid-run: refuse them here. (An empty level: binaries from before the
+    // level was recorded, baseline code.)
     std::string cpu = k->cpu() ? k->cpu()->str() : "";
-    if (cpuLevelRank(cpu) > cpuLevelRank(k3rt_cpu_level()))
+    if (const char *cap = getenv("K3RT_CPU_LEVEL"); cap && *cap && cpuLevelRank(cap) < 0)
+      return makeStatus(K3RT_INVALID_ARGUMENT,
+                        std::string("K3RT_CPU_LEVEL=") + cap +
+                            ": expected x86-64, x86-64-v3 or x86-64-v4");
+    if (cpuLevelRank(cpu) < 0)
+      return makeStatus(K3RT_UNIMPLEMENTED, "kernels '" + k->name()->str() +
+                                                "' are built for an unknown CPU level '" + cpu +
+                                                "'; rebuild them with this k3-compile");
+    if (cpuLevelRank(cpu) > cpuLevelRank(k3rt_cpu_level())) {
+      std::string mine = k3rt_cpu_level();
       return makeStatus(K3RT_UNIMPLEMENTED,
                         "kernels '" + k->name()->str() + "' need an " + cpu +
-                            " CPU, which this machine is not (it runs " + k3rt_cpu_level() +
-                            "; rebuild with k3-compile --cpu=" + k3rt_cpu_level() + ")");
+                            " CPU, which this machine is not (it runs " + mine +
+                            "; rebuild with k3-compile --cpu=" +
+                            (mine == "generic" ? std::string("host") : mine) + ")");
+    }
     // dlopen needs a file: an anonymous in-memory one, never on disk.
     int fd = memfd_create(k->name()->c_str(), MFD_CLOEXEC);
     if (fd < 0 ||
@@ -786,6 +802,7 @@ extern "C" const char *k3rt_cpu_level(void) {
 #endif
     // K3RT_CPU_LEVEL caps it (never raises it): a binary's portability to
     // a lesser machine can be checked on this one.
+    // (An unknown value is refused where kernels load.)
     const char *cap = getenv("K3RT_CPU_LEVEL");
     if (cap && *cap && std::string(best) != "generic") {
       for (const char *known : {"x86-64", "x86-64-v3", "x86-64-v4"})

@@ -118,6 +118,149 @@ func.func @narrow(%m: memref<8x4096xf32>, %v: f32) {
 
 // -----
 
+// Nested parallel loops inside a peeled loop, and inside the copy kept for
+// fewer than 64 tokens, are serial: one OpenMP region per nest.
+// CHECK-LABEL: func.func @nested_dynamic
+//       CHECK:   scf.if %{{.+}} {
+//       CHECK:     scf.if %{{.+}} {
+//       CHECK:       scf.parallel (%{{.+}}) = (%c0) to (%arg1) step (%c1) {
+//   CHECK-NOT:         scf.parallel
+//       CHECK:     } else {
+//       CHECK:       scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%arg1, %c16)
+//   CHECK-NOT:         scf.parallel
+//       CHECK:     }
+//       CHECK:   } else {
+//   CHECK-NOT:     scf.parallel
+//       CHECK:   return
+func.func @nested_dynamic(%m: memref<?x16x32x32xf32>, %n: index, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%t, %h) = (%c0, %c0) to (%n, %c16) step (%c1, %c1) {
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c32, %c32) step (%c1, %c1) {
+      memref.store %v, %m[%t, %h, %i, %j] : memref<?x16x32x32xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// The static part of the outer dimensions decides where it reaches 64: a
+// dynamic extent counts as one, so (n, 64) outer iterations peel without a
+// run-time check; 8 × 8 = 64 peel; 63 do not.
+// CHECK-LABEL: func.func @static_part
+//       CHECK:   %[[FORK:.+]] = arith.cmpi sge, %{{.+}}, %c16384
+//       CHECK:   scf.if %[[FORK]] {
+//   CHECK-NEXT:     scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%arg1, %c64) step (%c1, %c1) {
+//   CHECK-NEXT:       scf.for %{{.+}} = %c0 to %c128 step %c1 {
+// CHECK-LABEL: func.func @three
+//       CHECK:   scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
+//       CHECK:     scf.for %{{.+}} = %c0 to %c512 step %c1 {
+// CHECK-LABEL: func.func @below
+//       CHECK:   scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%c63, %c512)
+//   CHECK-NOT:   scf.for
+func.func @static_part(%m: memref<?x64x128xf32>, %n: index, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  scf.parallel (%t, %h, %d) = (%c0, %c0, %c0) to (%n, %c64, %c128) step (%c1, %c1, %c1) {
+    memref.store %v, %m[%t, %h, %d] : memref<?x64x128xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @three(%m: memref<8x8x512xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c512 = arith.constant 512 : index
+  scf.parallel (%a, %b, %d) = (%c0, %c0, %c0) to (%c8, %c8, %c512) step (%c1, %c1, %c1) {
+    memref.store %v, %m[%a, %b, %d] : memref<8x8x512xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @below(%m: memref<63x512xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c63 = arith.constant 63 : index
+  %c512 = arith.constant 512 : index
+  scf.parallel (%t, %d) = (%c0, %c0) to (%c63, %c512) step (%c1, %c1) {
+    memref.store %v, %m[%t, %d] : memref<63x512xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Peeled loops, then one-iteration loops (a decode step's token) around
+// parallel loops: each inner loop is a candidate and stays parallel (an
+// erased loop left in the pass's kept set could alias a later op and
+// serialise it).
+// CHECK-LABEL: func.func @after_peel
+// CHECK-COUNT-4: scf.parallel (%{{.+}}) = (%c0) to (%c128)
+// CHECK-COUNT-4: scf.parallel (%{{.+}}) = (%c0) to (%c65536)
+func.func @after_peel(%m: memref<128x512xf32>, %w: memref<65536xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c512 = arith.constant 512 : index
+  %c65536 = arith.constant 65536 : index
+  scf.parallel (%t, %d) = (%c0, %c0) to (%c128, %c512) step (%c1, %c1) {
+    memref.store %v, %m[%t, %d] : memref<128x512xf32>
+    scf.reduce
+  }
+  scf.parallel (%t, %d) = (%c0, %c0) to (%c128, %c512) step (%c1, %c1) {
+    memref.store %v, %m[%t, %d] : memref<128x512xf32>
+    scf.reduce
+  }
+  scf.parallel (%t, %d) = (%c0, %c0) to (%c128, %c512) step (%c1, %c1) {
+    memref.store %v, %m[%t, %d] : memref<128x512xf32>
+    scf.reduce
+  }
+  scf.parallel (%t, %d) = (%c0, %c0) to (%c128, %c512) step (%c1, %c1) {
+    memref.store %v, %m[%t, %d] : memref<128x512xf32>
+    scf.reduce
+  }
+  scf.parallel (%t) = (%c0) to (%c1) step (%c1) {
+    scf.parallel (%i) = (%c0) to (%c65536) step (%c1) {
+      memref.store %v, %w[%i] : memref<65536xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  scf.parallel (%t) = (%c0) to (%c1) step (%c1) {
+    scf.parallel (%i) = (%c0) to (%c65536) step (%c1) {
+      memref.store %v, %w[%i] : memref<65536xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  scf.parallel (%t) = (%c0) to (%c1) step (%c1) {
+    scf.parallel (%i) = (%c0) to (%c65536) step (%c1) {
+      memref.store %v, %w[%i] : memref<65536xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  scf.parallel (%t) = (%c0) to (%c1) step (%c1) {
+    scf.parallel (%i) = (%c0) to (%c65536) step (%c1) {
+      memref.store %v, %w[%i] : memref<65536xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
 // The CPU lowering makes no parallel reductions: one would be a bug.
 func.func @reduction(%n: index) -> f32 {
   %c0 = arith.constant 0 : index

@@ -174,8 +174,10 @@ int runGemmBench(int argc, char **argv) {
     }
     if (a.rfind("--cpu=", 0) == 0) {
       level = a.substr(6);
-      if (level != "x86-64" && level != "x86-64-v3" && level != "x86-64-v4")
-        return fail("--cpu takes x86-64, x86-64-v3 or x86-64-v4, not '" + level + "'");
+      if (level == "host")
+        level = k3rt_cpu_level();
+      else if (level != "x86-64" && level != "x86-64-v3" && level != "x86-64-v4")
+        return fail("--cpu takes host, x86-64, x86-64-v3 or x86-64-v4, not '" + level + "'");
       continue;
     }
     return fail("unknown flag '" + a +
@@ -186,19 +188,24 @@ int runGemmBench(int argc, char **argv) {
     threadCounts.push_back(k3rt_threads());
 
   // The peak of the code k3 emits for the level: f32 lanes of its widest
-  // vectors (AVX-512 16, AVX2 8, SSE 4), two FMA units a core (Intel since
-  // Haswell, AMD since Zen 2; Zen 4 splits a 512-bit FMA in two, so there
-  // AVX-512 code peaks at the AVX2 figure).
+  // vectors (AVX-512 16, AVX2 8, SSE 4) times flops a lane and cycle: two
+  // FMA units of 2 flops each (Intel since Haswell, AMD since Zen 2), or,
+  // without FMA (baseline x86-64), a multiply and an add pipe. (Zen 4 splits
+  // a 512-bit FMA in two, and some Intel parts have one 512-bit unit: there
+  // AVX-512 code peaks at half the printed figure.)
   const double listed = clockGHz(), measured = measuredClockGHz();
   const double ghz = measured > 0 ? measured : listed;
-  const int lanes = level == "x86-64-v4" ? 16 : level == "x86-64-v3" ? 8 : 4, units = 2;
+  const bool fma = level == "x86-64-v4" || level == "x86-64-v3";
+  const int lanes = level == "x86-64-v4" ? 16 : level == "x86-64-v3" ? 8 : 4;
+  const int perLane = fma ? 4 : 2;
   std::printf("clock: %.2f GHz measured (dependent adds, one a cycle), %.2f GHz listed "
               "(highest 'cpu MHz' in /proc/cpuinfo)\n",
               measured, listed);
-  std::printf("peak: cores x %d f32 lanes (%s, the kernels' --cpu=%s) x %d FMA units x 2 "
-              "flops x %.2f GHz (%s clock) = %.1f GFLOP/s a core\n",
-              lanes, lanes == 16 ? "AVX-512" : lanes == 8 ? "AVX2" : "SSE", level.c_str(), units, ghz, measured > 0 ? "the measured" : "the listed",
-              lanes * units * 2 * ghz);
+  std::printf("peak: cores x %d f32 lanes (%s, the kernels' --cpu=%s) x %s x %.2f GHz (%s "
+              "clock) = %.1f GFLOP/s a core\n",
+              lanes, lanes == 16 ? "AVX-512" : lanes == 8 ? "AVX2" : "SSE", level.c_str(),
+              fma ? "2 FMA units x 2 flops" : "2 flops (a multiply and an add pipe, no FMA)", ghz,
+              measured > 0 ? "the measured" : "the listed", lanes * perLane * ghz);
 
   std::string tmp;
   {
@@ -275,7 +282,7 @@ int runGemmBench(int argc, char **argv) {
                             std::to_string(rmse) + ")");
           }
           double gflops = 2.0 * double(m) * double(s.n) * double(s.k) / best / 1e9;
-          double peak = threads * lanes * units * 2 * ghz;
+          double peak = threads * lanes * perLane * ghz;
           std::printf("N=%lld K=%lld M=%lld linear=%s threads %d: %.3f ms, %.1f GFLOP/s, %.0f%% "
                       "of peak (%.1f) [%s]\n",
                       (long long)s.n, (long long)s.k, (long long)m, linear.c_str(), threads,

@@ -197,8 +197,9 @@ static cl::opt<std::string> cpuLevelName(
     "cpu",
     cl::desc("Instruction-set level of the CPU code (kernels, and a GPU binary's host "
              "program): host (default; the best this machine runs: x86-64-v4 with AVX-512, "
-             "else x86-64-v3 with AVX2 and FMA, else x86-64), x86-64, x86-64-v3 or x86-64-v4. "
-             "The runtime refuses a binary above the level of the machine that loads it"),
+             "else x86-64-v3 with AVX2 and FMA, else x86-64; a GPU target's host program "
+             "at most x86-64-v3), x86-64, x86-64-v3 or x86-64-v4. The runtime refuses a "
+             "binary above the level of the machine that loads it"),
     cl::init("host"), cl::cat(k3Category));
 static cl::opt<std::string> moeDispatch(
     "moe-dispatch",
@@ -638,6 +639,10 @@ int main(int argc, char **argv) {
   std::string level = mlir::k3::cpuLevel(cpuLevelName, levelError);
   if (level.empty())
     return fail(levelError);
+  // A GPU binary's host program only sequences launches: AVX2 at most by
+  // default, so that it loads on any GPU server's CPU.
+  if (chip && !cpuLevelName.getNumOccurrences() && level == "x86-64-v4")
+    level = "x86-64-v3";
   // The CPU GEMMs' panels are two vector registers wide.
   forms.panelColumns = 2 * std::max<int64_t>(mlir::k3::cpuVectorLanes(level), 8);
   if (target == "cpu")

@@ -456,12 +456,25 @@ std::string mlir::k3::cpuLevel(StringRef requested, std::string &error) {
     auto has = [&](std::initializer_list<const char *> names) {
       return llvm::all_of(names, [&](const char *n) { return host.lookup(n); });
     };
-    if (!has({"avx2", "fma", "bmi2"}))
-      return "x86-64";
     // AVX-512 doubles the f32 lanes per FMA; on cores with full-width units
     // (Zen 5, Intel server cores) the blocked GEMMs run up to 2x faster.
-    return has({"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}) ? "x86-64-v4"
-                                                                            : "x86-64-v3";
+    std::string best = !has({"avx2", "fma", "bmi2"}) ? "x86-64"
+                       : has({"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"})
+                           ? "x86-64-v4"
+                           : "x86-64-v3";
+    // The runtime's K3RT_CPU_LEVEL caps the machine's level for both (a
+    // lesser machine's builds and runs checked on this one).
+    if (const char *cap = getenv("K3RT_CPU_LEVEL"); cap && *cap) {
+      static const char *const levels[] = {"x86-64", "x86-64-v3", "x86-64-v4"};
+      auto rank = [&](StringRef l) { return llvm::find(levels, l) - std::begin(levels); };
+      if (rank(cap) == 3) {
+        error = std::string("K3RT_CPU_LEVEL=") + cap + ": expected x86-64, x86-64-v3 or x86-64-v4";
+        return "";
+      }
+      if (rank(cap) < rank(best))
+        best = cap;
+    }
+    return best;
   }
   if (requested == "x86-64" || requested == "x86-64-v3" || requested == "x86-64-v4") {
     if (x86)

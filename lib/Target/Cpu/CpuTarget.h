@@ -19,7 +19,8 @@ namespace mlir::k3 {
 
 /// The instruction-set level of a CPU build for `requested`: `host` (the
 /// best level this machine runs: x86-64-v4 with AVX-512, x86-64-v3 with
-/// AVX2 and FMA, else baseline x86-64; `generic` off x86-64) or one of
+/// AVX2 and FMA, else baseline x86-64; `generic` off x86-64; at most
+/// $K3RT_CPU_LEVEL where that is set) or one of
 /// x86-64, x86-64-v3, x86-64-v4 by name. Empty, with `error` set, for
 /// anything else or a level off this machine's architecture.
 std::string cpuLevel(llvm::StringRef requested, std::string &error);
