@@ -44,7 +44,9 @@ constexpr int64_t kTileRows = 6;
 /// f32 is 240 KiB, which stays in a core's L2 while every panel reads it.
 constexpr int64_t kRowBlock = 240;
 /// K per block: a [kDepth, 16] f32 panel is 16 KiB, a [kDepth, 32] one
-/// 32 KiB: in L1 (AVX-512 cores have 48 KiB or more).
+/// 32 KiB, in L1 on Zen 5 and recent Intel cores (48 KiB). Halving kc for
+/// 32 columns (a 16 KiB panel) measured 7-10 % slower there; on 32 KiB-L1
+/// AVX-512 parts (Zen 4, Skylake-SP) it may be the better choice, untested.
 constexpr int64_t kDepth = 256;
 
 /// The panel width for N = `n`: `width`, or 16 where `width` does not
