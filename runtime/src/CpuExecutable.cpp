@@ -272,7 +272,8 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
     // mid-run: refuse them here. (An empty level: binaries from before the
     // level was recorded, baseline code.)
     std::string cpu = k->cpu() ? k->cpu()->str() : "";
-    if (const char *cap = getenv("K3RT_CPU_LEVEL"); cap && *cap && cpuLevelRank(cap) < 0)
+    if (const char *cap = getenv("K3RT_CPU_LEVEL");
+        cap && *cap && std::string(cap) != "x86-64" && cpuLevelRank(cap) <= 0)
       return makeStatus(K3RT_INVALID_ARGUMENT,
                         std::string("K3RT_CPU_LEVEL=") + cap +
                             ": expected x86-64, x86-64-v3 or x86-64-v4");
