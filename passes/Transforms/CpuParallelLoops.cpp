@@ -126,6 +126,26 @@ void serialiseInside(RewriterBase &rewriter, Operation *loop) {
     serialise(rewriter, p);
 }
 
+/// A loop dimension's trip count at run time: max(ceil((ub - lb) / step), 0).
+Value runTimeTrips(RewriterBase &rewriter, Location loc, Value lb, Value ub, Value step) {
+  Value span = arith::SubIOp::create(rewriter, loc, ub, lb);
+  Value trips = arith::CeilDivSIOp::create(rewriter, loc, span, step);
+  return arith::MaxSIOp::create(rewriter, loc, trips,
+                                arith::ConstantIndexOp::create(rewriter, loc, 0));
+}
+
+/// Puts `loop` in the then-branch of a new `scf.if cond` and a copy of it,
+/// its nested parallel loops serial, in the else-branch; returns the copy.
+scf::ParallelOp branchWithCopy(RewriterBase &rewriter, scf::ParallelOp loop, Value cond) {
+  rewriter.setInsertionPoint(loop);
+  auto branch = scf::IfOp::create(rewriter, loop.getLoc(), cond, /*withElseRegion=*/true);
+  rewriter.setInsertionPointToStart(branch.elseBlock());
+  auto copy = cast<scf::ParallelOp>(rewriter.clone(*loop));
+  serialiseInside(rewriter, copy);
+  rewriter.moveOpBefore(loop, branch.thenBlock()->getTerminator());
+  return copy;
+}
+
 /// `peelInnermost` where the outer dimensions have kPeelMinOuter iterations:
 /// decided here where their static part has that many (a dynamic extent
 /// counting as 1) or they are all static, else at run time (`scf.if`
@@ -158,22 +178,14 @@ void peelWhereWide(RewriterBase &rewriter, scf::ParallelOp loop,
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   Value count = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  for (unsigned d = 0; d + 1 < n; ++d) {
-    Value span = arith::SubIOp::create(rewriter, loc, loop.getUpperBound()[d],
-                                       loop.getLowerBound()[d]);
-    Value trips = arith::CeilDivSIOp::create(rewriter, loc, span, loop.getStep()[d]);
-    count = arith::MulIOp::create(rewriter, loc, count,
-                                  arith::MaxSIOp::create(rewriter, loc, trips, zero));
-  }
+  for (unsigned d = 0; d + 1 < n; ++d)
+    count = arith::MulIOp::create(
+        rewriter, loc, count,
+        runTimeTrips(rewriter, loc, loop.getLowerBound()[d], loop.getUpperBound()[d],
+                     loop.getStep()[d]));
   Value wide = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, count,
                                      arith::ConstantIndexOp::create(rewriter, loc, kPeelMinOuter));
-  auto branch = scf::IfOp::create(rewriter, loc, wide, /*withElseRegion=*/true);
-  rewriter.setInsertionPointToStart(branch.elseBlock());
-  auto narrow = cast<scf::ParallelOp>(rewriter.clone(*loop));
-  serialiseInside(rewriter, narrow);
-  kept.insert(narrow);
-  rewriter.moveOpBefore(loop, branch.thenBlock()->getTerminator());
+  kept.insert(branchWithCopy(rewriter, loop, wide));
   kept.insert(peelInnermost(rewriter, loop));
 }
 
@@ -199,21 +211,13 @@ void version(RewriterBase &rewriter, scf::ParallelOp loop, int64_t minWork,
       inner = mul(inner, trips);
   }
   Value total = arith::ConstantIndexOp::create(rewriter, loc, inner);
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  for (auto [lb, ub, step] : dynamicDims) {
-    Value span = arith::SubIOp::create(rewriter, loc, ub, lb);
-    Value trips = arith::CeilDivSIOp::create(rewriter, loc, span, step);
-    trips = arith::MaxSIOp::create(rewriter, loc, trips, zero);
-    total = arith::MulIOp::create(rewriter, loc, total, trips);
-  }
+  for (auto [lb, ub, step] : dynamicDims)
+    total = arith::MulIOp::create(rewriter, loc, total,
+                                  runTimeTrips(rewriter, loc, lb, ub, step));
   Value fork = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, total,
                                      arith::ConstantIndexOp::create(rewriter, loc, minWork));
-  auto branch = scf::IfOp::create(rewriter, loc, fork, /*withElseRegion=*/true);
-  rewriter.setInsertionPointToStart(branch.elseBlock());
-  auto serial = cast<scf::ParallelOp>(rewriter.clone(*loop));
-  rewriter.moveOpBefore(loop, branch.thenBlock()->getTerminator());
-  // The copy and its own nested parallel loops are serial.
-  serialiseInside(rewriter, serial);
+  // The copy, its nested loops already serial, is serial itself.
+  scf::ParallelOp serial = branchWithCopy(rewriter, loop, fork);
   serialise(rewriter, serial);
 }
 
