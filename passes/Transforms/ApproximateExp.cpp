@@ -1,8 +1,8 @@
 //===- ApproximateExp.cpp - Polynomial f32 exp ----------------------------===//
 //
 // Part of k3. Implements k3-approximate-exp with the upstream math
-// polynomial approximation patterns, restricted to `exp`, `log1p` and the
-// `log` that log1p's expansion leaves.
+// polynomial approximation patterns, restricted to `exp`, `log1p` (and the
+// `log` its expansion leaves) and `tanh`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +33,8 @@ struct K3ApproximateExpPass : k3::impl::K3ApproximateExpPassBase<K3ApproximateEx
         patterns, [](StringRef name) {
           return name == math::ExpOp::getOperationName() ||
                  name == math::Log1pOp::getOperationName() ||
-                 name == math::LogOp::getOperationName();
+                 name == math::LogOp::getOperationName() ||
+                 name == math::TanhOp::getOperationName();
         });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
