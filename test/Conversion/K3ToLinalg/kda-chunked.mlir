@@ -8,11 +8,18 @@
 // substitution over 7 columns, and four sequential contractions marked for
 // register tiles (the output tile 4 rows × 4 columns, the reduction of the
 // state update over the chunk's rows). Unused boundary states are not built.
+// The right factors Kr [numSub, HV, K, C] loop in their own order
+// (sub-chunk, head, channel, s): the CPU's threads then write whole rows.
+// CHECK-DAG: #[[$KEYS:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d3, d1 floordiv 2, d2)>
+// CHECK-DAG: #[[$ID4:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @factored
 //       CHECK:   %[[LOOP:.+]]:2 = scf.for %{{.+}} = %c0 to %{{.+}} step %c1 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<2x4x4xf32>, tensor<?x2x4xf32>)
 //       CHECK:     scf.for %{{.+}} = %c0 to %c8 step %c1 iter_args({{.+}}) -> (tensor<2x4xf32>, tensor<8x2x4xf32>)
 //       CHECK:     math.exp
-//       CHECK:     arith.select
+//       CHECK:     linalg.generic {indexing_maps = [#[[$KEYS]], #{{.+}}, #{{.+}}, #[[$ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+//       CHECK:       linalg.index 3
+//       CHECK:       arith.select
+//       CHECK:     } -> tensor<2x2x4x8xf32>
 //       CHECK:     linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]
 //  CHECK-SAME:       k3.tile = array<i64: 1, 1, 4, 1, 8>
 //       CHECK:     linalg.generic {{.+}}k3.tile = array<i64: 1, 1, 4, 1, 8>
