@@ -4,7 +4,7 @@
 // ratios (DESIGN.md §7).
 //
 //   k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] [--decode=N] [--threads=1,2]
-//                [--no-reference]
+//                [--repeat=3] [--no-reference]
 //   k3-bench kda [--tokens=4096 --heads=4 --dk=128 --dv=128 ...] (KdaBench.cpp)
 //   k3-bench mla [--context=4096 --heads=16 ...] (MlaBench.cpp)
 //   k3-bench moe [--tokens=512 --experts=64 --top-k=8 ...] (MoeBench.cpp)
@@ -19,7 +19,8 @@
 //
 // `cpu`: prefill and decode tokens/s of the compiled CPU binary (through the
 // runtime) at each --threads count (default: the cores the process may use)
-// with each count's speed-up over the first; decode's bytes read per token
+// with each count's speed-up over the first (medians of --repeat rounds,
+// the thread counts alternating within each round); decode's bytes read per token
 // and its GB/s next to a STREAM-style triad on as many threads, measured in
 // the same run (Bandwidth.cpp); then the last count against the plain C++
 // reference forward (fp32) on the same checkpoint, tokens and machine.
@@ -28,10 +29,12 @@
 
 #include "runtime/src/CpuExecutable.h"
 #include "tools/k3-bench/Bandwidth.h"
+#include "tools/k3-bench/BenchUtil.h"
 #include "runtime/src/Sampling.h"
 #include "runtime/src/Session.h"
 #include "test/Reference/Reference.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -67,9 +70,10 @@ const char kUsage[] =
     "\n"
     "Models:\n"
     "  cpu CHECKPOINT_DIR BINARY.k3b [--prompt=32] [--decode=8] [--threads=N[,N...]]\n"
-    "      [--no-reference]\n"
-    "      prefill and decode tokens/s per thread count, decode bytes/token and GB/s vs a\n"
-    "      triad, compiled vs reference (unless --no-reference)\n"
+    "      [--repeat=3] [--no-reference]\n"
+    "      prefill and decode tokens/s per thread count (medians of the rounds, thread\n"
+    "      counts alternating), decode bytes/token and GB/s vs a triad, compiled vs\n"
+    "      reference (unless --no-reference)\n"
     "  ttft BINARY.k3b [--prompt= --cached= --block-tokens= --prefill-chunk= --repeat=]\n"
     "      time to first token with a cached prefix vs a full prefill\n"
     "  compile MODEL_DIR [--layers=4 --targets=cpu,sm_90a --ptxas=PATH|none]\n"
@@ -113,9 +117,10 @@ int main(int argc, char **argv) {
                 "': cpu, ttft, compile, gemm, kda, mla, moe or device (see --help)");
   if (argc < 4)
     return fail("usage: k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] [--decode=N] "
-                "[--threads=N[,N...]] [--no-reference] (see --help)");
+                "[--threads=N[,N...]] [--repeat=N] [--no-reference] (see --help)");
   std::string dir = argv[2], path = argv[3];
   int prompt = 32, decode = 8;
+  int64_t repeat = 3;
   bool reference = true;
   std::vector<int> threadCounts; // empty: the runtime's default
   auto count = [](const std::string &text, int &out) {
@@ -136,6 +141,8 @@ int main(int argc, char **argv) {
         return fail("--decode takes a step count, not '" + a.substr(9) + "'");
     } else if (a == "--no-reference")
       reference = false;
+    else if (k3bench::positiveFlag(a, "--repeat=", repeat))
+      ;
     else if (a.rfind("--threads=", 0) == 0) {
       // One count, or several (1,2): each measured in turn, in this run.
       std::string list = a.substr(10);
@@ -173,18 +180,26 @@ int main(int argc, char **argv) {
     ids[i] = int32_t((i * 7919 + 11) % vocab);
 
   // Compiled: prefill, then greedy decode steps, through a runtime session,
-  // once per thread count.
+  // once per thread count in each of --repeat rounds; each thread count's
+  // times are the medians over the rounds. The thread counts alternate
+  // within a round, so that a shared machine's drift (tens of percent
+  // within minutes on the VMs this was tuned on) falls on all of them
+  // alike; one round each was not enough to read a speed-up from.
   struct Timed {
     int threads;
-    double prefill, decode;
+    std::vector<double> prefills, decodes;
     int32_t next;
+    double prefill = 0, decode = 0;
   };
   std::vector<Timed> timed;
+  for (int threads : threadCounts)
+    timed.push_back({threads, {}, {}, -1});
   // One untimed pass first: the mapped weights' page faults and the pool's
   // start-up would otherwise count against the first thread count only.
   bool warm = false;
-  for (size_t c = 0; c <= threadCounts.size(); ++c) {
-    int threads = threadCounts[c == 0 ? 0 : c - 1];
+  for (size_t c = 0; c <= threadCounts.size() * size_t(repeat); ++c) {
+    size_t which = c == 0 ? 0 : (c - 1) % threadCounts.size();
+    int threads = threadCounts[which];
     k3rt_set_threads(threads);
     std::unique_ptr<k3rt::Session> session;
     if (k3rt_status_t s = k3rt::Session::create(*exe, session))
@@ -203,9 +218,22 @@ int main(int argc, char **argv) {
     t = Clock::now();
     for (int i = 0; i < decode; ++i)
       next = run({next});
-    if (warm)
-      timed.push_back({threads, prefill, since(t), next});
+    if (warm) {
+      Timed &tt = timed[which];
+      tt.prefills.push_back(prefill);
+      tt.decodes.push_back(since(t));
+      // A round whose tokens differ from an earlier one's shows as "no".
+      tt.next = tt.next == -1 || tt.next == next ? next : -2;
+    }
     warm = true;
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  for (Timed &t : timed) {
+    t.prefill = median(t.prefills);
+    t.decode = median(t.decodes);
   }
   double compiledPrefill = timed.back().prefill, compiledDecode = timed.back().decode;
   int32_t next = timed.back().next;
@@ -230,8 +258,8 @@ int main(int argc, char **argv) {
     refDecode = since(t);
   }
 
-  std::printf("model: %s, prompt %d tokens, %d decode steps\n", dir.c_str(),
-              prompt, decode);
+  std::printf("model: %s, prompt %d tokens, %d decode steps, medians of %lld rounds\n",
+              dir.c_str(), prompt, decode, static_cast<long long>(repeat));
   // Decode's reads per token, at the mean context of the decode steps.
   const k3bench::DecodeBytes bytes = k3bench::decodeBytes(*bundle, prompt + decode / 2);
   std::printf("decode_bytes_per_token: %.2f MB (weights %.2f, KDA state %.2f, MLA cache %.2f; "
