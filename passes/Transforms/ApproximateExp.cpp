@@ -1,4 +1,4 @@
-//===- ApproximateExp.cpp - Polynomial f32 exp ----------------------------===//
+//===- ApproximateExp.cpp - Polynomial f32 exp, log1p and tanh ------------===//
 //
 // Part of k3. Implements k3-approximate-exp with the upstream math
 // polynomial approximation patterns, restricted to `exp`, `log1p` (and the

@@ -275,7 +275,7 @@ int main(int argc, char **argv) {
                 "decode_GB_per_s %.1f triad_GB_per_s %.1f fraction_of_triad %.2f\n",
                 t.threads, prompt / t.prefill, decode / t.decode,
                 timed.front().prefill / t.prefill, timed.front().decode / t.decode,
-                t.next == timed.front().next ? "yes" : "no", gbps, triad, gbps / triad);
+                t.next >= 0 && t.next == timed.front().next ? "yes" : "no", gbps, triad, gbps / triad);
   }
   if (!reference) {
     k3rt_bundle_release(bundle);

@@ -62,7 +62,7 @@ for ((r = 1; r <= ROUNDS; ++r)); do
   run "$LLAMA/llama-bench" -m "$GGUF" -t "$THREADS" -p 0 -n "$DECODE" -d "$PROMPT" -o jsonl
   llama_rows "$r" decode
   run "$K3_BIN/k3-bench" cpu "$CKPT" "$K3B" --prompt="$PROMPT" --decode="$DECODE" \
-    --threads="$THREADS" --no-reference
+    --threads="$THREADS" --repeat=1 --no-reference
   awk -v r="$r" '/^threads / { t = $2; sub(":", "", t); print "round " r " k3 threads " t " prefill " $4; print "round " r " k3 threads " t " decode " $6 }' "$out" |
     tee -a "$results"
 done

@@ -596,7 +596,7 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   // their clock under 512-bit work), so LLVM's vectorisers would fill only
   // half of each AVX-512 register: the decode GEMVs' rows measured 23-26
   // GB/s on one Zen 5 core at 256 bits, 27-29 at 512.
-  if (cpu == "x86-64-v4")
+  if (cpu == "x86-64-v4" && !gpuHost)
     for (llvm::Function &f : *m)
       if (!f.isDeclaration())
         f.addFnAttr("prefer-vector-width", "512");

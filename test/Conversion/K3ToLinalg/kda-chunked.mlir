@@ -11,12 +11,15 @@
 // The right factors Kr [numSub, HV, K, C] loop in their own order
 // (sub-chunk, head, channel, s): the CPU's threads then write whole rows.
 // CHECK-DAG: #[[$KEYS:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d3, d1 floordiv 2, d2)>
+// CHECK-DAG: #[[$GREF:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$GS:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d3, d1, d2)>
 // CHECK-DAG: #[[$ID4:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @factored
 //       CHECK:   %[[LOOP:.+]]:2 = scf.for %{{.+}} = %c0 to %{{.+}} step %c1 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<2x4x4xf32>, tensor<?x2x4xf32>)
 //       CHECK:     scf.for %{{.+}} = %c0 to %c8 step %c1 iter_args({{.+}}) -> (tensor<2x4xf32>, tensor<8x2x4xf32>)
 //       CHECK:     math.exp
-//       CHECK:     linalg.generic {indexing_maps = [#[[$KEYS]], #{{.+}}, #{{.+}}, #[[$ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+//       CHECK:     linalg.generic {indexing_maps = [#[[$KEYS]], #[[$GREF]], #[[$GS]], #[[$ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+//   CHECK-NOT:     linalg.generic
 //       CHECK:       linalg.index 3
 //       CHECK:       arith.select
 //       CHECK:     } -> tensor<2x2x4x8xf32>
