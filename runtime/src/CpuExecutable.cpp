@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/src/CpuExecutable.h"
+#include "runtime/src/CpuLevel.h"
 #include "runtime/src/Status.h"
 
 #include <cstdlib>
@@ -32,16 +33,6 @@ using namespace k3::bundle;
 
 namespace k3rt {
 namespace {
-
-/// x86-64 levels in order (each runs the ones below it); 0 for baseline,
-/// an empty name (old binaries) and "generic"; -1 for anything else.
-int cpuLevelRank(const std::string &level) {
-  if (level == "x86-64-v4")
-    return 2;
-  if (level == "x86-64-v3")
-    return 1;
-  return level.empty() || level == "x86-64" || level == "generic" ? 0 : -1;
-}
 
 int64_t elementBytes(DType t) {
   switch (t) {
@@ -272,11 +263,8 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
     // mid-run: refuse them here. (An empty level: binaries from before the
     // level was recorded, baseline code.)
     std::string cpu = k->cpu() ? k->cpu()->str() : "";
-    if (const char *cap = getenv("K3RT_CPU_LEVEL");
-        cap && *cap && std::string(cap) != "x86-64" && cpuLevelRank(cap) <= 0)
-      return makeStatus(K3RT_INVALID_ARGUMENT,
-                        std::string("K3RT_CPU_LEVEL=") + cap +
-                            ": expected x86-64, x86-64-v3 or x86-64-v4");
+    if (std::string capError = cpuLevelCapError(); !capError.empty())
+      return makeStatus(K3RT_INVALID_ARGUMENT, capError);
     if (cpuLevelRank(cpu) < 0)
       return makeStatus(K3RT_UNIMPLEMENTED, "kernels '" + k->name()->str() +
                                                 "' are built for an unknown CPU level '" + cpu +
@@ -786,33 +774,6 @@ int defaultThreads() {
 extern "C" int k3rt_set_threads(int threads) {
   gThreads.store(threads > 0 ? threads : 0);
   return k3rt_threads();
-}
-
-extern "C" const char *k3rt_cpu_level(void) {
-  static const char *const level = [] {
-    const char *best = "generic";
-#if defined(__x86_64__)
-    best = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("bmi2"))
-               ? "x86-64"
-           : __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                   __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
-                   __builtin_cpu_supports("avx512vl")
-               ? "x86-64-v4"
-               : "x86-64-v3";
-#endif
-    // K3RT_CPU_LEVEL caps it (never raises it): a binary's portability to
-    // a lesser machine can be checked on this one.
-    // (An unknown value is refused where kernels load.)
-    const char *cap = getenv("K3RT_CPU_LEVEL");
-    if (cap && *cap && std::string(best) != "generic") {
-      for (const char *known : {"x86-64", "x86-64-v3", "x86-64-v4"})
-        if (std::string(cap) == known && k3rt::cpuLevelRank(known) < k3rt::cpuLevelRank(best))
-          best = known;
-    }
-    return best;
-  }();
-  return level;
 }
 
 extern "C" int k3rt_threads(void) {

@@ -20,6 +20,7 @@
 #include "tools/k3-bench/BenchUtil.h"
 
 #include "runtime/include/k3rt/k3rt.h"
+#include "runtime/src/CpuLevel.h"
 
 #include <algorithm>
 #include <chrono>
@@ -176,7 +177,7 @@ int runGemmBench(int argc, char **argv) {
       level = a.substr(6);
       if (level == "host")
         level = k3rt_cpu_level();
-      else if (level != "x86-64" && level != "x86-64-v3" && level != "x86-64-v4")
+      else if (!k3rt::namedCpuLevel(level))
         return fail("--cpu takes host, x86-64, x86-64-v3 or x86-64-v4, not '" + level + "'");
       continue;
     }

@@ -11,6 +11,8 @@
 #include "lib/Target/Cpu/CpuTarget.h"
 #include "CommOpsHeader.h"
 #include "GpuOpsHeader.h"
+#include "runtime/include/k3rt/k3rt.h"
+#include "runtime/src/CpuLevel.h"
 
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -449,34 +451,18 @@ std::string mlir::k3::cpuLevel(StringRef requested, std::string &error) {
   if (requested == "host") {
     // A named level rather than the build machine's exact CPU, so that a
     // binary runs on other machines of the same level; the runtime checks
-    // the level before loading.
+    // the level before loading. The level is the runtime's own
+    // (k3rt_cpu_level: x86-64-v4 with AVX-512 F/BW/CD/DQ/VL, whose full-width
+    // FMA units run the blocked GEMMs up to 2x faster on Zen 5 and Intel
+    // server cores; else v3 with AVX2, FMA and BMI2; else x86-64), capped by
+    // K3RT_CPU_LEVEL for both, so that a lesser machine's builds and runs can
+    // be checked on this one.
     if (!x86)
       return "generic";
-    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-    auto has = [&](std::initializer_list<const char *> names) {
-      return llvm::all_of(names, [&](const char *n) { return host.lookup(n); });
-    };
-    // AVX-512 doubles the f32 lanes per FMA; on cores with full-width units
-    // (Zen 5, Intel server cores) the blocked GEMMs run up to 2x faster.
-    std::string best = !has({"avx2", "fma", "bmi2"}) ? "x86-64"
-                       : has({"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"})
-                           ? "x86-64-v4"
-                           : "x86-64-v3";
-    // The runtime's K3RT_CPU_LEVEL caps the machine's level for both (a
-    // lesser machine's builds and runs checked on this one).
-    if (const char *cap = getenv("K3RT_CPU_LEVEL"); cap && *cap) {
-      static const char *const levels[] = {"x86-64", "x86-64-v3", "x86-64-v4"};
-      auto rank = [&](StringRef l) { return llvm::find(levels, l) - std::begin(levels); };
-      if (rank(cap) == 3) {
-        error = std::string("K3RT_CPU_LEVEL=") + cap + ": expected x86-64, x86-64-v3 or x86-64-v4";
-        return "";
-      }
-      if (rank(cap) < rank(best))
-        best = cap;
-    }
-    return best;
+    error = k3rt::cpuLevelCapError();
+    return error.empty() ? k3rt_cpu_level() : "";
   }
-  if (requested == "x86-64" || requested == "x86-64-v3" || requested == "x86-64-v4") {
+  if (k3rt::namedCpuLevel(requested.str())) {
     if (x86)
       return requested.str();
     error = "--cpu=" + requested.str() + ": this machine is not x86-64";
