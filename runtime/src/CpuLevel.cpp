@@ -8,19 +8,21 @@
 
 #include "runtime/include/k3rt/k3rt.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 
 namespace k3rt {
 
 int cpuLevelRank(const std::string &level) {
-  for (int i = 0; i < 3; ++i)
-    if (level == kCpuLevels[i])
-      return i;
+  const auto *at = std::find(std::begin(kCpuLevels), std::end(kCpuLevels), level);
+  if (at != std::end(kCpuLevels))
+    return int(at - std::begin(kCpuLevels));
   return level.empty() || level == "generic" ? 0 : -1;
 }
 
 bool namedCpuLevel(const std::string &level) {
-  return cpuLevelRank(level) > 0 || level == kCpuLevels[0];
+  return std::find(std::begin(kCpuLevels), std::end(kCpuLevels), level) != std::end(kCpuLevels);
 }
 
 std::string cpuLevelCapError() {
@@ -49,10 +51,9 @@ extern "C" const char *k3rt_cpu_level(void) {
     // a lesser machine can be checked on this one. (An unknown value is
     // refused where kernels load and by k3-compile: cpuLevelCapError.)
     const char *cap = std::getenv("K3RT_CPU_LEVEL");
-    if (cap && std::string(best) != "generic")
-      for (const char *known : k3rt::kCpuLevels)
-        if (std::string(cap) == known && k3rt::cpuLevelRank(known) < k3rt::cpuLevelRank(best))
-          best = known;
+    if (cap && std::string(best) != "generic" && k3rt::namedCpuLevel(cap) &&
+        k3rt::cpuLevelRank(cap) < k3rt::cpuLevelRank(best))
+      best = k3rt::kCpuLevels[k3rt::cpuLevelRank(cap)];
     return best;
   }();
   return level;
