@@ -939,6 +939,34 @@ def K3TileContractionsPass : Pass<"k3-tile-contractions"> {
   ];
 }
 
+def K3KdaSplitHeadsPass : Pass<"k3-kda-split-heads"> {
+  let summary = "Run chunked KDA as one parallel loop over key heads";
+  let description = [{
+    Every `k3.kda_chunked` with more than one key head (static head counts)
+    becomes an `scf.forall` over key heads whose body is a `k3.kda_chunked`
+    on one key head and its GVA group of value heads; the outputs, the state
+    and the boundary states (those that are used) are the forall's shared
+    outputs, each head writing its own slice, and the state is updated in
+    place. The CPU tiles stage runs it before `convert-k3-to-linalg`: the
+    chunk loop then runs inside one parallel region per layer instead of
+    forking a region for every op of every chunk. The arithmetic is
+    unchanged, so the results are bit-identical.
+
+    ```mlir
+    %o, %s, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0) ...
+        : (tensor<?x4x16xf32>, ...) -> (tensor<?x4x16xf32>, ...)
+    // becomes
+    %r:2 = scf.forall (%h) in (4) shared_outs(%o0 = %empty, %s1 = %s0) {
+      %qh = tensor.extract_slice %q[0, %h, 0] [%t, 1, 16] [1, 1, 1] ...
+      %oh, %sh, %bh = k3.kda_chunked %qh, ... : ... -> (tensor<?x1x16xf32>, ...)
+      scf.forall.in_parallel { tensor.parallel_insert_slice %oh into %o0[...] ... }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def K3CpuParallelLoopsPass : Pass<"k3-cpu-parallel-loops"> {
   let summary = "Keep the scf.parallel loops worth a thread pool, serialise the rest";
   let description = [{

@@ -8,7 +8,7 @@
 //          k3-dequantize-weights, k3-outline-weights, k3-outline-layers
 //          (each layer kind one private function, called per layer),
 //          k3-pack-layer-weights (its weights one buffer per call)
-//   tiles: convert-k3-to-linalg, k3-tile-contractions,
+//   tiles: [k3-kda-split-heads,] convert-k3-to-linalg, k3-tile-contractions,
 //          convert-elementwise-to-linalg, canonicalize
 //          (linalg on tensors: what each tile computes, target independent)
 //   cpu:   one-shot bufferization → parallel loops → OpenMP → LLVM dialect
@@ -46,7 +46,7 @@
 namespace {
 
 constexpr const char *kTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} linear={6} panel-columns={7}},{5}k3-tile-contractions,"
+    "{8}convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} linear={6} panel-columns={7}},{5}k3-tile-contractions,"
     "convert-elementwise-to-linalg,canonicalize,k3-lower-collectives";
 
 constexpr const char *kCpuStage =
@@ -104,7 +104,10 @@ void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
   add(pm, llvm::formatv(kTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill,
                         forms.router, forms.mlaSplitKeys,
                         forms.bf16ContractionInputs ? "k3-round-contraction-inputs," : "",
-                        forms.linear, forms.panelColumns)
+                        forms.linear, forms.panelColumns,
+                        // The loops form's chunk loop runs per head on one
+                        // thread (the scan form is one forall already).
+                        forms.kdaPrefill == "loops" ? "k3-kda-split-heads," : "")
               .str()
               .c_str());
 }
