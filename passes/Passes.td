@@ -854,6 +854,38 @@ def K3SegmentKdaPass : Pass<"k3-segment-kda"> {
   ];
 }
 
+def K3SplitKdaHeadsPass : Pass<"k3-split-kda-heads"> {
+  let summary = "Run chunked KDA as one parallel loop over value heads";
+  let description = [{
+    Every `k3.kda_chunked` with more than one value head (static heads and
+    state; outputs static past the token dimension) becomes an
+    `scf.forall` over value heads whose body is a `k3.kda_chunked` on one
+    value head and the key head it reads (GVA: value head h reads key head
+    h / group). The outputs, the state and the boundary states, those that
+    are used, are the forall's shared outputs, each head writing its own
+    slice; the state is updated in place (each head reads its initial slice
+    from the shared output it writes). The CPU tiles stage runs it before
+    `convert-k3-to-linalg`: the chunk loop then runs inside one parallel
+    region per layer instead of forking a region for every op of every
+    chunk. Each head's arithmetic is the unsplit lowering's.
+
+    ```mlir
+    %o, %s, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0) ...
+        : (tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?x4x16xf32>, ...)
+        -> (tensor<?x4x16xf32>, tensor<4x16x16xf32>, tensor<?x4x16x16xf32>)
+    // becomes (%b unused: no shared output for it)
+    %r:2 = scf.forall (%h) in (4) shared_outs(%o0 = %empty, %s1 = %s0) {
+      %kh = arith.divui %h, %c2 : index
+      %qh = tensor.extract_slice %q[0, %kh, 0] [%t, 1, 16] [1, 1, 1] ...
+      %oh, %sh, %bh = k3.kda_chunked %qh, ... : ... -> (tensor<?x1x16xf32>, ...)
+      scf.forall.in_parallel { tensor.parallel_insert_slice %oh into %o0[0, %h, 0] ... }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def K3GpuDedupeKernelsPass : Pass<"k3-gpu-dedupe-kernels", "::mlir::ModuleOp"> {
   let summary = "One kernel for every set of identical outlined kernels";
   let description = [{
@@ -937,34 +969,6 @@ def K3TileContractionsPass : Pass<"k3-tile-contractions"> {
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
   ];
-}
-
-def K3KdaSplitHeadsPass : Pass<"k3-kda-split-heads"> {
-  let summary = "Run chunked KDA as one parallel loop over key heads";
-  let description = [{
-    Every `k3.kda_chunked` with more than one key head (static head counts)
-    becomes an `scf.forall` over key heads whose body is a `k3.kda_chunked`
-    on one key head and its GVA group of value heads; the outputs, the state
-    and the boundary states (those that are used) are the forall's shared
-    outputs, each head writing its own slice, and the state is updated in
-    place. The CPU tiles stage runs it before `convert-k3-to-linalg`: the
-    chunk loop then runs inside one parallel region per layer instead of
-    forking a region for every op of every chunk. The arithmetic is
-    unchanged, so the results are bit-identical.
-
-    ```mlir
-    %o, %s, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0) ...
-        : (tensor<?x4x16xf32>, ...) -> (tensor<?x4x16xf32>, ...)
-    // becomes
-    %r:2 = scf.forall (%h) in (4) shared_outs(%o0 = %empty, %s1 = %s0) {
-      %qh = tensor.extract_slice %q[0, %h, 0] [%t, 1, 16] [1, 1, 1] ...
-      %oh, %sh, %bh = k3.kda_chunked %qh, ... : ... -> (tensor<?x1x16xf32>, ...)
-      scf.forall.in_parallel { tensor.parallel_insert_slice %oh into %o0[...] ... }
-    }
-    ```
-  }];
-  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect"];
 }
 
 def K3CpuParallelLoopsPass : Pass<"k3-cpu-parallel-loops"> {

@@ -8,7 +8,7 @@
 //          k3-dequantize-weights, k3-outline-weights, k3-outline-layers
 //          (each layer kind one private function, called per layer),
 //          k3-pack-layer-weights (its weights one buffer per call)
-//   tiles: [k3-kda-split-heads,] convert-k3-to-linalg, k3-tile-contractions,
+//   tiles: [k3-split-kda-heads,] convert-k3-to-linalg, k3-tile-contractions,
 //          convert-elementwise-to-linalg, canonicalize
 //          (linalg on tensors: what each tile computes, target independent)
 //   cpu:   one-shot bufferization → parallel loops → OpenMP → LLVM dialect
@@ -107,7 +107,7 @@ void mlir::k3::buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
                         forms.linear, forms.panelColumns,
                         // The loops form's chunk loop runs per head on one
                         // thread (the scan form is one forall already).
-                        forms.kdaPrefill == "loops" ? "k3-kda-split-heads," : "")
+                        forms.kdaPrefill == "loops" ? "k3-split-kda-heads," : "")
               .str()
               .c_str());
 }

@@ -883,11 +883,16 @@ int main(int argc, char **argv) {
   // Every failure from here on: under mpirun, after the other ranks heard.
   std::thread listener;
   std::atomic<bool> listenerDone{false}; // the listener writes it: lives as long
+  // One failure line per rank: a start that fails here and the signal
+  // mpirun then sends (another rank has exited) race to report, and
+  // whichever comes second stays silent.
+  std::atomic<bool> reported{false};
   auto quit = [&](const std::string &message) {
     http.stop();
     if (listener.joinable())
       listener.join();
-    fail(message);
+    if (!reported.exchange(true))
+      fail(message);
     if (ranks.active)
       endFailedStart(ranks);
     return 1;
@@ -919,6 +924,8 @@ int main(int argc, char **argv) {
       // mpirun ends the other ranks.
       if (!ranks.active)
         std::_Exit(0);
+      if (reported.exchange(true))
+        return; // the start's own failure is being reported and ends the run
       fail("stopped by a signal while loading");
       std::fflush(stderr);
       std::_Exit(1);
