@@ -84,19 +84,47 @@ func.func @no_out(%q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>, %v: tensor<?x2x4
 
 // -----
 
+// One key head read by two value heads (group 2), the final state
+// unused: no shared state; each head reads its initial slice from the
+// initial state itself, and both read key head 0.
+// CHECK-LABEL: func.func @mqa
+//  CHECK-SAME:   %[[S0:[a-z0-9_]+]]: tensor<2x4x8xf32>)
+//       CHECK:   scf.forall (%[[H:.+]]) in (2) shared_outs(%{{[a-z0-9_]+}} = %{{.+}}) -> (tensor<?x2x8xf32>)
+//       CHECK:     %[[KH:.+]] = arith.divui %[[H]], %c2
+//       CHECK:     tensor.extract_slice %{{.+}}[0, %[[KH]], 0] [%{{.+}}, 1, 4]
+//       CHECK:     tensor.extract_slice %[[S0]][%[[H]], 0, 0] [1, 4, 8]
+//       CHECK:     scf.forall.in_parallel
+//  CHECK-NEXT:       parallel_insert_slice
+//  CHECK-NEXT:     }
+func.func @mqa(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x2x8xf32>, %g: tensor<?x2x4xf32>,
+               %beta: tensor<?x2xf32>, %s0: tensor<2x4x8xf32>) -> tensor<?x2x8xf32> {
+  %o, %s, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0) scale = 0.5 chunk = 8 sub_chunk = 4 factored
+      : (tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x2x8xf32>, tensor<?x2x4xf32>, tensor<?x2xf32>, tensor<2x4x8xf32>)
+      -> (tensor<?x2x8xf32>, tensor<2x4x8xf32>, tensor<?x2x4x8xf32>)
+  return %o : tensor<?x2x8xf32>
+}
+
+// -----
+
 // Not split (each lowers as before): one value head; an output with a
-// dynamic head dimension; an initial state typed differently from the
-// final one.
+// dynamic head dimension; a dynamic initial state; a static initial state
+// whose final state is typed dynamic.
 // CHECK-LABEL: func.func @kept
 //   CHECK-NOT:   scf.forall
 //       CHECK:   k3.kda_chunked
+//   CHECK-NOT:   scf.forall
 //       CHECK:   k3.kda_chunked
+//   CHECK-NOT:   scf.forall
 //       CHECK:   k3.kda_chunked
+//   CHECK-NOT:   scf.forall
+//       CHECK:   k3.kda_chunked
+//   CHECK-NOT:   scf.forall
+//       CHECK:   return
 func.func @kept(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x1x4xf32>, %g: tensor<?x1x4xf32>,
                 %beta: tensor<?x1xf32>, %s0: tensor<1x4x4xf32>,
                 %v2: tensor<?x2x4xf32>, %g2: tensor<?x2x4xf32>, %beta2: tensor<?x2xf32>, %s2: tensor<2x4x4xf32>,
                 %sd: tensor<?x4x4xf32>)
-    -> (tensor<?x1x4xf32>, tensor<?x?x4xf32>, tensor<2x4x4xf32>) {
+    -> (tensor<?x1x4xf32>, tensor<?x?x4xf32>, tensor<2x4x4xf32>, tensor<?x4x4xf32>) {
   %o, %s, %b = k3.kda_chunked %q, %k, %v, %g, %beta, state(%s0) scale = 0.5 chunk = 8 sub_chunk = 4 factored
       : (tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x1xf32>, tensor<1x4x4xf32>)
       -> (tensor<?x1x4xf32>, tensor<1x4x4xf32>, tensor<?x1x4x4xf32>)
@@ -106,5 +134,8 @@ func.func @kept(%q: tensor<?x1x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x1x4xf
   %o3, %s4, %b3 = k3.kda_chunked %q, %k, %v2, %g2, %beta2, state(%sd) scale = 0.5 chunk = 8 sub_chunk = 4 factored
       : (tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2xf32>, tensor<?x4x4xf32>)
       -> (tensor<?x2x4xf32>, tensor<2x4x4xf32>, tensor<?x2x4x4xf32>)
-  return %o, %o2, %s4 : tensor<?x1x4xf32>, tensor<?x?x4xf32>, tensor<2x4x4xf32>
+  %o4, %s5, %b4 = k3.kda_chunked %q, %k, %v2, %g2, %beta2, state(%s2) scale = 0.5 chunk = 8 sub_chunk = 4 factored
+      : (tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2xf32>, tensor<2x4x4xf32>)
+      -> (tensor<?x2x4xf32>, tensor<?x4x4xf32>, tensor<?x2x4x4xf32>)
+  return %o, %o2, %s4, %s5 : tensor<?x1x4xf32>, tensor<?x?x4xf32>, tensor<2x4x4xf32>, tensor<?x4x4xf32>
 }

@@ -88,11 +88,22 @@ const char kUsage[] =
 /// This process's rank under mpirun (-1 alone): prefixed to its errors.
 int g_rank = -1;
 
+/// Prints the process's error line: the first only. Every error ends the
+/// process, and under mpirun a failure and the signal that mpirun then
+/// sends (another rank has exited) race to report from two threads; the
+/// second caller waits until the first line is out and prints nothing.
+std::mutex g_failMutex;
+bool g_failed = false;
 int fail(const std::string &message) {
+  std::lock_guard<std::mutex> lock(g_failMutex);
+  if (g_failed)
+    return 1;
+  g_failed = true;
   if (g_rank >= 0)
     std::fprintf(stderr, "k3-serve: error: rank %d: %s\n", g_rank, message.c_str());
   else
     std::fprintf(stderr, "k3-serve: error: %s\n", message.c_str());
+  std::fflush(stderr);
   return 1;
 }
 
@@ -883,16 +894,11 @@ int main(int argc, char **argv) {
   // Every failure from here on: under mpirun, after the other ranks heard.
   std::thread listener;
   std::atomic<bool> listenerDone{false}; // the listener writes it: lives as long
-  // One failure line per rank: a start that fails here and the signal
-  // mpirun then sends (another rank has exited) race to report, and
-  // whichever comes second stays silent.
-  std::atomic<bool> reported{false};
   auto quit = [&](const std::string &message) {
     http.stop();
     if (listener.joinable())
       listener.join();
-    if (!reported.exchange(true))
-      fail(message);
+    fail(message);
     if (ranks.active)
       endFailedStart(ranks);
     return 1;
@@ -924,9 +930,7 @@ int main(int argc, char **argv) {
       // mpirun ends the other ranks.
       if (!ranks.active)
         std::_Exit(0);
-      if (reported.exchange(true))
-        return; // the start's own failure is being reported and ends the run
-      fail("stopped by a signal while loading");
+      fail("stopped by a signal while loading"); // silent if a failure came first
       std::fflush(stderr);
       std::_Exit(1);
     }
