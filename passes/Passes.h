@@ -60,6 +60,9 @@ struct CpuK3Options {
   /// Each layer kind as one private function called per layer
   /// (k3-outline-layers); false keeps the entry points unrolled.
   bool layerFunctions = true;
+  /// > 0: the CPU GEMMs' float weights stored as panels of that many
+  /// columns (k3-pack-weight-panels); 0 keeps the checkpoint's layout.
+  int64_t panelColumns = 0;
 };
 
 /// The CPU path's stages (passes/Pipelines/CpuPipeline.cpp), one per phase:

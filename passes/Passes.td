@@ -175,6 +175,42 @@ def K3DequantizeWeightsPass : Pass<"k3-dequantize-weights", "::mlir::ModuleOp"> 
   ];
 }
 
+def K3PackWeightPanelsPass : Pass<"k3-pack-weight-panels", "::mlir::ModuleOp"> {
+  let summary = "Store the CPU GEMMs' float weights in their micro-kernel's panel layout";
+  let description = [{
+    Every 2-D float `k3.weight` W [N, K] whose only users are `k3.linear`
+    (as its weight, without scales) and `k3.lm_head` becomes
+    `k3.weight "W#panels<P>"` [N/P, K, P] behind a `linalg.unpack` to
+    [N, K] (inner tile P on dimension 0): panel j holds rows jP to jP+P−1
+    of W transposed, the B operand the CPU GEMM's register tile reads one
+    P-wide row at a time. The bundle writer lays the bytes out so from the
+    checkpoint, once, at compile time; convert-k3-to-linalg reads the panels
+    in place (bf16 widened in registers) for prompts and decode steps alike,
+    and the unpack dies unlowered.
+
+    P is `columns` (16 or 32: two vector registers of f32), or 16 where
+    `columns` does not divide N; a weight that neither divides stays as it
+    is. Stacked experts and derived weights (`{e}`, `#`) keep their layout.
+    A split weight's block packs to the same block (N and K keep dimensions
+    0 and 1; a rank's block of N is whole panels where P divides it).
+
+    Example (columns = 16):
+    ```mlir
+    %w = k3.weight "o_proj.weight" : tensor<64x32xbf16>
+    // becomes
+    %p = k3.weight "o_proj.weight#panels16" : tensor<4x32x16xbf16>
+    %e = tensor.empty() : tensor<64x32xbf16>
+    %w = linalg.unpack %p inner_dims_pos = [0] inner_tiles = [16] into %e
+        : tensor<4x32x16xbf16> -> tensor<64x32xbf16>
+    ```
+  }];
+  let options = [
+    Option<"columns", "columns", "int64_t", /*default=*/"16",
+           "Panel width: 16 (AVX2) or 32 (AVX-512), as convert-k3-to-linalg's panel-columns">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def K3FuseKdaDecodePass : Pass<"k3-fuse-kda-decode"> {
   let summary = "Fuse a one-token KDA layer's mixing chain into k3.kda_decode";
   let description = [{

@@ -152,7 +152,10 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
   //    codes and the matching `weight_scale`; exact, E2M1 × 2^k fits bf16.
   //  - `X#mxfp4.<rule>.codes` / `.scales` (k3-quantize-mxfp4): float `X`
   //    quantized to MXFP4 along its rows (lib/Model/Numerics).
-  enum class Derive { None, Bf16, Codes, Scales } derive = Derive::None;
+  //  - `X#panels<P>` (k3-pack-weight-panels): float `X` [N, K] laid out as
+  //    [N/P, K, P], the CPU GEMM's panels; the same values.
+  enum class Derive { None, Bf16, Codes, Scales, Panels } derive = Derive::None;
+  int64_t panel = 0;
   ScaleRule rule = ScaleRule::Floor;
   std::string stored = name;
   size_t hash = name.find('#');
@@ -165,7 +168,10 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
       derive = Derive::Codes;
     else if (suffix == "#mxfp4.floor.scales" || suffix == "#mxfp4.ceil.scales")
       derive = Derive::Scales;
-    else {
+    else if (suffix == "#panels16" || suffix == "#panels32") {
+      derive = Derive::Panels;
+      panel = suffix == "#panels16" ? 16 : 32;
+    } else {
       error = "weight '" + name + "' names an unknown derived form '" + suffix + "'";
       return false;
     }
@@ -231,6 +237,25 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
         uint16_t bits = ::k3::model::floatToBf16(values[i]);
         std::memcpy(&out[2 * i], &bits, 2);
       }
+    } else if (derive == Derive::Panels) {
+      // Byte moves only: the stored dtype is the weight's (the importer
+      // types weights by it), so the values are unchanged.
+      int64_t rows = v->shape.size() == 2 ? v->shape[0] : 0;
+      if (rows == 0 || rows % panel != 0 || v->dtype == ::k3::model::DType::U8 ||
+          v->bytes % size_t(rows * v->shape[1]) != 0) {
+        error = "weight '" + part + "' " + ::k3::model::formatShape(v->shape) +
+                " is not a float matrix of whole " + std::to_string(panel) +
+                "-row panels; it cannot be packed for the CPU GEMMs";
+        return false;
+      }
+      const int64_t cols = v->shape[1];
+      const size_t element = v->bytes / size_t(rows * cols);
+      out.resize(v->bytes);
+      for (int64_t j = 0; j < rows / panel; ++j)
+        for (int64_t k = 0; k < cols; ++k)
+          for (int64_t p = 0; p < panel; ++p)
+            std::memcpy(&out[((j * cols + k) * panel + p) * element],
+                        v->data + ((j * panel + p) * cols + k) * element, element);
     } else {
       if (v->shape.size() != 2 || v->shape[1] % 32 != 0 || v->dtype == ::k3::model::DType::U8) {
         error = "weight '" + part + "' is not a float matrix with rows of a multiple of 32 "

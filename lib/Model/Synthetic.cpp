@@ -197,7 +197,8 @@ bool syntheticBundleWeight(const std::string &name, SyntheticForm form,
     error = "weight '" + name + "': " + why;
     return false;
   };
-  // A derived form (BundleWriter: `#bf16`, `#mxfp4.<rule>.codes|scales`).
+  // A derived form (BundleWriter: `#bf16`, `#mxfp4.<rule>.codes|scales`,
+  // `#panels<P>`).
   std::string stored = name, suffix;
   if (size_t hash = name.find('#'); hash != std::string::npos) {
     stored = name.substr(0, hash);
@@ -249,6 +250,17 @@ bool syntheticBundleWeight(const std::string &name, SyntheticForm form,
                slice[1] % 32 == 0 && !stripSuffix(part, ".weight_packed").empty()) {
       mxfp4(stripSuffix(part, ".weight_packed") + ".weight", slice[1], codes, scales, false);
       bytes = encode(unpackMxfp4(codes.data(), scales.data(), slice[0], slice[1]), DType::BF16);
+    } else if ((suffix == "#panels16" || suffix == "#panels32") &&
+               (form == SyntheticForm::F32 || form == SyntheticForm::BF16) &&
+               slice.size() == 3 && slice[2] == (suffix == "#panels16" ? 16 : 32)) {
+      // W [N, K] laid out as its panels [N/P, K, P] (k3-pack-weight-panels).
+      const int64_t p = slice[2], n = slice[0] * p, k = slice[1];
+      std::vector<float> w = values(sizes, part, {n, k}, seed), panels(w.size());
+      for (int64_t j = 0; j < slice[0]; ++j)
+        for (int64_t c = 0; c < k; ++c)
+          for (int64_t q = 0; q < p; ++q)
+            panels[(j * k + c) * p + q] = w[(j * p + q) * k + c];
+      bytes = encode(panels, form == SyntheticForm::F32 ? DType::F32 : DType::BF16);
     } else if (endsWith(suffix, ".codes") && form == SyntheticForm::Mxfp4Codes && matrix &&
                slice[1] % 32 == 0) {
       mxfp4(part, slice[1], bytes, scales, sizes.bf16Sources);

@@ -5,7 +5,8 @@
 //
 //   k3:    k3-decompose-mlp, [k3-segment-kda,] k3-fuse-kda-decode,
 //          k3-kda-chunkwise, k3-mla-absorb, [k3-quantize-mxfp4,]
-//          k3-dequantize-weights, k3-outline-weights, k3-outline-layers
+//          k3-dequantize-weights, [k3-pack-weight-panels,]
+//          k3-outline-weights, k3-outline-layers
 //          (each layer kind one private function, called per layer),
 //          k3-pack-layer-weights (its weights one buffer per call)
 //   tiles: [k3-split-kda-heads,] convert-k3-to-linalg, k3-tile-contractions,
@@ -93,6 +94,8 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
   if (options.dequantize)
     pm.addPass(createK3DequantizeWeightsPass(
         K3DequantizeWeightsPassOptions{options.quantizeExperts == "none"}));
+  if (options.panelColumns > 0)
+    pm.addPass(createK3PackWeightPanelsPass(K3PackWeightPanelsPassOptions{options.panelColumns}));
   pm.addPass(createK3OutlineWeightsPass());
   if (options.layerFunctions) {
     pm.addPass(createK3OutlineLayersPass());
@@ -152,7 +155,12 @@ void mlir::k3::registerK3Pipelines() {
       "Lower k3 ops through linalg and bufferization to the LLVM dialect for "
       "the host CPU (the k3, tiles and cpu stages)",
       [](OpPassManager &pm, const CpuPipelineOptions &options) {
-        buildCpuK3Stage(pm, CpuK3Options{});
+        CpuK3Options k3Options;
+        // The blocked GEMMs read their weights as panels; the dot form
+        // reads them as stored.
+        if (options.linear == "blocked")
+          k3Options.panelColumns = options.panelColumns;
+        buildCpuK3Stage(pm, k3Options);
         LinalgForms forms{options.moeDispatch, options.kdaDecode, options.kdaPrefill,
                           options.router, options.mlaSplitKeys};
         forms.linear = options.linear;

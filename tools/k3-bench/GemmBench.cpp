@@ -4,14 +4,15 @@
 // shape, y[M, N] = x[M, K] · W[N, K]ᵀ (`k3.linear`, f32 activations, bf16
 // weights as the checkpoints store them; M = 1 with a static row, as a
 // decode step, other M dynamic, as a prompt), compiles each with the
-// k3-compile beside this program for the CPU in each --linear form (blocked,
-// the default GEMM, and dot, the dot products it replaced), and times it at
+// k3-compile beside this program for the CPU in each --linear form (panels,
+// the model's GEMM on weights packed at compile time; blocked, the same GEMM
+// packing its panels per call; dot, the dot products it replaced), and times it at
 // M = 1, 16 and 512 on each --threads count, checks rows 0, 1 and M-1
 // against an f64 product (relative RMSE < 1e-5), and prints GFLOP/s
 // (2·M·N·K over the best call) next to the machine's peak: cores × FMA
 // lanes × 2 FMA units × 2 flops × clock (measured: dependent adds, one a
 // cycle), each factor printed with where it comes from, and the first
-// form's speed-up over the second. The default
+// form's speed-up over the next. The default
 // shapes: Kimi Linear 48B's MLP (2304 → 9216 → 2304) and k3-small's
 // (1024 → 2816).
 //
@@ -45,16 +46,37 @@ struct Shape {
 
 /// `@gemm` with a dynamic row count (a prompt's projections) and `@gemv`
 /// with one static row (a decode step's), as the model's entry points have.
-std::string moduleText(int64_t n, int64_t k) {
+/// With `panel` > 0 the weight comes as k3-pack-weight-panels stores it,
+/// [N/panel, K, panel] behind a linalg.unpack, as a model's weights do.
+std::string moduleText(int64_t n, int64_t k, int64_t panel) {
   std::string w = "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "xbf16>", text;
+  std::string arg = panel ? "tensor<" + std::to_string(n / panel) + "x" + std::to_string(k) +
+                                "x" + std::to_string(panel) + "xbf16>"
+                          : w;
   for (const char *rows : {"?", "1"}) {
     std::string x = std::string("tensor<") + rows + "x" + std::to_string(k) + "xf32>",
                 y = std::string("tensor<") + rows + "x" + std::to_string(n) + "xf32>";
     text += std::string("func.func @") + (*rows == '?' ? "gemm" : "gemv") + "(%x: " + x +
-            ", %w: " + w + ") -> " + y + " {\n  %y = k3.linear %x, %w : (" + x + ", " + w +
-            ") -> " + y + "\n  return %y : " + y + "\n}\n";
+            ", %" + (panel ? "p" : "w") + ": " + arg + ") -> " + y + " {\n";
+    if (panel)
+      text += "  %e = tensor.empty() : " + w + "\n  %w = linalg.unpack %p inner_dims_pos = [0] "
+              "inner_tiles = [" + std::to_string(panel) + "] into %e : " + arg + " -> " + w + "\n";
+    text += "  %y = k3.linear %x, %w : (" + x + ", " + w + ") -> " + y + "\n  return %y : " + y +
+            "\n}\n";
   }
   return text;
+}
+
+/// `w` [n, k] as its panels [n/p, k, p] (the bundle writer's layout).
+k3rt::HostTensor panelsOf(const k3rt::HostTensor &w, int64_t n, int64_t k, int64_t p) {
+  k3rt::HostTensor out = w;
+  out.shape = {n / p, k, p};
+  const size_t e = w.bytes.size() / size_t(n * k);
+  for (int64_t j = 0; j < n / p; ++j)
+    for (int64_t c = 0; c < k; ++c)
+      for (int64_t q = 0; q < p; ++q)
+        std::memcpy(&out.bytes[((j * k + c) * p + q) * e], w.data() + ((j * p + q) * k + c) * e, e);
+  return out;
 }
 
 /// The clock a busy core runs at, in GHz, measured: a chain of dependent
@@ -121,8 +143,11 @@ int runGemmBench(int argc, char **argv) {
   std::string compiler = selfDir() + "/k3-compile";
   // The kernels' CPU level: this machine's best unless --cpu names one.
   std::string level = k3rt_cpu_level();
-  // Both CPU forms of k3.linear, side by side: the speed-up is the point.
-  std::vector<std::string> forms{"blocked", "dot"};
+  // The CPU forms of k3.linear, side by side: the speed-ups are the point.
+  // panels: the blocked GEMM on weights packed at compile time (a model's
+  // form); blocked: the same GEMM packing panels per call from [N, K]; dot:
+  // one dot product per output, the form the blocked GEMM replaced.
+  std::vector<std::string> forms{"panels", "blocked", "dot"};
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (positiveFlag(a, "--repeat=", repeat))
@@ -131,13 +156,13 @@ int runGemmBench(int argc, char **argv) {
       forms.clear();
       std::stringstream in(a.substr(9));
       for (std::string item; std::getline(in, item, ',');) {
-        if (item != "blocked" && item != "dot")
-          return fail("--linear takes blocked and/or dot separated by commas, not '" +
+        if (item != "panels" && item != "blocked" && item != "dot")
+          return fail("--linear takes panels, blocked and/or dot separated by commas, not '" +
                       a.substr(9) + "'");
         forms.push_back(item);
       }
       if (forms.empty())
-        return fail("--linear takes blocked and/or dot separated by commas");
+        return fail("--linear takes panels, blocked and/or dot separated by commas");
       continue;
     }
     if (a.rfind("--threads=", 0) == 0 || a.rfind("--m=", 0) == 0 || a.rfind("--shape=", 0) == 0) {
@@ -182,7 +207,7 @@ int runGemmBench(int argc, char **argv) {
       continue;
     }
     return fail("unknown flag '" + a +
-                "' (gemm takes --shape=NxK --m=1,16,512 --threads=1,2 --linear=blocked,dot --repeat=N "
+                "' (gemm takes --shape=NxK --m=1,16,512 --threads=1,2 --linear=panels,blocked,dot --repeat=N "
                 "--k3-compile=PATH --cpu=LEVEL)");
   }
   if (threadCounts.empty())
@@ -229,19 +254,28 @@ int runGemmBench(int argc, char **argv) {
       xs.push_back(randomTensor({m, s.k}, rng, -1, 1));
     // Seconds by (form, m, threads), for the ratio of the first two forms.
     std::map<std::tuple<std::string, int64_t, int>, double> seconds;
+    // The panel width k3-compile picks for the level: two vectors of f32.
+    const int64_t width = 2 * std::max(lanes, 8);
+    const int64_t panel = s.n % width == 0 ? width : s.n % 16 == 0 ? 16 : 0;
     for (const std::string &linear : forms) {
+      if (linear == "panels" && panel == 0) {
+        std::printf("N=%lld K=%lld: no panels form (N is not a multiple of 16)\n",
+                    (long long)s.n, (long long)s.k);
+        continue;
+      }
       std::string source = tmp + "/gemm.mlir", binary = tmp + "/gemm-" + linear + ".k3b";
-      std::ofstream(source) << moduleText(s.n, s.k);
-      if (!spawn({compiler, source, "--linear=" + linear,
+      std::ofstream(source) << moduleText(s.n, s.k, linear == "panels" ? panel : 0);
+      if (!spawn({compiler, source, "--linear=" + (linear == "dot" ? linear : std::string("blocked")),
                   "--cpu=" + (level == "generic" ? std::string("host") : level), "-o", binary}))
         return fail("compiling " + source + " with " + compiler + " failed");
       Loaded form;
       std::string error;
       if (!load(binary, "gemm", form, error))
         return fail(error);
+      const k3rt::HostTensor packed = linear == "panels" ? panelsOf(w, s.n, s.k, panel) : w;
       for (size_t mi = 0; mi < ms.size(); ++mi) {
         const int64_t m = ms[mi];
-        std::vector<k3rt::HostTensor> inputs{xs[mi], w}, out;
+        std::vector<k3rt::HostTensor> inputs{xs[mi], linear == "panels" ? packed : w}, out;
         for (int threads : threadCounts) {
           k3rt_set_threads(threads);
           double best = INFINITY;
@@ -292,13 +326,17 @@ int runGemmBench(int argc, char **argv) {
         }
       }
     }
-    if (forms.size() >= 2)
+    // Each form against the next one measured (a form skipped for this
+    // shape has no times).
+    for (size_t f = 0; f + 1 < forms.size(); ++f)
       for (int64_t m : ms)
-        for (int threads : threadCounts)
-          std::printf("N=%lld K=%lld M=%lld threads %d: %s_over_%s %.2f (speed-up)\n",
-                      (long long)s.n, (long long)s.k, (long long)m, threads, forms[0].c_str(),
-                      forms[1].c_str(),
-                      seconds[{forms[1], m, threads}] / seconds[{forms[0], m, threads}]);
+        for (int threads : threadCounts) {
+          auto a = seconds.find({forms[f], m, threads}), b = seconds.find({forms[f + 1], m, threads});
+          if (a != seconds.end() && b != seconds.end())
+            std::printf("N=%lld K=%lld M=%lld threads %d: %s_over_%s %.2f (speed-up)\n",
+                        (long long)s.n, (long long)s.k, (long long)m, threads, forms[f].c_str(),
+                        forms[f + 1].c_str(), b->second / a->second);
+        }
   }
   return status;
 }

@@ -747,6 +747,9 @@ int main(int argc, char **argv) {
         options.mlaDecodeSplits = mlaDecodeSplits;
         options.mlaDecode = mlaDecodeForm;
         options.layerFunctions = !unrollLayers;
+        // The CPU's blocked GEMMs read their weights as packed panels.
+        if (target == "cpu" && forms.linear == "blocked")
+          options.panelColumns = forms.panelColumns;
         mlir::k3::buildCpuK3Stage(pm, options);
       }))
     return fail(firstError);

@@ -104,19 +104,21 @@ Value rowBlock(OpBuilder &b, Location loc, Value x, const GemmWeight &w, Value c
 bool blockedContractApplies(Value x, const GemmWeight &w, int64_t width) {
   auto xType = dyn_cast<RankedTensorType>(x.getType());
   auto wType = dyn_cast<RankedTensorType>(w.data.getType());
-  if (!xType || !wType || xType.getRank() != 2 || wType.getRank() != 2 ||
+  if (!xType || !wType || xType.getRank() != 2 || wType.getRank() != (w.panel ? 3 : 2) ||
       !wType.hasStaticShape() || ShapedType::isDynamic(xType.getDimSize(1)))
     return false;
-  int64_t n = wType.getDimSize(0), k = xType.getDimSize(1);
-  return panelFor(n, width) > 0 && depthFor(k, w.packed()) > 0;
+  int64_t n = wType.getDimSize(0) * (w.panel ? w.panel : 1), k = xType.getDimSize(1);
+  // A panel weight's panels are the tiles' columns, whatever `width` says.
+  return (w.panel || panelFor(n, width) > 0) && depthFor(k, w.packed()) > 0;
 }
 
 Value blockedContract(OpBuilder &b, Location loc, Value x, const GemmWeight &w,
                       int64_t width) {
   auto xType = cast<RankedTensorType>(x.getType());
-  const int64_t n = cast<RankedTensorType>(w.data.getType()).getDimSize(0),
-                k = xType.getDimSize(1), kc = depthFor(k, w.packed());
-  width = panelFor(n, width);
+  auto wType = cast<RankedTensorType>(w.data.getType());
+  const int64_t n = wType.getDimSize(0) * (w.panel ? w.panel : 1), k = xType.getDimSize(1),
+                kc = depthFor(k, w.packed());
+  width = w.panel ? w.panel : panelFor(n, width);
   // A static row count below one tile (a decode step) gains nothing from
   // packing panels: the weight is read once either way.
   if (!ShapedType::isDynamic(xType.getDimSize(0)) && xType.getDimSize(0) < kTileRows)
@@ -152,6 +154,26 @@ Value blockedContract(OpBuilder &b, Location loc, Value x, const GemmWeight &w,
       },
       [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, blocked(eb, el)); });
   return choice.getResult(0);
+}
+
+Value panelRows(OpBuilder &b, Location loc, Value x, const GemmWeight &w) {
+  auto wType = cast<RankedTensorType>(w.data.getType());
+  const int64_t p = w.panel, n = wType.getDimSize(0) * p, k = wType.getDimSize(1);
+  Value m = tensor::DimOp::create(b, loc, x, 0);
+  // No K blocks: the panel is read in place (nothing to keep in L1), and a
+  // few rows of x stay in cache whole. One thread region per GEMV.
+  Value y0 = zeros(b, loc, {sizesOf(b, loc, x)[0], b.getIndexAttr(n)});
+  return panels(b, loc, y0, n, p, [&](OpBuilder &nb, Location nl, Value n0, Value block) -> Value {
+    Value panel = weightPanel(nb, nl, w, n0, p);
+    return loop(nb, nl, cstIndex(nb, nl, 0), m, cstIndex(nb, nl, 1), block,
+                [&](OpBuilder &mb, Location ml, Value m0, ValueRange acc) -> SmallVector<Value> {
+                  Value a = tile(mb, ml, x, m0, mb.getIndexAttr(0), 1, k);
+                  Value old = tile(mb, ml, acc[0], m0, mb.getIndexAttr(0), 1, p);
+                  Value y = panelProduct(mb, ml, a, panel, old);
+                  return {place(mb, ml, y, acc[0], m0, mb.getIndexAttr(0))};
+                })
+        .getResult(0);
+  });
 }
 
 } // namespace mlir::k3::lowering

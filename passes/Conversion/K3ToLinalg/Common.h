@@ -145,15 +145,19 @@ Value panels(OpBuilder &b, Location loc, Value into, int64_t extent, int64_t wid
 
 /// A weight as the GEMMs read it: float data `[..., N, K]`, or MXFP4 with
 /// `data` the packed bytes `[..., N, K/2]` behind `k3.unpack_e2m1` and
-/// `scales` the E8M0 bytes `[..., N, K/32]`.
+/// `scales` the E8M0 bytes `[..., N, K/32]`, or (`panel` > 0, 2-D float
+/// only) the panels `[N/panel, K, panel]` of k3-pack-weight-panels.
 struct GemmWeight {
   Value data;
   Value scales;
+  int64_t panel = 0;
   bool packed() const { return bool(scales); }
 };
 
 /// The GemmWeight of an op's weight operand and optional scales; fails (on
-/// `op`) for f4E2M1FN codes that do not come from `k3.unpack_e2m1`.
+/// `op`) for f4E2M1FN codes that do not come from `k3.unpack_e2m1`. A float
+/// weight that k3-pack-weight-panels stored as panels (a `linalg.unpack`
+/// with inner tile P on dimension 0) is read as those panels.
 FailureOr<GemmWeight> gemmWeight(PatternRewriter &b, Operation *op, Value w, Value scales);
 
 /// Matrix `e` of a stacked `[E, N, K]` weight, as `[N, K]`.
@@ -170,12 +174,13 @@ Value e2m1Table(OpBuilder &b, Location loc);
 
 /// `y[..., n] = Σ_k x[..., k] · W[n, k]` in f32 for a 2-D weight; MXFP4
 /// codes are decoded inside the dot products' inner loop, never into a
-/// copy of W.
+/// copy of W; panels are read in place by 1-row register tiles (x 2-D).
 Value contractWeight(OpBuilder &b, Location loc, Value x, const GemmWeight &w);
 
 /// Rows [n0, n0 + nt) of a 2-D weight `[N, K]`, transposed to an f32 panel
 /// `[K, nt]` (decoded from MXFP4 when packed): the B operand of a register-
-/// tiled GEMM, whose micro-kernel reads one contiguous row of nt per k.
+/// tiled GEMM, whose micro-kernel reads one contiguous row of nt per k. A
+/// panel weight (nt its panel width) gives its panel in place, a slice.
 Value weightPanel(OpBuilder &b, Location loc, const GemmWeight &w, Value n0, int64_t nt);
 
 /// `a [m, K] · panel [K, nt]` (plus `acc` [m, nt] when given, else from
@@ -200,6 +205,11 @@ bool blockedContractApplies(Value x, const GemmWeight &w, int64_t panel);
 /// read once either way; LLVM's vectorised dot products measured faster for
 /// k3-small's decode than weight-row tiles).
 Value blockedContract(OpBuilder &b, Location loc, Value x, const GemmWeight &w, int64_t panel);
+/// `y[m, n] = Σ_k x[m, k] · W[n, k]` in f32 for a panel weight (`w.panel`)
+/// and fewer rows than a tile (a decode step, the last prompt position's
+/// logits): its panels side by side (the CPU's threads), each read once in
+/// place by 1-row register tiles over all of K.
+Value panelRows(OpBuilder &b, Location loc, Value x, const GemmWeight &w);
 
 
 /// `x [R, K]` rounded to MXFP8 E4M3 in blocks of 32 along K (OCP floor

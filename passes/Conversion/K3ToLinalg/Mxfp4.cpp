@@ -65,8 +65,15 @@ Value i32c(OpBuilder &b, Location loc, int64_t v) {
 } // namespace
 
 FailureOr<GemmWeight> gemmWeight(PatternRewriter &b, Operation *op, Value w, Value scales) {
-  if (!scales)
+  if (!scales) {
+    // k3-pack-weight-panels' form: [N/P, K, P] unpacked to [N, K] along N.
+    auto unpack = w.getDefiningOp<linalg::UnPackOp>();
+    if (unpack && unpack.getSourceRank() == 3 && unpack.getOuterDimsPerm().empty() &&
+        unpack.getInnerDimsPos() == ArrayRef<int64_t>{0} && unpack.getStaticInnerTiles().size() == 1 &&
+        !ShapedType::isDynamic(unpack.getStaticInnerTiles()[0]))
+      return GemmWeight{unpack.getSource(), Value(), unpack.getStaticInnerTiles()[0]};
     return GemmWeight{w, Value()};
+  }
   auto unpack = w.getDefiningOp<UnpackE2m1Op>();
   if (!unpack)
     return b.notifyMatchFailure(op, "MXFP4 codes must be the packed bytes of a "
@@ -115,6 +122,8 @@ Value decodeE2m1(OpBuilder &b, Location loc, Value table, Value byte, Value high
 }
 
 Value contractWeight(OpBuilder &b, Location loc, Value x, const GemmWeight &w) {
+  if (w.panel)
+    return panelRows(b, loc, x, w);
   if (!w.packed())
     return contract(b, loc, x, w.data);
   MLIRContext *ctx = b.getContext();
@@ -153,6 +162,15 @@ Value contractWeight(OpBuilder &b, Location loc, Value x, const GemmWeight &w) {
 
 Value weightPanel(OpBuilder &b, Location loc, const GemmWeight &w, Value n0, int64_t nt) {
   MLIRContext *ctx = b.getContext();
+  if (w.panel) {
+    // Panel n0 / nt of [N/nt, K, nt], as [K, nt] (rank-reduced, no copy).
+    auto type = cast<RankedTensorType>(w.data.getType());
+    Value j = arith::DivUIOp::create(b, loc, n0, cstIndex(b, loc, nt));
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({type.getDimSize(1), nt}, type.getElementType()), w.data,
+        {OpFoldResult(j), b.getIndexAttr(0), b.getIndexAttr(0)},
+        {b.getIndexAttr(1), b.getIndexAttr(type.getDimSize(1)), b.getIndexAttr(nt)}, ones(b, 3));
+  }
   Value data = rows(b, loc, w.data, n0, nt);
   if (!w.packed()) {
     int64_t k = cast<RankedTensorType>(data.getType()).getDimSize(1);
@@ -208,6 +226,15 @@ GemmWeight reductionBlock(OpBuilder &b, Location loc, const GemmWeight &w, Value
                                           {b.getIndexAttr(n), b.getIndexAttr(kc / per)},
                                           ones(b, 2));
   };
+  if (w.panel) {
+    // The panels' K is dimension 1 of [N/P, K, P].
+    auto type = cast<RankedTensorType>(w.data.getType());
+    Value block = tensor::ExtractSliceOp::create(
+        b, loc, w.data, {b.getIndexAttr(0), OpFoldResult(k0), b.getIndexAttr(0)},
+        {b.getIndexAttr(type.getDimSize(0)), b.getIndexAttr(kc), b.getIndexAttr(w.panel)},
+        ones(b, 3));
+    return GemmWeight{block, Value(), w.panel};
+  }
   if (!w.packed())
     return GemmWeight{cols(w.data, 1), Value()};
   return GemmWeight{cols(w.data, 2), cols(w.scales, 32)};

@@ -82,10 +82,12 @@ struct LowerLmHead : OpRewritePattern<LmHeadOp> {
   LowerLmHead(MLIRContext *ctx, bool blocked, int64_t panel)
       : OpRewritePattern(ctx), blocked(blocked), panel(panel) {}
   LogicalResult matchAndRewrite(LmHeadOp op, PatternRewriter &b) const override {
-    GemmWeight w{op.getWeight(), Value()};
-    b.replaceOp(op, blocked && blockedContractApplies(op.getX(), w, panel)
-                        ? blockedContract(b, op.getLoc(), op.getX(), w, panel)
-                        : contract(b, op.getLoc(), op.getX(), op.getWeight()));
+    FailureOr<GemmWeight> w = gemmWeight(b, op, op.getWeight(), Value());
+    if (failed(w))
+      return failure();
+    b.replaceOp(op, blocked && blockedContractApplies(op.getX(), *w, panel)
+                        ? blockedContract(b, op.getLoc(), op.getX(), *w, panel)
+                        : contractWeight(b, op.getLoc(), op.getX(), *w));
     return success();
   }
 

@@ -1,0 +1,104 @@
+//===- PackWeightPanels.cpp - CPU GEMM weights in the panel layout ---------===//
+//
+// Part of k3. Implements k3-pack-weight-panels: the float weights that only
+// k3.linear and k3.lm_head read are stored in the layout of the CPU GEMM's
+// micro-kernel, so that no call transposes or widens them again. The pass
+// decides and the bundle writer computes (as for k3-quantize-mxfp4): the
+// values live in the checkpoint, so the replacement weight is named after
+// the stored one plus the layout, `W#panels<P>`.
+//
+// The layout is upstream's `linalg.pack` of W [N, K] with inner tile P on
+// the output dimension: [N/P, K, P], panel j holding rows jP..jP+P−1 of W
+// transposed. The IR says so with the inverse, a `linalg.unpack` back to
+// [N, K] in front of the users, which convert-k3-to-linalg looks through
+// (GemmWeight::panel) and which is never lowered itself.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/K3/K3Ops.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+#define DEBUG_TYPE "k3-pack-weight-panels"
+
+namespace mlir::k3 {
+#define GEN_PASS_DEF_K3PACKWEIGHTPANELSPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::k3
+
+using namespace mlir;
+using namespace mlir::k3;
+
+namespace {
+
+/// Whether every user reads `w` as the [N, K] weight of a float GEMM that
+/// convert-k3-to-linalg lowers on panels: k3.linear of a 2-D x without
+/// scales (as the weight, not as x) or k3.lm_head.
+bool onlyGemms(WeightOp w) {
+  if (w->use_empty())
+    return false;
+  for (OpOperand &use : w->getUses()) {
+    Operation *user = use.getOwner();
+    if (auto linear = dyn_cast<LinearOp>(user)) {
+      // The panel GEMMs take x as [M, K], as the importer writes it.
+      if (linear.getScales() || &use != &linear.getWeightMutable() ||
+          cast<RankedTensorType>(linear.getX().getType()).getRank() != 2)
+        return false;
+    } else if (auto head = dyn_cast<LmHeadOp>(user)) {
+      if (&use != &head.getWeightMutable())
+        return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+struct K3PackWeightPanelsPass : k3::impl::K3PackWeightPanelsPassBase<K3PackWeightPanelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (columns != 16 && columns != 32) {
+      getOperation().emitError() << "k3-pack-weight-panels: columns must be 16 or 32, got "
+                                 << int64_t(columns);
+      return signalPassFailure();
+    }
+    SmallVector<WeightOp> weights;
+    getOperation().walk([&](WeightOp op) {
+      auto type = cast<RankedTensorType>(op.getType());
+      // Stacked experts ({e}) and derived weights (#…) keep their layout:
+      // the MoE lowerings read them, and a name holds one derivation.
+      if (type.getRank() == 2 && type.hasStaticShape() &&
+          isa<Float32Type, BFloat16Type, Float16Type>(type.getElementType()) &&
+          !op.getName().contains('{') && !op.getName().contains('#') && onlyGemms(op))
+        weights.push_back(op);
+    });
+    for (WeightOp op : weights) {
+      auto type = cast<RankedTensorType>(op.getType());
+      int64_t n = type.getDimSize(0), k = type.getDimSize(1);
+      // The GEMM's panel width (convert-k3-to-linalg's panelFor): two
+      // vector registers, or 16 columns where that does not divide N.
+      int64_t p = n % columns == 0 ? int64_t(columns) : n % 16 == 0 ? 16 : 0;
+      if (p == 0)
+        continue; // read as stored, by the dot-product form
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      // A rank's block of a split weight packs to the same block: N and K
+      // keep their dimensions (0 and 1), and a block of N is whole panels.
+      auto packed = WeightOp::create(
+          b, loc, RankedTensorType::get({n / p, k, p}, type.getElementType()),
+          (op.getName() + "#panels" + Twine(p)).str(), op.getSplitDimAttr(),
+          op.getSplitAxesAttr());
+      Value dest = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+      Value unpacked = linalg::UnPackOp::create(b, loc, packed, dest, /*innerDimsPos=*/{0},
+                                                /*innerTiles=*/{b.getIndexAttr(p)});
+      op.getResult().replaceAllUsesWith(unpacked);
+      op.erase();
+    }
+  }
+};
+
+} // namespace

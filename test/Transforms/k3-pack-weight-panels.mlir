@@ -1,0 +1,74 @@
+// RUN: k3-opt %s --k3-pack-weight-panels=columns=32 --split-input-file | FileCheck %s
+// RUN: k3-opt %s --k3-pack-weight-panels=columns=16 --split-input-file | FileCheck %s --check-prefix=P16
+// RUN: not k3-opt %s --k3-pack-weight-panels=columns=8 --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: k3-pack-weight-panels: columns must be 16 or 32, got 8
+
+// The weights only GEMMs read (a linear in prefill and decode, the lm_head)
+// become panels [N/P, K, P] behind an unpack to [N, K]; one stored weight
+// per name, shared by its users. 48 rows take 16-column panels at
+// columns=32 (32 does not divide 48).
+// CHECK-LABEL: func.func @gemms
+//       CHECK:   %[[P:.+]] = k3.weight "q.weight#panels32" : tensor<2x96x32xbf16>
+//       CHECK:   %[[E:.+]] = tensor.empty() : tensor<64x96xbf16>
+//       CHECK:   %[[U:.+]] = linalg.unpack %[[P]] inner_dims_pos = [0] inner_tiles = [32] into %[[E]] : tensor<2x96x32xbf16> -> tensor<64x96xbf16>
+//       CHECK:   k3.linear %{{.+}}, %[[U]] :
+//       CHECK:   k3.linear %{{.+}}, %[[U]] :
+//       CHECK:   %[[H:.+]] = k3.weight "head.weight#panels16" : tensor<3x96x16xf32>
+//       CHECK:   %[[HU:.+]] = linalg.unpack %[[H]] inner_dims_pos = [0] inner_tiles = [16]
+//       CHECK:   k3.lm_head %{{.+}}, %[[HU]] :
+//   CHECK-NOT:   k3.weight "q.weight" :
+// P16-LABEL: func.func @gemms
+//       P16:   k3.weight "q.weight#panels16" : tensor<4x96x16xbf16>
+//       P16:   k3.weight "head.weight#panels16" : tensor<3x96x16xf32>
+func.func @gemms(%x: tensor<?x96xbf16>, %d: tensor<1x96xbf16>, %h: tensor<?x96xf32>)
+    -> (tensor<?x64xbf16>, tensor<1x64xbf16>, tensor<?x48xf32>) {
+  %w = k3.weight "q.weight" : tensor<64x96xbf16>
+  %y = k3.linear %x, %w : (tensor<?x96xbf16>, tensor<64x96xbf16>) -> tensor<?x64xbf16>
+  %z = k3.linear %d, %w : (tensor<1x96xbf16>, tensor<64x96xbf16>) -> tensor<1x64xbf16>
+  %hw = k3.weight "head.weight" : tensor<48x96xf32>
+  %l = k3.lm_head %h, %hw : (tensor<?x96xf32>, tensor<48x96xf32>) -> tensor<?x48xf32>
+  return %y, %z, %l : tensor<?x64xbf16>, tensor<1x64xbf16>, tensor<?x48xf32>
+}
+
+// -----
+
+// A split weight keeps its split: its block packs to the same block.
+// CHECK-LABEL: func.func @split
+//       CHECK:   k3.weight "o.weight#panels32" {split_axes = array<i64: 0>, split_dim = 1 : i64} : tensor<2x32x32xbf16>
+func.func @split(%x: tensor<?x32xbf16>) -> tensor<?x64xbf16> {
+  %w = k3.weight "o.weight" {split_dim = 1 : i64, split_axes = array<i64: 0>} : tensor<64x32xbf16>
+  %y = k3.linear %x, %w : (tensor<?x32xbf16>, tensor<64x32xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+
+// Left as stored: a weight another op reads too (an embedding tied to the
+// lm_head), MXFP4 codes, stacked experts, a derived weight, a row count of
+// no whole 16-column panel, a weight read as x, a linear of 3-D x.
+// CHECK-LABEL: func.func @kept
+//   CHECK-NOT:   linalg.unpack
+//   CHECK-NOT:   #panels
+func.func @kept(%x: tensor<?x64xbf16>, %ids: tensor<?xi32>, %x3: tensor<2x?x64xbf16>)
+    -> (tensor<?x64xbf16>, tensor<?x32xf32>, tensor<?x8xbf16>, tensor<?x40xbf16>,
+        tensor<?x32xbf16>, tensor<64x64xbf16>, tensor<2x?x32xbf16>, tensor<4x32x64xbf16>) {
+  %tied = k3.weight "embed.weight" : tensor<32x64xbf16>
+  %e = k3.embed %ids, %tied : (tensor<?xi32>, tensor<32x64xbf16>) -> tensor<?x64xbf16>
+  %l = k3.lm_head %x, %tied : (tensor<?x64xbf16>, tensor<32x64xbf16>) -> tensor<?x32xf32>
+  %q = k3.weight "lin.weight_packed" : tensor<8x64xf4E2M1FN>
+  %s = k3.weight "lin.weight_scale" : tensor<8x2xf8E8M0FNU>
+  %y = k3.linear %x, %q scales(%s)
+      : (tensor<?x64xbf16>, tensor<8x64xf4E2M1FN>, tensor<8x2xf8E8M0FNU>) -> tensor<?x8xbf16>
+  %odd = k3.weight "odd.weight" : tensor<40x64xbf16>
+  %yo = k3.linear %x, %odd : (tensor<?x64xbf16>, tensor<40x64xbf16>) -> tensor<?x40xbf16>
+  %dq = k3.weight "mlp.weight_packed#bf16" : tensor<32x64xbf16>
+  %yd = k3.linear %x, %dq : (tensor<?x64xbf16>, tensor<32x64xbf16>) -> tensor<?x32xbf16>
+  %asx = k3.weight "asx.weight" : tensor<64x32xbf16>
+  %ya = k3.linear %asx, %asx : (tensor<64x32xbf16>, tensor<64x32xbf16>) -> tensor<64x64xbf16>
+  %y3w = k3.weight "three.weight" : tensor<32x64xbf16>
+  %y3 = k3.linear %x3, %y3w : (tensor<2x?x64xbf16>, tensor<32x64xbf16>) -> tensor<2x?x32xbf16>
+  %st = k3.weight "experts.{e}.w1.weight" : tensor<4x32x64xbf16>
+  return %e, %l, %y, %yo, %yd, %ya, %y3, %st : tensor<?x64xbf16>, tensor<?x32xf32>, tensor<?x8xbf16>,
+      tensor<?x40xbf16>, tensor<?x32xbf16>, tensor<64x64xbf16>, tensor<2x?x32xbf16>, tensor<4x32x64xbf16>
+}
