@@ -6,7 +6,9 @@
 //   for each block of kRowBlock rows          (x block: rows × K)
 //     for each block of kDepth along K        (x block: rows × kc, in L2)
 //       forall P-column panels of W           (the CPU's threads)
-//         pack W[n0:P, k0:kc] into [kc, P] f32     (widened once, in L1)
+//         panel W[n0:P, k0:kc] as [kc, P]: in place where k3-pack-weight-
+//           panels stored W so (bf16 widened in registers), else packed
+//           and widened to f32 (in L1)
 //         for each 6-row tile: y[6, P] += x[6, kc] · panel   (registers)
 //         the last rows % 6 as 1-row tiles
 //
@@ -18,10 +20,12 @@
 // Here W is read once per row block, each packed panel serves every row
 // tile of the block, and the x block is reused by all panels. The 6 × P
 // tile (k3-tile-contractions) keeps 12 vector accumulators in registers over
-// kc multiply-adds, loaded and stored once per K block. Panels are packed
-// per call (a transposing copy of W of 1/rows of the multiply-adds' work),
-// not at load time: the weights keep the [N, K] layout the decode GEMVs and
-// the GPU read.
+// kc multiply-adds, loaded and stored once per K block. A model's float
+// projections and lm_head come as panels [N/P, K, P] (k3-pack-weight-panels,
+// laid out once by the bundle writer): the micro-kernel reads them in place,
+// and so do the decode GEMVs (`panelRows`). A weight in the [N, K] layout
+// (stacked experts, op-level modules) has its panels packed per call, a
+// transposing copy of 1/rows of the multiply-adds' work.
 //
 //===----------------------------------------------------------------------===//
 

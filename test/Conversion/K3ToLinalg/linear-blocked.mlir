@@ -128,3 +128,47 @@ func.func @half(%x: tensor<?x96xf32>, %w: tensor<48x96xbf16>) -> tensor<?x48xf32
   %y = k3.linear %x, %w : (tensor<?x96xf32>, tensor<48x96xbf16>) -> tensor<?x48xf32>
   return %y : tensor<?x48xf32>
 }
+
+// -----
+
+// A weight stored as panels (k3-pack-weight-panels): the unpack is looked
+// through and never lowered. A prompt's panels are slices of the stored
+// [4, 96, 16] read in place (no packing generic), bf16 into the 6 × 16
+// tiles; fewer rows than a tile read them in place too, in groups of
+// panels that leave at least 16 groups for the threads (else one panel a
+// group): here 4 groups of one, [1, 1, 16, 1] tiles. The dot form has no
+// [N, K] weight to read, so it reads the panels so too.
+// CHECK-LABEL: func.func @panels
+//   CHECK-NOT:   linalg.unpack
+//       CHECK:   scf.if
+//       CHECK:     scf.forall (%{{.+}}) in (4) shared_outs
+//       CHECK:       tensor.extract_slice %arg1[%{{.+}}, 0, 0] [1, 96, 16] [1, 1, 1] : tensor<4x96x16xbf16> to tensor<1x96x16xbf16>
+//       CHECK:       linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x96xf32>, tensor<1x96x16xbf16>) outs(%{{.+}} : tensor<1x1x16xf32>) attrs = {k3.tile = array<i64: 1, 1, 16, 1>}
+//       CHECK:   } else {
+//       CHECK:         tensor.extract_slice %arg1[0, %{{.+}}, 0] [4, 32, 16] [1, 1, 1] : tensor<4x96x16xbf16> to tensor<4x32x16xbf16>
+//       CHECK:         scf.forall (%{{.+}}) in (4) shared_outs
+//   CHECK-NOT:           outs(%{{.+}} : tensor<32x16xf32>)
+//       CHECK:           tensor.extract_slice %{{.+}}[%{{.+}}, 0, 0] [1, 32, 16] [1, 1, 1] : tensor<4x32x16xbf16> to tensor<32x16xbf16>
+//       CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<6x32xf32>, tensor<32x16xbf16>) outs(%{{.+}} : tensor<6x16xf32>) attrs = {k3.tile = array<i64: 6, 16, 1>}
+//   CHECK-NOT:   linalg.unpack
+// A one-token step of a 64 × 96 weight as panels of 16 but 512 rows: 32
+// panels in 16 groups of 2.
+// CHECK-LABEL: func.func @panels_decode
+//       CHECK:   scf.forall (%{{.+}}) in (16) shared_outs
+//       CHECK:     tensor.extract_slice %arg1[%{{.+}}, 0, 0] [2, 96, 16] [1, 1, 1] : tensor<32x96x16xbf16> to tensor<2x96x16xbf16>
+//       CHECK:     linalg.generic {{.+}} outs(%{{.+}} : tensor<1x2x16xf32>) attrs = {k3.tile = array<i64: 1, 2, 16, 1>}
+// DOT-LABEL: func.func @panels
+//   DOT-NOT:   linalg.unpack
+//       DOT:   attrs = {k3.tile = array<i64: 1, 1, 16, 1>}
+func.func @panels(%x: tensor<?x96xf32>, %p: tensor<4x96x16xbf16>) -> tensor<?x64xf32> {
+  %e = tensor.empty() : tensor<64x96xbf16>
+  %w = linalg.unpack %p inner_dims_pos = [0] inner_tiles = [16] into %e : tensor<4x96x16xbf16> -> tensor<64x96xbf16>
+  %y = k3.linear %x, %w : (tensor<?x96xf32>, tensor<64x96xbf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+func.func @panels_decode(%x: tensor<1x96xf32>, %p: tensor<32x96x16xbf16>) -> tensor<1x512xf32> {
+  %e = tensor.empty() : tensor<512x96xbf16>
+  %w = linalg.unpack %p inner_dims_pos = [0] inner_tiles = [16] into %e : tensor<32x96x16xbf16> -> tensor<512x96xbf16>
+  %y = k3.linear %x, %w : (tensor<1x96xf32>, tensor<512x96xbf16>) -> tensor<1x512xf32>
+  return %y : tensor<1x512xf32>
+}
