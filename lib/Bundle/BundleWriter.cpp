@@ -241,7 +241,7 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
       // Byte moves only: the stored dtype is the weight's (the importer
       // types weights by it), so the values are unchanged.
       int64_t rows = v->shape.size() == 2 ? v->shape[0] : 0;
-      if (rows == 0 || rows % panel != 0 || v->dtype == ::k3::model::DType::U8 ||
+      if (rows == 0 || v->shape[1] <= 0 || rows % panel != 0 || v->dtype == ::k3::model::DType::U8 ||
           v->bytes % size_t(rows * v->shape[1]) != 0) {
         error = "weight '" + part + "' " + ::k3::model::formatShape(v->shape) +
                 " is not a float matrix of whole " + std::to_string(panel) +

@@ -33,13 +33,17 @@ func.func @gemms(%x: tensor<?x96xbf16>, %d: tensor<1x96xbf16>, %h: tensor<?x96xf
 
 // -----
 
-// A split weight keeps its split: its block packs to the same block.
+// A split weight keeps its split: its block packs to the same block (the
+// rank's block of N, split_dim 0, is whole panels of its own N).
 // CHECK-LABEL: func.func @split
 //       CHECK:   k3.weight "o.weight#panels32" {split_axes = array<i64: 0>, split_dim = 1 : i64} : tensor<2x32x32xbf16>
-func.func @split(%x: tensor<?x32xbf16>) -> tensor<?x64xbf16> {
+//       CHECK:   k3.weight "q.weight#panels16" {split_axes = array<i64: 1>, split_dim = 0 : i64} : tensor<3x32x16xbf16>
+func.func @split(%x: tensor<?x32xbf16>) -> (tensor<?x64xbf16>, tensor<?x48xbf16>) {
   %w = k3.weight "o.weight" {split_dim = 1 : i64, split_axes = array<i64: 0>} : tensor<64x32xbf16>
   %y = k3.linear %x, %w : (tensor<?x32xbf16>, tensor<64x32xbf16>) -> tensor<?x64xbf16>
-  return %y : tensor<?x64xbf16>
+  %q = k3.weight "q.weight" {split_dim = 0 : i64, split_axes = array<i64: 1>} : tensor<48x32xbf16>
+  %z = k3.linear %x, %q : (tensor<?x32xbf16>, tensor<48x32xbf16>) -> tensor<?x48xbf16>
+  return %y, %z : tensor<?x64xbf16>, tensor<?x48xbf16>
 }
 
 // -----

@@ -68,9 +68,15 @@ FailureOr<GemmWeight> gemmWeight(PatternRewriter &b, Operation *op, Value w, Val
   if (!scales) {
     // k3-pack-weight-panels' form: [N/P, K, P] unpacked to [N, K] along N.
     auto unpack = w.getDefiningOp<linalg::UnPackOp>();
+    // Whole panels only: an unpack may also drop the last panel's tail
+    // rows, which the panel GEMMs would compute and return.
     if (unpack && unpack.getSourceRank() == 3 && unpack.getOuterDimsPerm().empty() &&
-        unpack.getInnerDimsPos() == ArrayRef<int64_t>{0} && unpack.getStaticInnerTiles().size() == 1 &&
-        !ShapedType::isDynamic(unpack.getStaticInnerTiles()[0]))
+        unpack.getInnerDimsPos() == ArrayRef<int64_t>{0} &&
+        unpack.getStaticInnerTiles().size() == 1 &&
+        !ShapedType::isDynamic(unpack.getStaticInnerTiles()[0]) &&
+        unpack.getSourceType().hasStaticShape() &&
+        unpack.getDestType().getDimSize(0) ==
+            unpack.getSourceType().getDimSize(0) * unpack.getStaticInnerTiles()[0])
       return GemmWeight{unpack.getSource(), Value(), unpack.getStaticInnerTiles()[0]};
     return GemmWeight{w, Value()};
   }

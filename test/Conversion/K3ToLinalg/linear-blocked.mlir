@@ -172,3 +172,17 @@ func.func @panels_decode(%x: tensor<1x96xf32>, %p: tensor<32x96x16xbf16>) -> ten
   %y = k3.linear %x, %w : (tensor<1x96xf32>, tensor<512x96xbf16>) -> tensor<1x512xf32>
   return %y : tensor<1x512xf32>
 }
+
+// -----
+
+// An unpack that drops the last panel's tail rows is not whole panels: the
+// GEMM reads its [60, 96] result as stored, not the 64 rows of panels.
+// CHECK-LABEL: func.func @truncated
+//       CHECK:   %[[U:.+]] = linalg.unpack
+//       CHECK:   ins(%arg0, %[[U]] : tensor<?x96xf32>, tensor<60x96xbf16>)
+func.func @truncated(%x: tensor<?x96xf32>, %p: tensor<4x96x16xbf16>) -> tensor<?x60xf32> {
+  %e = tensor.empty() : tensor<60x96xbf16>
+  %w = linalg.unpack %p inner_dims_pos = [0] inner_tiles = [16] into %e : tensor<4x96x16xbf16> -> tensor<60x96xbf16>
+  %y = k3.linear %x, %w : (tensor<?x96xf32>, tensor<60x96xbf16>) -> tensor<?x60xf32>
+  return %y : tensor<?x60xf32>
+}
