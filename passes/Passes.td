@@ -180,8 +180,9 @@ def K3PackWeightPanelsPass : Pass<"k3-pack-weight-panels", "::mlir::ModuleOp"> {
   let description = [{
     Every 2-D float `k3.weight` W [N, K] whose only users are `k3.linear`
     (as its weight, without scales) and `k3.lm_head` becomes
-    `k3.weight "W#panels<P>"` [N/P, K, P] behind a `linalg.unpack` to
-    [N, K] (inner tile P on dimension 0): panel j holds rows jP to jP+P−1
+    `k3.weight "W#panels<P>"` [N/P, K, P], each user reading it through a
+    `linalg.unpack` to [N, K] of its own, placed in front of it (inner tile
+    P on dimension 0): panel j holds rows jP to jP+P−1
     of W transposed, the B operand the CPU GEMM's register tile reads one
     P-wide row at a time. The bundle writer lays the bytes out so from the
     checkpoint, once, at compile time; convert-k3-to-linalg reads the panels

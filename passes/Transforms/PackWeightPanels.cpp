@@ -92,10 +92,15 @@ struct K3PackWeightPanelsPass : k3::impl::K3PackWeightPanelsPassBase<K3PackWeigh
           b, loc, RankedTensorType::get({n / p, k, p}, type.getElementType()),
           (op.getName() + "#panels" + Twine(p)).str(), op.getSplitDimAttr(),
           op.getSplitAxesAttr());
-      Value dest = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-      Value unpacked = linalg::UnPackOp::create(b, loc, packed, dest, /*innerDimsPos=*/{0},
-                                                /*innerTiles=*/{b.getIndexAttr(p)});
-      op.getResult().replaceAllUsesWith(unpacked);
+      // One unpack in front of each user: wherever k3-outline-layers puts
+      // the user, its unpack goes with it (and never crosses a call).
+      for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
+        OpBuilder ub(use.getOwner());
+        Location at = use.getOwner()->getLoc();
+        Value dest = tensor::EmptyOp::create(ub, at, type.getShape(), type.getElementType());
+        use.set(linalg::UnPackOp::create(ub, at, packed, dest, /*innerDimsPos=*/{0},
+                                         /*innerTiles=*/{ub.getIndexAttr(p)}));
+      }
       op.erase();
     }
   }

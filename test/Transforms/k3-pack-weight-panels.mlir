@@ -5,15 +5,16 @@
 // BAD: k3-pack-weight-panels: columns must be 16 or 32, got 8
 
 // The weights only GEMMs read (a linear in prefill and decode, the lm_head)
-// become panels [N/P, K, P] behind an unpack to [N, K]; one stored weight
-// per name, shared by its users. 48 rows take 16-column panels at
-// columns=32 (32 does not divide 48).
+// become panels [N/P, K, P], one stored weight per name, each user reading
+// it through an unpack to [N, K] of its own, in front of it. 48 rows take
+// 16-column panels at columns=32 (32 does not divide 48).
 // CHECK-LABEL: func.func @gemms
 //       CHECK:   %[[P:.+]] = k3.weight "q.weight#panels32" : tensor<2x96x32xbf16>
 //       CHECK:   %[[E:.+]] = tensor.empty() : tensor<64x96xbf16>
 //       CHECK:   %[[U:.+]] = linalg.unpack %[[P]] inner_dims_pos = [0] inner_tiles = [32] into %[[E]] : tensor<2x96x32xbf16> -> tensor<64x96xbf16>
 //       CHECK:   k3.linear %{{.+}}, %[[U]] :
-//       CHECK:   k3.linear %{{.+}}, %[[U]] :
+//       CHECK:   %[[U2:.+]] = linalg.unpack %[[P]]
+//       CHECK:   k3.linear %{{.+}}, %[[U2]] :
 //       CHECK:   %[[H:.+]] = k3.weight "head.weight#panels16" : tensor<3x96x16xf32>
 //       CHECK:   %[[HU:.+]] = linalg.unpack %[[H]] inner_dims_pos = [0] inner_tiles = [16]
 //       CHECK:   k3.lm_head %{{.+}}, %[[HU]] :
