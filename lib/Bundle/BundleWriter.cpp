@@ -248,14 +248,8 @@ bool addWeight(std::string name, RankedTensorType type, const Checkpoint &ck,
                 "-row panels; it cannot be packed for the CPU GEMMs";
         return false;
       }
-      const int64_t cols = v->shape[1];
-      const size_t element = v->bytes / size_t(rows * cols);
-      out.resize(v->bytes);
-      for (int64_t j = 0; j < rows / panel; ++j)
-        for (int64_t k = 0; k < cols; ++k)
-          for (int64_t p = 0; p < panel; ++p)
-            std::memcpy(&out[((j * cols + k) * panel + p) * element],
-                        v->data + ((j * panel + p) * cols + k) * element, element);
+      out = ::k3::model::packPanels(v->data, rows, v->shape[1],
+                                    v->bytes / size_t(rows * v->shape[1]), panel);
     } else {
       if (v->shape.size() != 2 || v->shape[1] % 32 != 0 || v->dtype == ::k3::model::DType::U8) {
         error = "weight '" + part + "' is not a float matrix with rows of a multiple of 32 "

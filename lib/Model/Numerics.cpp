@@ -180,4 +180,15 @@ void roundMxfp8Block(const float *values, float *out) {
     out[i] = std::ldexp(e4m3ToFloat(floatToE4m3(std::ldexp(values[i], -exp))), exp);
 }
 
+std::vector<uint8_t> packPanels(const uint8_t *data, int64_t rows, int64_t cols, size_t element,
+                                int64_t panel) {
+  std::vector<uint8_t> out(size_t(rows * cols) * element);
+  for (int64_t j = 0; j < rows / panel; ++j)
+    for (int64_t k = 0; k < cols; ++k)
+      for (int64_t q = 0; q < panel; ++q)
+        std::memcpy(&out[size_t((j * cols + k) * panel + q) * element],
+                    data + size_t((j * panel + q) * cols + k) * element, element);
+  return out;
+}
+
 } // namespace k3::model

@@ -10,6 +10,7 @@
 #ifndef LIB_MODEL_NUMERICS_H
 #define LIB_MODEL_NUMERICS_H
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -56,6 +57,13 @@ void encodeMxfp4Block(const float *values, uint8_t &scale, uint8_t codes[32],
 /// (element 2i in bits 3:0), and `scales` [rows, cols/32] E8M0 bytes.
 void packMxfp4(const float *values, int64_t rows, int64_t cols, std::vector<uint8_t> &packed,
                std::vector<uint8_t> &scales, ScaleRule rule = ScaleRule::Floor);
+
+/// A row-major [rows, cols] matrix of `element`-byte values laid out as its
+/// panels [rows/panel, cols, panel] (rows a multiple of panel): panel j,
+/// column k, lane q holds element (j·panel + q, k). The CPU GEMMs' weight
+/// layout (k3-pack-weight-panels); bytes are moved, not converted.
+std::vector<uint8_t> packPanels(const uint8_t *data, int64_t rows, int64_t cols, std::size_t element,
+                                int64_t panel);
 
 /// The inverse of packMxfp4: each element `e2m1 · 2^(scale − 127)`.
 std::vector<float> unpackMxfp4(const uint8_t *packed, const uint8_t *scales, int64_t rows,

@@ -254,13 +254,11 @@ bool syntheticBundleWeight(const std::string &name, SyntheticForm form,
                (form == SyntheticForm::F32 || form == SyntheticForm::BF16) &&
                slice.size() == 3 && slice[2] == (suffix == "#panels16" ? 16 : 32)) {
       // W [N, K] laid out as its panels [N/P, K, P] (k3-pack-weight-panels).
-      const int64_t p = slice[2], n = slice[0] * p, k = slice[1];
-      std::vector<float> w = values(sizes, part, {n, k}, seed), panels(w.size());
-      for (int64_t j = 0; j < slice[0]; ++j)
-        for (int64_t c = 0; c < k; ++c)
-          for (int64_t q = 0; q < p; ++q)
-            panels[(j * k + c) * p + q] = w[(j * p + q) * k + c];
-      bytes = encode(panels, form == SyntheticForm::F32 ? DType::F32 : DType::BF16);
+      const int64_t n = slice[0] * slice[2], k = slice[1];
+      const bool f32 = form == SyntheticForm::F32;
+      std::vector<uint8_t> rowMajor =
+          encode(values(sizes, part, {n, k}, seed), f32 ? DType::F32 : DType::BF16);
+      bytes = packPanels(rowMajor.data(), n, k, f32 ? 4 : 2, slice[2]);
     } else if (endsWith(suffix, ".codes") && form == SyntheticForm::Mxfp4Codes && matrix &&
                slice[1] % 32 == 0) {
       mxfp4(part, slice[1], bytes, scales, sizes.bf16Sources);

@@ -20,6 +20,7 @@
 
 #include "tools/k3-bench/BenchUtil.h"
 
+#include "lib/Model/Numerics.h"
 #include "runtime/include/k3rt/k3rt.h"
 #include "runtime/src/CpuLevel.h"
 
@@ -69,13 +70,10 @@ std::string moduleText(int64_t n, int64_t k, int64_t panel) {
 
 /// `w` [n, k] as its panels [n/p, k, p] (the bundle writer's layout).
 k3rt::HostTensor panelsOf(const k3rt::HostTensor &w, int64_t n, int64_t k, int64_t p) {
-  k3rt::HostTensor out = w;
+  k3rt::HostTensor out;
+  out.dtype = w.dtype;
   out.shape = {n / p, k, p};
-  const size_t e = w.bytes.size() / size_t(n * k);
-  for (int64_t j = 0; j < n / p; ++j)
-    for (int64_t c = 0; c < k; ++c)
-      for (int64_t q = 0; q < p; ++q)
-        std::memcpy(&out.bytes[((j * k + c) * p + q) * e], w.data() + ((j * p + q) * k + c) * e, e);
+  out.bytes = k3::model::packPanels(w.data(), n, k, size_t(w.byteSize() / (n * k)), p);
   return out;
 }
 
