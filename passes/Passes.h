@@ -63,6 +63,8 @@ struct CpuK3Options {
   /// > 0: the CPU GEMMs' float weights stored as panels of that many
   /// columns (k3-pack-weight-panels); 0 keeps the checkpoint's layout.
   int64_t panelColumns = 0;
+  /// With panelColumns: the stacked float experts as panels too.
+  bool panelExperts = false;
 };
 
 /// The CPU path's stages (passes/Pipelines/CpuPipeline.cpp), one per phase:

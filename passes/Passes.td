@@ -191,9 +191,19 @@ def K3PackWeightPanelsPass : Pass<"k3-pack-weight-panels", "::mlir::ModuleOp"> {
 
     P is `columns` (16 or 32: two vector registers of f32), or 16 where
     `columns` does not divide N; a weight that neither divides stays as it
-    is. Stacked experts and derived weights (`{e}`, `#`) keep their layout.
-    A split weight's block packs to the same block (N and K keep dimensions
-    0 and 1; a rank's block of N is whole panels where P divides it).
+    is. Derived weights (`#`) keep their layout.
+
+    With `experts`, the weights only `k3.moe` reads are packed too: stacked
+    float experts (`{e}`, [E, N, K]) become [E, N/P, K, P] (inner tile on
+    dimension 1), and the shared experts and latent projections (the
+    linears `k3.moe` lowers to) [N/P, K, P]. Without it, the default, they
+    keep their layout: on the 2-core AVX-512 machine (2026-12-06)
+    Kimi-Linear-small's prefill gained nothing measurable (the grouped GEMMs
+    pack each expert's panels once a call for about 64 rows), while its
+    decode steps were slower (expert GEMVs from memory about 25 % longer on
+    panels than the dot products over [N, K] rows, perf samples).
+    A split weight's block packs to the same block (E, N and K keep their
+    dimensions; a rank's block of N is whole panels where P divides it).
 
     Example (columns = 16):
     ```mlir
@@ -207,7 +217,9 @@ def K3PackWeightPanelsPass : Pass<"k3-pack-weight-panels", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"columns", "columns", "int64_t", /*default=*/"16",
-           "Panel width: 16 (AVX2) or 32 (AVX-512), as convert-k3-to-linalg's panel-columns">
+           "Panel width: 16 (AVX2) or 32 (AVX-512), as convert-k3-to-linalg's panel-columns">,
+    Option<"experts", "experts", "bool", /*default=*/"false",
+           "Also store stacked float experts ({e}) as panels [E, N/P, K, P]">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }

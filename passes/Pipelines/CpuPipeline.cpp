@@ -95,7 +95,8 @@ void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
     pm.addPass(createK3DequantizeWeightsPass(
         K3DequantizeWeightsPassOptions{options.quantizeExperts == "none"}));
   if (options.panelColumns > 0)
-    pm.addPass(createK3PackWeightPanelsPass(K3PackWeightPanelsPassOptions{options.panelColumns}));
+    pm.addPass(createK3PackWeightPanelsPass(
+        K3PackWeightPanelsPassOptions{options.panelColumns, options.panelExperts}));
   pm.addPass(createK3OutlineWeightsPass());
   if (options.layerFunctions) {
     pm.addPass(createK3OutlineLayersPass());

@@ -1,5 +1,6 @@
-// RUN: k3-opt %s --k3-pack-weight-panels=columns=32 --split-input-file | FileCheck %s
-// RUN: k3-opt %s --k3-pack-weight-panels=columns=16 --split-input-file | FileCheck %s --check-prefix=P16
+// RUN: k3-opt %s --k3-pack-weight-panels=columns=32 --split-input-file | FileCheck %s --check-prefixes=CHECK,NOEXP
+// RUN: k3-opt %s --k3-pack-weight-panels="columns=32 experts=true" --split-input-file | FileCheck %s --check-prefix=EXP
+// RUN: k3-opt %s --k3-pack-weight-panels="columns=16 experts=true" --split-input-file | FileCheck %s --check-prefix=P16
 // RUN: not k3-opt %s --k3-pack-weight-panels=columns=8 --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: k3-pack-weight-panels: columns must be 16 or 32, got 8
@@ -76,4 +77,82 @@ func.func @kept(%x: tensor<?x64xbf16>, %ids: tensor<?xi32>, %x3: tensor<2x?x64xb
   %st = k3.weight "experts.{e}.w1.weight" : tensor<4x32x64xbf16>
   return %e, %l, %y, %yo, %yd, %ya, %y3, %st : tensor<?x64xbf16>, tensor<?x32xf32>, tensor<?x8xbf16>,
       tensor<?x40xbf16>, tensor<?x32xbf16>, tensor<64x64xbf16>, tensor<2x?x32xbf16>, tensor<4x32x64xbf16>
+}
+
+// -----
+
+// With `experts`, the float routed experts [E, N, K] become
+// [E, N/P, K, P] (inner tile on N, dimension 1), one unpack to [E, N, K] in
+// front of the k3.moe, and its shared experts, which it lowers to linears
+// of the tokens, [N/P, K, P]; the router's weight (a k3.router operand)
+// stays as stored. Without `experts` (the default) nothing here changes.
+// NOEXP-LABEL: func.func @experts
+//   NOEXP-NOT:   linalg.unpack
+//   NOEXP-NOT:   #panels
+//       NOEXP:   k3.moe
+//   EXP-LABEL: func.func @experts
+//         EXP:   %[[R:.+]] = k3.weight "gate.weight" : tensor<8x64xf32>
+//         EXP:   k3.router %{{.+}}, %[[R]]
+//         EXP:   %[[W1:.+]] = k3.weight "experts.{e}.w1.weight#panels32" : tensor<8x3x64x32xbf16>
+//         EXP:   %[[W3:.+]] = k3.weight "experts.{e}.w3.weight#panels32" : tensor<8x3x64x32xbf16>
+//         EXP:   %[[W2:.+]] = k3.weight "experts.{e}.w2.weight#panels32" : tensor<8x2x96x32xbf16>
+//         EXP:   %[[SG:.+]] = k3.weight "shared.gate.weight#panels32" : tensor<1x64x32xbf16>
+//         EXP:   %[[SD:.+]] = k3.weight "shared.down.weight#panels32" : tensor<2x32x32xbf16>
+//         EXP:   linalg.unpack %[[W1]] inner_dims_pos = [1] inner_tiles = [32] into %{{.+}} : tensor<8x3x64x32xbf16> -> tensor<8x96x64xbf16>
+//         EXP:   linalg.unpack %[[W3]] inner_dims_pos = [1] inner_tiles = [32]
+//         EXP:   linalg.unpack %[[W2]] inner_dims_pos = [1] inner_tiles = [32] into %{{.+}} : tensor<8x2x96x32xbf16> -> tensor<8x64x96xbf16>
+//         EXP:   linalg.unpack %[[SG]] inner_dims_pos = [0] inner_tiles = [32]
+//         EXP:   linalg.unpack %[[SD]] inner_dims_pos = [0] inner_tiles = [32]
+//         EXP:   k3.moe
+// P16-LABEL: func.func @experts
+//       P16:   k3.weight "experts.{e}.w1.weight#panels16" : tensor<8x6x64x16xbf16>
+//       P16:   k3.weight "experts.{e}.w2.weight#panels16" : tensor<8x4x96x16xbf16>
+func.func @experts(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %wr = k3.weight "gate.weight" : tensor<8x64xf32>
+  %i, %p = k3.router %x, %wr top_k = 2 renormalize scaling = 1.0
+      : (tensor<?x64xf32>, tensor<8x64xf32>) -> (tensor<?x2xi32>, tensor<?x2xf32>)
+  %w1 = k3.weight "experts.{e}.w1.weight" : tensor<8x96x64xbf16>
+  %w3 = k3.weight "experts.{e}.w3.weight" : tensor<8x96x64xbf16>
+  %w2 = k3.weight "experts.{e}.w2.weight" : tensor<8x64x96xbf16>
+  %sg = k3.weight "shared.gate.weight" : tensor<32x64xbf16>
+  %su = k3.weight "shared.up.weight" : tensor<32x64xbf16>
+  %sd = k3.weight "shared.down.weight" : tensor<64x32xbf16>
+  %y = k3.moe %x routed(%i, %p) experts(%w1, %w3, %w2) shared(%sg, %su, %sd) {beta1 = 4.0 : f32}
+      : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x64xbf16>,
+         tensor<8x96x64xbf16>, tensor<8x64x96xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>,
+         tensor<64x32xbf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// Left as stored even with `experts`: MXFP4 experts (codes and scales),
+// float experts another op reads too, a stacked weight that is not named
+// as one ({e}).
+// CHECK-LABEL: func.func @experts_kept
+//   CHECK-NOT:   linalg.unpack
+//   CHECK-NOT:   #panels
+// EXP-LABEL: func.func @experts_kept
+//   EXP-NOT:   linalg.unpack
+//   EXP-NOT:   #panels
+func.func @experts_kept(%x: tensor<?x64xf32>, %i: tensor<?x2xi32>, %p: tensor<?x2xf32>)
+    -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<8x96x64xbf16>, tensor<8x64x96xbf16>) {
+  %c1 = k3.weight "mx.{e}.w1.weight_packed" : tensor<8x96x64xf4E2M1FN>
+  %c3 = k3.weight "mx.{e}.w3.weight_packed" : tensor<8x96x64xf4E2M1FN>
+  %c2 = k3.weight "mx.{e}.w2.weight_packed" : tensor<8x64x96xf4E2M1FN>
+  %s1 = k3.weight "mx.{e}.w1.weight_scale" : tensor<8x96x2xf8E8M0FNU>
+  %s3 = k3.weight "mx.{e}.w3.weight_scale" : tensor<8x96x2xf8E8M0FNU>
+  %s2 = k3.weight "mx.{e}.w2.weight_scale" : tensor<8x64x3xf8E8M0FNU>
+  %y = k3.moe %x routed(%i, %p) experts(%c1, %c3, %c2) scales(%s1, %s3, %s2) {beta1 = 4.0 : f32}
+      : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x64xf4E2M1FN>,
+         tensor<8x96x64xf4E2M1FN>, tensor<8x64x96xf4E2M1FN>, tensor<8x96x2xf8E8M0FNU>,
+         tensor<8x96x2xf8E8M0FNU>, tensor<8x64x3xf8E8M0FNU>) -> tensor<?x64xf32>
+  %w1 = k3.weight "f.{e}.w1.weight" : tensor<8x96x64xbf16>
+  %w3 = k3.weight "f.w3.weight" : tensor<8x96x64xbf16>
+  %w2 = k3.weight "f.{e}.w2.weight" : tensor<8x64x96xbf16>
+  %z = k3.moe %x routed(%i, %p) experts(%w1, %w3, %w2) {beta1 = 4.0 : f32}
+      : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x64xbf16>,
+         tensor<8x96x64xbf16>, tensor<8x64x96xbf16>) -> tensor<?x64xf32>
+  return %y, %z, %w1, %w2
+      : tensor<?x64xf32>, tensor<?x64xf32>, tensor<8x96x64xbf16>, tensor<8x64x96xbf16>
 }

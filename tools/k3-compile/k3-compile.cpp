@@ -246,6 +246,12 @@ static cl::opt<bool> unrollLayers(
              "per layer kind (k3-outline-layers): code, kernels and compile time then "
              "grow with the depth; for comparisons"),
     cl::cat(k3Category));
+static cl::opt<bool> panelExperts(
+    "panel-experts",
+    cl::desc("Store the float experts (routed, shared, latent projections) as the CPU "
+             "GEMM's panels too (k3-pack-weight-panels experts=true); off by default "
+             "(measured slower for decode); for comparisons"),
+    cl::cat(k3Category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Synthetic weights seed"),
                               cl::init(0), cl::cat(k3Category));
 static cl::opt<std::string> syntheticExperts(
@@ -649,6 +655,9 @@ int main(int argc, char **argv) {
     forms.linear = contractionInputs == "bf16" && !linearForm.getNumOccurrences()
                        ? std::string("dot")
                        : linearForm.getValue();
+  if (panelExperts && (target != "cpu" || forms.linear != "blocked"))
+    return fail("--panel-experts applies to --target=cpu with --linear=blocked (the panels' "
+                "GEMMs)");
   if (kdaSegments < 1 || kdaSegments > 1024)
     return fail("--kda-segments=" + Twine(kdaSegments.getValue()) + ": expected 1 to 1024");
   if (kdaChunk <= 0 || kdaSubChunk <= 0 || kdaChunk % kdaSubChunk != 0 || kdaChunk > 1024)
@@ -748,8 +757,10 @@ int main(int argc, char **argv) {
         options.mlaDecode = mlaDecodeForm;
         options.layerFunctions = !unrollLayers;
         // The CPU's blocked GEMMs read their weights as packed panels.
-        if (target == "cpu" && forms.linear == "blocked")
+        if (target == "cpu" && forms.linear == "blocked") {
           options.panelColumns = forms.panelColumns;
+          options.panelExperts = panelExperts;
+        }
         mlir::k3::buildCpuK3Stage(pm, options);
       }))
     return fail(firstError);

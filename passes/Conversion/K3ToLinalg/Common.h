@@ -145,8 +145,8 @@ Value panels(OpBuilder &b, Location loc, Value into, int64_t extent, int64_t wid
 
 /// A weight as the GEMMs read it: float data `[..., N, K]`, or MXFP4 with
 /// `data` the packed bytes `[..., N, K/2]` behind `k3.unpack_e2m1` and
-/// `scales` the E8M0 bytes `[..., N, K/32]`, or (`panel` > 0, 2-D float
-/// only) the panels `[N/panel, K, panel]` of k3-pack-weight-panels.
+/// `scales` the E8M0 bytes `[..., N, K/32]`, or (`panel` > 0, float only)
+/// the panels `[..., N/panel, K, panel]` of k3-pack-weight-panels.
 struct GemmWeight {
   Value data;
   Value scales;
@@ -160,7 +160,8 @@ struct GemmWeight {
 /// with inner tile P on dimension 0) is read as those panels.
 FailureOr<GemmWeight> gemmWeight(PatternRewriter &b, Operation *op, Value w, Value scales);
 
-/// Matrix `e` of a stacked `[E, N, K]` weight, as `[N, K]`.
+/// Matrix `e` of a stacked `[E, N, K]` weight, as `[N, K]` (panels
+/// `[E, N/P, K, P]` as `[N/P, K, P]`).
 GemmWeight expertOf(OpBuilder &b, Location loc, const GemmWeight &w, Value e);
 
 /// `e2m1 · 2^(scale − 127)` in f32 for the code in the low (or, with

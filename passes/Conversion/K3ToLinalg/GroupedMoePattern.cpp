@@ -11,7 +11,9 @@
 // Then, per expert with tokens, the latent rows z[p / k] of its group are
 // gathered once, and its two GEMMs run over the group in register tiles of
 // 4 rows × P columns (k3-tile-contractions) against [K, P] weight panels,
-// each decoded once per expert from MXFP4 (or converted from bf16/f32):
+// each decoded once per expert from MXFP4, or read in place where
+// k3-pack-weight-panels stored float experts as panels [E, N/P, K, P]
+// (else converted from bf16/f32 [E, N, K] per expert and call):
 //
 //   GEMM1: for each P-column panel of w1 and w3, h = glu(z·w1ᵀ, z·w3ᵀ)
 //          right on the tile (the SiTU-GLU or SwiGLU epilogue);
@@ -85,7 +87,12 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
     const int64_t k = cast<RankedTensorType>(op.getIndices().getType()).getDimSize(1);
     if (ShapedType::isDynamic(k) || k < 1)
       return b.notifyMatchFailure(op, "grouped GEMMs need a static top-k of at least 1");
-    const int64_t nt1 = fit(ie, panel), nt2 = fit(dl, panel);
+    // Panels stored by k3-pack-weight-panels are read in place at their
+    // width; w1 and w3 share the GLU's tiles, so they must agree.
+    if (w1.panel != w3.panel)
+      return b.notifyMatchFailure(op, "w1 and w3 are stored in panels of different widths");
+    const int64_t nt1 = w1.panel ? w1.panel : fit(ie, panel),
+                  nt2 = w2.panel ? w2.panel : fit(dl, panel);
     const bool mxfp8 = op.getMxfp8Inputs();
     Type f32 = b.getF32Type(), idx = b.getIndexType();
 

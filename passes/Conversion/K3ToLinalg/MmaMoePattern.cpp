@@ -38,6 +38,10 @@ struct MmaMoeExperts : OpRewritePattern<MoeOp> {
     GemmWeight w1, w3, w2;
     if (failed(moeWeights(b, op, w1, w3, w2)))
       return failure();
+    // Experts in the CPU GEMM's panels (k3-pack-weight-panels, CPU only):
+    // the per-token form reads them.
+    if (w1.panel || w3.panel || w2.panel)
+      return b.notifyMatchFailure(op, "expert weights stored as CPU GEMM panels");
     if (!w1.packed() || !w3.packed() || !w2.packed())
       return b.notifyMatchFailure(op, "the tensor-core experts take MXFP4 codes");
     if (op.getMxfp8Inputs())

@@ -66,18 +66,20 @@ Value i32c(OpBuilder &b, Location loc, int64_t v) {
 
 FailureOr<GemmWeight> gemmWeight(PatternRewriter &b, Operation *op, Value w, Value scales) {
   if (!scales) {
-    // k3-pack-weight-panels' form: [N/P, K, P] unpacked to [N, K] along N.
+    // k3-pack-weight-panels' form: [..., N/P, K, P] unpacked to [..., N, K]
+    // along N (a matrix, or experts stacked in front).
     auto unpack = w.getDefiningOp<linalg::UnPackOp>();
     // Whole panels only: an unpack may also drop the last panel's tail
     // rows, which the panel GEMMs would compute and return.
-    if (unpack && unpack.getSourceRank() == 3 && unpack.getOuterDimsPerm().empty() &&
-        unpack.getInnerDimsPos() == ArrayRef<int64_t>{0} &&
-        unpack.getStaticInnerTiles().size() == 1 &&
+    if (unpack && unpack.getOuterDimsPerm().empty() && unpack.getStaticInnerTiles().size() == 1 &&
         !ShapedType::isDynamic(unpack.getStaticInnerTiles()[0]) &&
-        unpack.getSourceType().hasStaticShape() &&
-        unpack.getDestType().getDimSize(0) ==
-            unpack.getSourceType().getDimSize(0) * unpack.getStaticInnerTiles()[0])
-      return GemmWeight{unpack.getSource(), Value(), unpack.getStaticInnerTiles()[0]};
+        unpack.getSourceType().hasStaticShape()) {
+      const int64_t r = unpack.getDestType().getRank(), p = unpack.getStaticInnerTiles()[0];
+      if ((r == 2 || r == 3) && unpack.getSourceRank() == r + 1 &&
+          unpack.getInnerDimsPos() == ArrayRef<int64_t>{r - 2} &&
+          unpack.getDestType().getDimSize(r - 2) == unpack.getSourceType().getDimSize(r - 2) * p)
+        return GemmWeight{unpack.getSource(), Value(), p};
+    }
     return GemmWeight{w, Value()};
   }
   auto unpack = w.getDefiningOp<UnpackE2m1Op>();
@@ -88,18 +90,21 @@ FailureOr<GemmWeight> gemmWeight(PatternRewriter &b, Operation *op, Value w, Val
 }
 
 GemmWeight expertOf(OpBuilder &b, Location loc, const GemmWeight &w, Value e) {
+  // Rank-reduced slice [e, 0, ...] of the leading (expert) dimension.
   auto matrix = [&](Value v) -> Value {
     if (!v)
       return v;
     auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes;
+    offsets[0] = e;
+    sizes.push_back(b.getIndexAttr(1));
+    for (int64_t d : type.getShape().drop_front())
+      sizes.push_back(b.getIndexAttr(d));
     return tensor::ExtractSliceOp::create(
         b, loc, RankedTensorType::get(type.getShape().drop_front(), type.getElementType()),
-        v, {e, b.getIndexAttr(0), b.getIndexAttr(0)},
-        {b.getIndexAttr(1), b.getIndexAttr(type.getDimSize(1)),
-         b.getIndexAttr(type.getDimSize(2))},
-        ones(b, 3));
+        v, offsets, sizes, ones(b, type.getRank()));
   };
-  return GemmWeight{matrix(w.data), matrix(w.scales)};
+  return GemmWeight{matrix(w.data), matrix(w.scales), w.panel};
 }
 
 Value e2m1Table(OpBuilder &b, Location loc) {

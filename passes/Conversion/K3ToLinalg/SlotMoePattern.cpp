@@ -69,6 +69,10 @@ struct LowerMoeSlots : OpRewritePattern<MoeOp> {
     GemmWeight w1, w3, w2;
     if (failed(moeWeights(b, op, w1, w3, w2)))
       return failure();
+    // Experts in the CPU GEMM's panels (k3-pack-weight-panels, CPU only):
+    // the per-token form reads them.
+    if (w1.panel || w3.panel || w2.panel)
+      return b.notifyMatchFailure(op, "expert weights stored as CPU GEMM panels");
     auto w1Type = cast<RankedTensorType>(op.getW1().getType());
     if (!w1Type.hasStaticShape())
       return b.notifyMatchFailure(op, "slot GEMMs need static expert shapes");

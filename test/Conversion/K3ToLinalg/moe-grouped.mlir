@@ -79,3 +79,58 @@ func.func @moe_mx(%x: tensor<?x64xf32>, %wr: tensor<8x64xf32>, %bias: tensor<8xf
          tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x32xf32>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
+
+// Float experts that k3-pack-weight-panels stored as panels [E, N/P, K, P]
+// (behind an unpack to [E, N, K]): each expert's panel is a slice of the
+// stored weight, read by the 4-row tiles in place, bf16 widened in the
+// tiles (no per-call transposing copy); the unpacks are left dead.
+// CHECK-LABEL: func.func @moe_panels
+//       CHECK:   tensor.extract_slice %arg3[%{{.+}}, 0, 0, 0] [1, 6, 64, 16] [1, 1, 1, 1] : tensor<8x6x64x16xbf16> to tensor<6x64x16xbf16>
+//       CHECK:   tensor.extract_slice %arg5[%{{.+}}, 0, 0, 0] [1, 4, 96, 16] [1, 1, 1, 1] : tensor<8x4x96x16xbf16> to tensor<4x96x16xbf16>
+//       CHECK:   scf.forall (%{{.+}}) in (6) shared_outs(%{{.+}}) -> (tensor<?x96xf32>)
+//   CHECK-NOT:     linalg.generic {{.+}} outs(%{{.+}} : tensor<64x16xf32>)
+//       CHECK:     linalg.generic {{.+}} ins(%{{.+}} : tensor<4x64xf32>, tensor<64x16xbf16>) outs(%{{.+}} : tensor<4x16xf32>) attrs = {k3.tile = array<i64: 4, 16, 1>}
+//       CHECK:   scf.forall (%{{.+}}) in (4) shared_outs(%{{.+}}) -> (tensor<?x64xf32>)
+//       CHECK:     linalg.generic {{.+}} ins(%{{.+}} : tensor<4x96xf32>, tensor<96x16xbf16>) outs(%{{.+}} : tensor<4x16xf32>) attrs = {k3.tile = array<i64: 4, 16, 1>}
+// The panels' own width wins over panel-columns.
+// WIDE-LABEL: func.func @moe_panels
+//       WIDE:   scf.forall (%{{.+}}) in (6) shared_outs(%{{.+}}) -> (tensor<?x96xf32>)
+// The per-token form reads the panels too (1-row tiles over panel groups).
+// TOKEN-LABEL: func.func @moe_panels
+//       TOKEN:   scf.forall (%{{.+}}) in (6) shared_outs(%{{.+}}) -> (tensor<1x96xf32>)
+//       TOKEN:     linalg.generic {{.+}} ins(%{{.+}} : tensor<1x64xf32>, tensor<1x64x16xbf16>) outs(%{{.+}} : tensor<1x1x16xf32>) attrs = {k3.tile = array<i64: 1, 1, 16, 1>}
+func.func @moe_panels(%x: tensor<?x64xf32>, %i: tensor<?x2xi32>, %p: tensor<?x2xf32>,
+    %c1: tensor<8x6x64x16xbf16>, %c3: tensor<8x6x64x16xbf16>, %c2: tensor<8x4x96x16xbf16>) -> tensor<?x64xf32> {
+  %e1 = tensor.empty() : tensor<8x96x64xbf16>
+  %w1 = linalg.unpack %c1 inner_dims_pos = [1] inner_tiles = [16] into %e1 : tensor<8x6x64x16xbf16> -> tensor<8x96x64xbf16>
+  %e3 = tensor.empty() : tensor<8x96x64xbf16>
+  %w3 = linalg.unpack %c3 inner_dims_pos = [1] inner_tiles = [16] into %e3 : tensor<8x6x64x16xbf16> -> tensor<8x96x64xbf16>
+  %e2 = tensor.empty() : tensor<8x64x96xbf16>
+  %w2 = linalg.unpack %c2 inner_dims_pos = [1] inner_tiles = [16] into %e2 : tensor<8x4x96x16xbf16> -> tensor<8x64x96xbf16>
+  %y = k3.moe %x routed(%i, %p) experts(%w1, %w3, %w2) {beta1 = 4.0 : f32}
+      : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x64xbf16>,
+         tensor<8x96x64xbf16>, tensor<8x64x96xbf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// w1 and w3 in panels of different widths (hand-written: the pass gives
+// both the same) cannot share GEMM1's tiles: the per-token form takes it.
+// CHECK-LABEL: func.func @moe_panels_mixed
+//   CHECK-NOT:   scf.forall (%{{.+}}) in (6) shared_outs(%{{.+}}) -> (tensor<?x96xf32>)
+//       CHECK:   scf.for
+//       CHECK:     scf.for
+//       CHECK:       scf.forall (%{{.+}}) in (6) shared_outs(%{{.+}}) -> (tensor<1x96xf32>)
+//       CHECK:       scf.forall (%{{.+}}) in (3) shared_outs(%{{.+}}) -> (tensor<1x96xf32>)
+func.func @moe_panels_mixed(%x: tensor<?x64xf32>, %i: tensor<?x2xi32>, %p: tensor<?x2xf32>,
+    %c1: tensor<8x6x64x16xbf16>, %c3: tensor<8x3x64x32xbf16>, %c2: tensor<8x4x96x16xbf16>) -> tensor<?x64xf32> {
+  %e1 = tensor.empty() : tensor<8x96x64xbf16>
+  %w1 = linalg.unpack %c1 inner_dims_pos = [1] inner_tiles = [16] into %e1 : tensor<8x6x64x16xbf16> -> tensor<8x96x64xbf16>
+  %e3 = tensor.empty() : tensor<8x96x64xbf16>
+  %w3 = linalg.unpack %c3 inner_dims_pos = [1] inner_tiles = [32] into %e3 : tensor<8x3x64x32xbf16> -> tensor<8x96x64xbf16>
+  %e2 = tensor.empty() : tensor<8x64x96xbf16>
+  %w2 = linalg.unpack %c2 inner_dims_pos = [1] inner_tiles = [16] into %e2 : tensor<8x4x96x16xbf16> -> tensor<8x64x96xbf16>
+  %y = k3.moe %x routed(%i, %p) experts(%w1, %w3, %w2) {beta1 = 4.0 : f32}
+      : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x64xbf16>,
+         tensor<8x96x64xbf16>, tensor<8x64x96xbf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
