@@ -200,8 +200,15 @@ def K3PackWeightPanelsPass : Pass<"k3-pack-weight-panels", "::mlir::ModuleOp"> {
     keep their layout: on the 2-core AVX-512 machine (2026-12-06)
     Kimi-Linear-small's prefill gained nothing measurable (the grouped GEMMs
     pack each expert's panels once a call for about 64 rows), while its
-    decode steps were slower (expert GEMVs from memory about 25 % longer on
-    panels than the dot products over [N, K] rows, perf samples).
+    decode steps were slower: the panel GEMVs of a decode step's experts,
+    read from memory, took 20-45 % more perf samples than the dot products
+    over [N, K] rows (against the same run's lm_head), though on weights in
+    cache (`k3-bench gemm --shape=256x1024 --m=1`) they are 1.5x faster.
+    MXFP4 experts stay MXFP4 (decoded into f32 panels per expert and call,
+    4.25 bits a weight in memory); with `--quantize-experts=none` they are
+    derived `#bf16` weights, which this pass leaves alone. The pass decides
+    per weight: were w1 packed and w3 not (w3 read elsewhere too), the
+    grouped GEMMs would decline and the per-token form run the prompt.
     A split weight's block packs to the same block (E, N and K keep their
     dimensions; a rank's block of N is whole panels where P divides it).
 
@@ -219,7 +226,7 @@ def K3PackWeightPanelsPass : Pass<"k3-pack-weight-panels", "::mlir::ModuleOp"> {
     Option<"columns", "columns", "int64_t", /*default=*/"16",
            "Panel width: 16 (AVX2) or 32 (AVX-512), as convert-k3-to-linalg's panel-columns">,
     Option<"experts", "experts", "bool", /*default=*/"false",
-           "Also store stacked float experts ({e}) as panels [E, N/P, K, P]">
+           "Also store the weights only k3.moe reads: stacked float experts ({e}) as [E, N/P, K, P], shared experts and latent projections as [N/P, K, P]">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }

@@ -1,6 +1,7 @@
 // RUN: k3-opt %s --k3-pack-weight-panels=columns=32 --split-input-file | FileCheck %s --check-prefixes=CHECK,NOEXP
-// RUN: k3-opt %s --k3-pack-weight-panels="columns=32 experts=true" --split-input-file | FileCheck %s --check-prefix=EXP
-// RUN: k3-opt %s --k3-pack-weight-panels="columns=16 experts=true" --split-input-file | FileCheck %s --check-prefix=P16
+// RUN: k3-opt %s --k3-pack-weight-panels="columns=32 experts=true" --split-input-file | FileCheck %s --check-prefixes=CHECK,EXP
+// RUN: k3-opt %s --k3-pack-weight-panels=columns=16 --split-input-file | FileCheck %s --check-prefix=P16
+// RUN: k3-opt %s --k3-pack-weight-panels="columns=16 experts=true" --split-input-file | FileCheck %s --check-prefix=P16E
 // RUN: not k3-opt %s --k3-pack-weight-panels=columns=8 --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: k3-pack-weight-panels: columns must be 16 or 32, got 8
@@ -83,9 +84,10 @@ func.func @kept(%x: tensor<?x64xbf16>, %ids: tensor<?xi32>, %x3: tensor<2x?x64xb
 
 // With `experts`, the float routed experts [E, N, K] become
 // [E, N/P, K, P] (inner tile on N, dimension 1), one unpack to [E, N, K] in
-// front of the k3.moe, and its shared experts, which it lowers to linears
-// of the tokens, [N/P, K, P]; the router's weight (a k3.router operand)
-// stays as stored. Without `experts` (the default) nothing here changes.
+// front of the k3.moe, and its latent projections and shared experts,
+// which it lowers to linears of the tokens, [N/P, K, P]; the router's
+// weight (a k3.router operand) and the latent norm stay as stored. Without
+// `experts` (the default) nothing here changes.
 // NOEXP-LABEL: func.func @experts
 //   NOEXP-NOT:   linalg.unpack
 //   NOEXP-NOT:   #panels
@@ -93,10 +95,14 @@ func.func @kept(%x: tensor<?x64xbf16>, %ids: tensor<?xi32>, %x3: tensor<2x?x64xb
 //   EXP-LABEL: func.func @experts
 //         EXP:   %[[R:.+]] = k3.weight "gate.weight" : tensor<8x64xf32>
 //         EXP:   k3.router %{{.+}}, %[[R]]
+//         EXP:   k3.weight "latent.down.weight#panels32" : tensor<2x64x32xbf16>
+//         EXP:   k3.weight "latent.up.weight#panels32" : tensor<2x64x32xbf16>
+//         EXP:   k3.weight "latent.norm.weight" : tensor<64xbf16>
 //         EXP:   %[[W1:.+]] = k3.weight "experts.{e}.w1.weight#panels32" : tensor<8x3x64x32xbf16>
 //         EXP:   %[[W3:.+]] = k3.weight "experts.{e}.w3.weight#panels32" : tensor<8x3x64x32xbf16>
 //         EXP:   %[[W2:.+]] = k3.weight "experts.{e}.w2.weight#panels32" : tensor<8x2x96x32xbf16>
 //         EXP:   %[[SG:.+]] = k3.weight "shared.gate.weight#panels32" : tensor<1x64x32xbf16>
+//         EXP:   k3.weight "shared.up.weight#panels32" : tensor<1x64x32xbf16>
 //         EXP:   %[[SD:.+]] = k3.weight "shared.down.weight#panels32" : tensor<2x32x32xbf16>
 //         EXP:   linalg.unpack %[[W1]] inner_dims_pos = [1] inner_tiles = [32] into %{{.+}} : tensor<8x3x64x32xbf16> -> tensor<8x96x64xbf16>
 //         EXP:   linalg.unpack %[[W3]] inner_dims_pos = [1] inner_tiles = [32]
@@ -105,22 +111,30 @@ func.func @kept(%x: tensor<?x64xbf16>, %ids: tensor<?xi32>, %x3: tensor<2x?x64xb
 //         EXP:   linalg.unpack %[[SD]] inner_dims_pos = [0] inner_tiles = [32]
 //         EXP:   k3.moe
 // P16-LABEL: func.func @experts
-//       P16:   k3.weight "experts.{e}.w1.weight#panels16" : tensor<8x6x64x16xbf16>
-//       P16:   k3.weight "experts.{e}.w2.weight#panels16" : tensor<8x4x96x16xbf16>
+//   P16-NOT:   #panels
+//       P16:   k3.moe
+// P16E-LABEL: func.func @experts
+//       P16E:   k3.weight "experts.{e}.w1.weight#panels16" : tensor<8x6x64x16xbf16>
+//       P16E:   k3.weight "experts.{e}.w2.weight#panels16" : tensor<8x4x96x16xbf16>
 func.func @experts(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %wr = k3.weight "gate.weight" : tensor<8x64xf32>
   %i, %p = k3.router %x, %wr top_k = 2 renormalize scaling = 1.0
       : (tensor<?x64xf32>, tensor<8x64xf32>) -> (tensor<?x2xi32>, tensor<?x2xf32>)
+  %wd = k3.weight "latent.down.weight" : tensor<64x64xbf16>
+  %wu = k3.weight "latent.up.weight" : tensor<64x64xbf16>
+  %n = k3.weight "latent.norm.weight" : tensor<64xbf16>
   %w1 = k3.weight "experts.{e}.w1.weight" : tensor<8x96x64xbf16>
   %w3 = k3.weight "experts.{e}.w3.weight" : tensor<8x96x64xbf16>
   %w2 = k3.weight "experts.{e}.w2.weight" : tensor<8x64x96xbf16>
   %sg = k3.weight "shared.gate.weight" : tensor<32x64xbf16>
   %su = k3.weight "shared.up.weight" : tensor<32x64xbf16>
   %sd = k3.weight "shared.down.weight" : tensor<64x32xbf16>
-  %y = k3.moe %x routed(%i, %p) experts(%w1, %w3, %w2) shared(%sg, %su, %sd) {beta1 = 4.0 : f32}
-      : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x96x64xbf16>,
-         tensor<8x96x64xbf16>, tensor<8x64x96xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>,
-         tensor<64x32xbf16>) -> tensor<?x64xf32>
+  %y = k3.moe %x routed(%i, %p) latent(%wd, %wu) norm(%n) experts(%w1, %w3, %w2)
+      shared(%sg, %su, %sd) {beta1 = 4.0 : f32, eps = 1.0e-05 : f32}
+      : (tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<64x64xbf16>,
+         tensor<64x64xbf16>, tensor<64xbf16>, tensor<8x96x64xbf16>, tensor<8x96x64xbf16>,
+         tensor<8x64x96xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<64x32xbf16>)
+      -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
 
@@ -132,9 +146,6 @@ func.func @experts(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 // CHECK-LABEL: func.func @experts_kept
 //   CHECK-NOT:   linalg.unpack
 //   CHECK-NOT:   #panels
-// EXP-LABEL: func.func @experts_kept
-//   EXP-NOT:   linalg.unpack
-//   EXP-NOT:   #panels
 func.func @experts_kept(%x: tensor<?x64xf32>, %i: tensor<?x2xi32>, %p: tensor<?x2xf32>)
     -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<8x96x64xbf16>, tensor<8x64x96xbf16>) {
   %c1 = k3.weight "mx.{e}.w1.weight_packed" : tensor<8x96x64xf4E2M1FN>

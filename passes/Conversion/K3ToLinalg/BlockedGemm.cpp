@@ -24,8 +24,9 @@
 // projections and lm_head come as panels [N/P, K, P] (k3-pack-weight-panels,
 // laid out once by the bundle writer): the micro-kernel reads them in place,
 // and so do the decode GEMVs (`panelRows`). A weight in the [N, K] layout
-// (stacked experts, op-level modules) has its panels packed per call, a
-// transposing copy of 1/rows of the multiply-adds' work.
+// (the experts unless k3-compile --panel-experts, op-level modules) has
+// its panels packed per call, a transposing copy of 1/rows of the
+// multiply-adds' work.
 //
 //===----------------------------------------------------------------------===//
 

@@ -157,7 +157,8 @@ struct GemmWeight {
 /// The GemmWeight of an op's weight operand and optional scales; fails (on
 /// `op`) for f4E2M1FN codes that do not come from `k3.unpack_e2m1`. A float
 /// weight that k3-pack-weight-panels stored as panels (a `linalg.unpack`
-/// with inner tile P on dimension 0) is read as those panels.
+/// with inner tile P on N: dimension 0 of a matrix, 1 of stacked experts)
+/// is read as those panels.
 FailureOr<GemmWeight> gemmWeight(PatternRewriter &b, Operation *op, Value w, Value scales);
 
 /// Matrix `e` of a stacked `[E, N, K]` weight, as `[N, K]` (panels

@@ -75,7 +75,7 @@ FailureOr<GemmWeight> gemmWeight(PatternRewriter &b, Operation *op, Value w, Val
         !ShapedType::isDynamic(unpack.getStaticInnerTiles()[0]) &&
         unpack.getSourceType().hasStaticShape()) {
       const int64_t r = unpack.getDestType().getRank(), p = unpack.getStaticInnerTiles()[0];
-      if ((r == 2 || r == 3) && unpack.getSourceRank() == r + 1 &&
+      if ((r == 2 || r == 3) && int64_t(unpack.getSourceRank()) == r + 1 &&
           unpack.getInnerDimsPos() == ArrayRef<int64_t>{r - 2} &&
           unpack.getDestType().getDimSize(r - 2) == unpack.getSourceType().getDimSize(r - 2) * p)
         return GemmWeight{unpack.getSource(), Value(), p};
