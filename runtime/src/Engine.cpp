@@ -283,6 +283,8 @@ k3rt_status_t Engine::call(Request &r, const int32_t *ids, int64_t n, std::vecto
   std::memcpy(idT.bytes.data(), ids, size_t(n) * 4);
   std::vector<uint8_t> blob(static_cast<size_t>(kdaBytes));
   pool->read(r.kdaPages, blob.data(), kdaBytes);
+  ++counters.calls;
+  counters.stateCopyBytes += 2 * kdaBytes; // the pool to the blob to the tensors
   std::vector<HostTensor> state;
   state.reserve(inputs.size());
   for (const StateInput &in : inputs) {
@@ -301,6 +303,7 @@ k3rt_status_t Engine::call(Request &r, const int32_t *ids, int64_t n, std::vecto
         std::memcpy(&t.bytes[size_t(row * rowBytes)], pool->data(pages[size_t(row / pageTokens)]),
                     size_t(rows * rowBytes));
       }
+      counters.mlaGatherBytes += r.len * rowBytes;
     }
     state.push_back(std::move(t));
   }
@@ -332,6 +335,8 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vec
     }
   }
   pool->write(r.kdaPages, blob.data(), kdaBytes);
+  // The tensors to the blob to the pool, and each MLA layer's new rows.
+  counters.stateCopyBytes += 2 * kdaBytes + numMla * n * rowBytes;
   r.context.insert(r.context.end(), ids, ids + n);
   r.len += n;
   // A non-finite state or latent row must never reach the cache (one NaN

@@ -60,6 +60,7 @@ int runKdaBench(int argc, char **argv);
 int runMlaBench(int argc, char **argv);
 int runMoeBench(int argc, char **argv);
 int runTtftBench(int argc, char **argv);
+int runDecodeBench(int argc, char **argv);
 int runDeviceBench(int argc, char **argv);
 int runCompileBench(int argc, char **argv);
 int runGemmBench(int argc, char **argv);
@@ -76,6 +77,9 @@ const char kUsage[] =
     "      reference (unless --no-reference)\n"
     "  ttft BINARY.k3b [--prompt= --cached= --block-tokens= --prefill-chunk= --repeat=]\n"
     "      time to first token with a cached prefix vs a full prefill\n"
+    "  decode BINARY.k3b [--batch=1,4,16 --prompt=64 --decode=32 --threads=N --repeat=3]\n"
+    "      the request engine's decode tokens/s with B requests at once, per batch size,\n"
+    "      with its calls and copied bytes per step\n"
     "  compile MODEL_DIR [--layers=4 --targets=cpu,sm_90a --ptxas=PATH|none]\n"
     "      compile time, kernels and code bytes at --layers and at full depth\n"
     "  ranks MODEL_DIR [--tp=2 --tokens=512 --threads=1 --repeat=3]\n"
@@ -102,6 +106,8 @@ int main(int argc, char **argv) {
     return runMoeBench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "ttft")
     return runTtftBench(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "decode")
+    return runDecodeBench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "device")
     return runDeviceBench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "compile")
@@ -111,10 +117,11 @@ int main(int argc, char **argv) {
   if (argc >= 2 && std::string(argv[1]) == "gemm")
     return runGemmBench(argc, argv);
   if (argc < 2)
-    return fail("no subcommand: cpu, ttft, compile, ranks, gemm, kda, mla, moe or device (see --help)");
+    return fail("no subcommand: cpu, ttft, decode, compile, ranks, gemm, kda, mla, moe or device "
+                "(see --help)");
   if (std::string(argv[1]) != "cpu")
     return fail("unknown subcommand '" + std::string(argv[1]) +
-                "': cpu, ttft, compile, gemm, kda, mla, moe or device (see --help)");
+                "': cpu, ttft, decode, compile, ranks, gemm, kda, mla, moe or device (see --help)");
   if (argc < 4)
     return fail("usage: k3-bench cpu CHECKPOINT_DIR BINARY.k3b [--prompt=N] [--decode=N] "
                 "[--threads=N[,N...]] [--repeat=N] [--no-reference] (see --help)");

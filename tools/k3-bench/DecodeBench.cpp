@@ -1,0 +1,193 @@
+//===- DecodeBench.cpp - k3-bench decode: the engine's decode per batch ---===//
+//
+// Part of k3. `k3-bench decode BINARY.k3b --batch=1,4,16` runs B requests at
+// once through the request engine (runtime/src/Engine.h, --max-batch B),
+// each a distinct `--prompt`-token prompt (default 64) then `--decode`
+// greedy tokens (default 32), and prints per batch size the decode tokens/s
+// of all B requests together (the steps after every request's prefill),
+// the kernel calls per step and the bytes the engine copies per step: MLA
+// pages gathered into a contiguous cache per call, and recurrent state moved
+// between the pool and the call (EngineStats). Batch sizes alternate within
+// each of `--repeat` rounds; the best round counts. Request 0 has the same
+// prompt at every batch size: its tokens must not depend on the batch
+// (`same_tokens`, exit status 1 if not).
+//
+// Today's engine advances each request with its own call: B calls a step,
+// each gathering its request's MLA pages. This is the baseline that issue
+// 29's batched decode (one call a step over the paged cache) is measured
+// against.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/k3-bench/BenchUtil.h"
+
+#include "runtime/src/Engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+using namespace k3bench;
+
+namespace {
+
+struct BatchRun {
+  double tokensPerS = 0, stepsPerS = 0;
+  int64_t steps = 0, tokens = 0;
+  double callsPerStep = 0, gatherPerStep = 0, statePerStep = 0;
+  std::vector<int32_t> first; ///< request 0's tokens
+};
+
+/// One round at batch size `b`: prefill every request (the first step),
+/// then time the decode steps until all are done.
+bool runBatch(k3rt::CpuExecutable &exe, int64_t b, int64_t prompt, int64_t decode,
+              int64_t vocab, BatchRun &out, std::string &error) {
+  k3rt::EngineOptions options;
+  options.maxBatch = b;
+  options.prefixCache = false; // distinct prompts; nothing to reuse
+  options.poolBytes = int64_t(2) << 30;
+  options.prefillChunk = std::max<int64_t>(prompt, options.blockTokens);
+  if (std::string why = k3rt::alignPrefillChunk(options); !why.empty()) {
+    error = why;
+    return false;
+  }
+  std::unique_ptr<k3rt::Engine> engine;
+  if (k3rt_status_t s = k3rt::Engine::create(exe, options, engine)) {
+    error = k3rt_status_message(s);
+    k3rt_status_free(s);
+    return false;
+  }
+  std::vector<k3rt::RequestHandle> handles(static_cast<size_t>(b), 0);
+  for (int64_t r = 0; r < b; ++r) {
+    k3rt::RequestSpec spec;
+    spec.id = std::to_string(r);
+    for (int64_t i = 0; i < prompt; ++i)
+      spec.prompt.push_back(int32_t((i * 7919 + r * 104729 + 11) % vocab));
+    spec.maxNewTokens = decode + 1; // the prefill's token, then `decode` steps
+    if (k3rt_status_t s = engine->submit(spec, handles[size_t(r)])) {
+      error = k3rt_status_message(s);
+      k3rt_status_free(s);
+      return false;
+    }
+  }
+  std::vector<k3rt::RequestEvent> events;
+  auto collect = [&](int64_t &tokens) {
+    for (k3rt::RequestEvent &e : events) {
+      if (e.done && !e.result.error.empty()) {
+        error = "request " + e.result.id + ": " + e.result.error;
+        return false;
+      }
+      tokens += int64_t(e.tokens.size());
+      if (e.handle == handles[0])
+        out.first.insert(out.first.end(), e.tokens.begin(), e.tokens.end());
+    }
+    return true;
+  };
+  // The first step admits all B and prefills each (one chunk: the prompt).
+  int64_t prefilled = 0;
+  engine->step(events);
+  if (!collect(prefilled))
+    return false;
+  if (prefilled != b) {
+    error = "the first step gave " + std::to_string(prefilled) + " first tokens for " +
+            std::to_string(b) + " requests (the pool or the chunk is too small)";
+    return false;
+  }
+  const k3rt::EngineStats before = engine->stats();
+  auto t0 = std::chrono::steady_clock::now();
+  while (!engine->idle()) {
+    engine->step(events);
+    ++out.steps;
+    if (!collect(out.tokens))
+      return false;
+  }
+  double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const k3rt::EngineStats after = engine->stats();
+  out.tokensPerS = double(out.tokens) / dt;
+  out.stepsPerS = double(out.steps) / dt;
+  double steps = double(std::max<int64_t>(out.steps, 1));
+  out.callsPerStep = double(after.calls - before.calls) / steps;
+  out.gatherPerStep = double(after.mlaGatherBytes - before.mlaGatherBytes) / steps;
+  out.statePerStep = double(after.stateCopyBytes - before.stateCopyBytes) / steps;
+  return true;
+}
+
+/// "1,4,16" into positive counts.
+bool parseBatches(const std::string &text, std::vector<int64_t> &out) {
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    int64_t v = std::stoll(item);
+    if (v < 1 || v > 1024)
+      return false;
+    out.push_back(v);
+  }
+  return !out.empty();
+}
+
+} // namespace
+
+int runDecodeBench(int argc, char **argv) {
+  if (argc < 3)
+    return fail("usage: k3-bench decode BINARY.k3b [--batch=1,4,16 --prompt=64 --decode=32 "
+                "--threads=N --repeat=3]");
+  std::string path = argv[2];
+  std::vector<int64_t> batches;
+  int64_t prompt = 64, decode = 32, repeat = 3, threads = 0;
+  for (int i = 3; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--batch=", 0) == 0) {
+      batches.clear();
+      if (!parseBatches(a.substr(8), batches))
+        return fail("--batch takes sizes from 1 to 1024 separated by commas, not '" +
+                    a.substr(8) + "'");
+      continue;
+    }
+    if (positiveFlag(a, "--prompt=", prompt) || positiveFlag(a, "--decode=", decode) ||
+        positiveFlag(a, "--repeat=", repeat) || positiveFlag(a, "--threads=", threads))
+      continue;
+    return fail("unknown flag '" + a +
+                "' (decode takes --batch= --prompt= --decode= --threads= --repeat=)");
+  }
+  if (batches.empty())
+    batches = {1, 4, 16};
+  if (threads > 4096)
+    return fail("--threads=" + std::to_string(threads) + ": at most 4096");
+  if (threads > 0)
+    k3rt_set_threads(int(threads));
+  Loaded model;
+  std::string error;
+  if (!load(path, "prefill", model, error))
+    return fail(error);
+  const int64_t vocab = model.bundle->root->config()->vocab_size();
+
+  std::vector<BatchRun> best(batches.size());
+  for (int64_t round = 0; round < repeat; ++round)
+    for (size_t i = 0; i < batches.size(); ++i) {
+      BatchRun run;
+      if (!runBatch(*model.exe, batches[i], prompt, decode, vocab, run, error))
+        return fail("batch " + std::to_string(batches[i]) + ": " + error);
+      if (run.tokensPerS > best[i].tokensPerS)
+        best[i] = std::move(run);
+    }
+  std::printf("decode: prompt=%lld decode=%lld threads=%d, best of %lld rounds, batch sizes "
+              "alternating; one engine call per request per step\n",
+              (long long)prompt, (long long)decode, k3rt_threads(), (long long)repeat);
+  bool same = true;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const BatchRun &r = best[i];
+    same &= r.first == best[0].first;
+    std::printf("batch %lld: %.1f tokens/s, %.1f steps/s, %.1f calls/step, "
+                "mla_gather_bytes/step %.0f, state_copy_bytes/step %.0f\n",
+                (long long)batches[i], r.tokensPerS, r.stepsPerS, r.callsPerStep, r.gatherPerStep,
+                r.statePerStep);
+  }
+  if (batches.size() > 1)
+    std::printf("batch%lld_over_batch%lld: %.2f (tokens/s)\n", (long long)batches.back(),
+                (long long)batches.front(), best.back().tokensPerS / best.front().tokensPerS);
+  std::printf("same_tokens: %s\n", same ? "yes" : "no");
+  return same ? 0 : 1;
+}
