@@ -98,12 +98,14 @@ struct EngineStats {
   int64_t pages = 0, pageBytes = 0, freePages = 0, blocks = 0, snapshots = 0,
           evictions = 0, drafted = 0, accepted = 0, copiedPages = 0;
   int64_t waits = 0; ///< requests whose admission waited for memory
-  /// Kernel calls (one per request per step today), and the bytes the
+  /// Kernel calls (one per request per step today, two for a rejected
+  /// speculative draft: the verify and the replay), and the bytes the
   /// engine copies around them: each call's MLA pages gathered into one
   /// contiguous cache (`mlaGatherBytes`, O(context) per call), and the
   /// recurrent state moved between the pool and the call's tensors
   /// (`stateCopyBytes`: KDA states and conv windows in and out, the call's
-  /// new MLA rows into their pages).
+  /// new MLA rows into their pages). The prefix cache's snapshots and
+  /// restores are not counted here.
   int64_t calls = 0, mlaGatherBytes = 0, stateCopyBytes = 0;
 };
 
