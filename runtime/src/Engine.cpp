@@ -281,10 +281,8 @@ k3rt_status_t Engine::call(Request &r, const int32_t *ids, int64_t n, std::vecto
                            bool allRows) {
   HostTensor idT = HostTensor::zeros(DType_I32, {n});
   std::memcpy(idT.bytes.data(), ids, size_t(n) * 4);
-  std::vector<uint8_t> blob(static_cast<size_t>(kdaBytes));
-  pool->read(r.kdaPages, blob.data(), kdaBytes);
   ++counters.calls;
-  counters.stateCopyBytes += 2 * kdaBytes; // the pool to the blob to the tensors
+  counters.stateCopyBytes += kdaBytes; // the pool's pages to the tensors
   std::vector<HostTensor> state;
   state.reserve(inputs.size());
   for (const StateInput &in : inputs) {
@@ -292,7 +290,8 @@ k3rt_status_t Engine::call(Request &r, const int32_t *ids, int64_t n, std::vecto
     t.dtype = in.dtype;
     t.shape = in.shape;
     if (!in.mla) {
-      t.bytes.assign(blob.begin() + in.offset, blob.begin() + in.offset + in.bytes);
+      t.bytes.resize(size_t(in.bytes));
+      pool->read(r.kdaPages, t.bytes.data(), in.bytes, in.offset);
     } else {
       // With room for the call's rows (zeros, for the call to write).
       t.shape[0] = r.len + (in.appendsRows ? n : 0);
@@ -314,14 +313,13 @@ k3rt_status_t Engine::call(Request &r, const int32_t *ids, int64_t n, std::vecto
 }
 
 k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out) {
-  std::vector<uint8_t> blob(static_cast<size_t>(kdaBytes));
+  // The MLA rows first: a page allocation may fail, and the pool must then
+  // still hold the KDA state before the call.
   for (size_t i = 0; i < inputs.size(); ++i) {
     const StateInput &in = inputs[i];
     const HostTensor &t = out[1 + i];
-    if (!in.mla) {
-      std::memcpy(&blob[size_t(in.offset)], t.bytes.data(), size_t(in.bytes));
+    if (!in.mla)
       continue;
-    }
     std::vector<int32_t> &pages = r.table[size_t(in.mlaLayer)];
     for (int64_t row = r.len; row < r.len + n; ++row) {
       if (row / pageTokens >= int64_t(pages.size())) {
@@ -334,9 +332,11 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vec
                   &t.bytes[size_t(row * rowBytes)], size_t(rowBytes));
     }
   }
-  pool->write(r.kdaPages, blob.data(), kdaBytes);
-  // The tensors to the blob to the pool, and each MLA layer's new rows.
-  counters.stateCopyBytes += 2 * kdaBytes + numMla * n * rowBytes;
+  // Each KDA state and conv window straight into its place in the pages.
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].mla)
+      pool->write(r.kdaPages, out[1 + i].bytes.data(), inputs[i].bytes, inputs[i].offset);
+  counters.stateCopyBytes += kdaBytes + numMla * n * rowBytes;
   r.context.insert(r.context.end(), ids, ids + n);
   r.len += n;
   // A non-finite state or latent row must never reach the cache (one NaN
@@ -376,8 +376,11 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vec
   // multiple. One that finds no pages is simply not taken.
   const bool prefill = r.len <= int64_t(r.spec.prompt.size());
   if (r.len % opt.blockTokens == 0 && int64_t(r.chain.size()) * opt.blockTokens == r.len &&
-      (prefill || r.len % opt.prefillChunk == 0))
+      (prefill || r.len % opt.prefillChunk == 0)) {
+    std::vector<uint8_t> blob(static_cast<size_t>(kdaBytes));
+    pool->read(r.kdaPages, blob.data(), kdaBytes);
     (void)cache->addSnapshot(r.chain.back(), blob.data());
+  }
   return nullptr;
 }
 

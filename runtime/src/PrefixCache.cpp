@@ -40,21 +40,25 @@ void PagePool::release(int32_t page) {
     freeList.push_back(page);
 }
 
-void PagePool::write(const std::vector<int32_t> &pages, const uint8_t *src, int64_t bytes) {
-  for (size_t i = 0; bytes > 0; ++i) {
-    int64_t n = std::min(bytes, bytesPerPage);
-    std::memcpy(data(pages[i]), src, size_t(n));
+void PagePool::write(const std::vector<int32_t> &pages, const uint8_t *src, int64_t bytes,
+                     int64_t offset) {
+  for (size_t i = size_t(offset / bytesPerPage); bytes > 0; ++i) {
+    int64_t at = offset % bytesPerPage, n = std::min(bytes, bytesPerPage - at);
+    std::memcpy(data(pages[i]) + at, src, size_t(n));
     src += n;
     bytes -= n;
+    offset += n;
   }
 }
 
-void PagePool::read(const std::vector<int32_t> &pages, uint8_t *dst, int64_t bytes) const {
-  for (size_t i = 0; bytes > 0; ++i) {
-    int64_t n = std::min(bytes, bytesPerPage);
-    std::memcpy(dst, data(pages[i]), size_t(n));
+void PagePool::read(const std::vector<int32_t> &pages, uint8_t *dst, int64_t bytes,
+                    int64_t offset) const {
+  for (size_t i = size_t(offset / bytesPerPage); bytes > 0; ++i) {
+    int64_t at = offset % bytesPerPage, n = std::min(bytes, bytesPerPage - at);
+    std::memcpy(dst, data(pages[i]) + at, size_t(n));
     dst += n;
     bytes -= n;
+    offset += n;
   }
 }
 

@@ -44,9 +44,12 @@ public:
   int32_t refs(int32_t page) const { return refcount[page]; }
   uint8_t *data(int32_t page) { return arena.get() + size_t(page) * bytesPerPage; }
   const uint8_t *data(int32_t page) const { return arena.get() + size_t(page) * bytesPerPage; }
-  /// `bytes` laid over the run `pages` in order (a state, a snapshot).
-  void write(const std::vector<int32_t> &pages, const uint8_t *src, int64_t bytes);
-  void read(const std::vector<int32_t> &pages, uint8_t *dst, int64_t bytes) const;
+  /// `bytes` laid over the run `pages` in order (a state, a snapshot),
+  /// from byte `offset` of the run (one tensor of a state).
+  void write(const std::vector<int32_t> &pages, const uint8_t *src, int64_t bytes,
+             int64_t offset = 0);
+  void read(const std::vector<int32_t> &pages, uint8_t *dst, int64_t bytes,
+            int64_t offset = 0) const;
 
 private:
   int64_t bytesPerPage;

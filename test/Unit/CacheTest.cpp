@@ -64,6 +64,19 @@ TEST(PagePool, ReferenceCountsAndRuns) {
   pool.read({c, a, d}, out.data(), 20);
   EXPECT_EQ(in, out);
   EXPECT_EQ(pool.data(a)[0], 9);
+  // One tensor of the state: 10 bytes from byte 5 of the run, across the
+  // three pages (the engine's KDA inputs), the rest untouched.
+  std::vector<uint8_t> part(10, 0xAB), back(10);
+  pool.write({c, a, d}, part.data(), 10, 5);
+  pool.read({c, a, d}, back.data(), 10, 5);
+  EXPECT_EQ(part, back);
+  pool.read({c, a, d}, out.data(), 20);
+  for (int i = 0; i < 20; ++i)
+    EXPECT_EQ(out[size_t(i)], i >= 5 && i < 15 ? 0xAB : i + 1) << "byte " << i;
+  // A read that starts on a page boundary.
+  pool.read({c, a, d}, back.data(), 4, 16);
+  EXPECT_EQ(back[0], 17);
+  EXPECT_EQ(back[3], 20);
 }
 
 TEST(PrefixCache, LookupFollowsTheChainUpToTheLastSnapshot) {
