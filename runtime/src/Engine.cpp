@@ -313,6 +313,14 @@ k3rt_status_t Engine::call(Request &r, const int32_t *ids, int64_t n, std::vecto
 }
 
 k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out) {
+  // The binary's state outputs are as large as its state inputs (checked
+  // here, where they are copied into pages sized by the inputs).
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].mla && int64_t(out[1 + i].bytes.size()) != inputs[i].bytes)
+      return makeStatus(K3RT_INTERNAL, "state output " + std::to_string(i) + " has " +
+                                           std::to_string(out[1 + i].bytes.size()) +
+                                           " bytes, its input " +
+                                           std::to_string(inputs[i].bytes));
   // The MLA rows first: a page allocation may fail, and the pool must then
   // still hold the KDA state before the call.
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -376,7 +384,7 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vec
   // multiple. One that finds no pages is simply not taken.
   const bool prefill = r.len <= int64_t(r.spec.prompt.size());
   if (r.len % opt.blockTokens == 0 && int64_t(r.chain.size()) * opt.blockTokens == r.len &&
-      (prefill || r.len % opt.prefillChunk == 0)) {
+      (prefill || r.len % opt.prefillChunk == 0) && !r.chain.back()->snapshot) {
     std::vector<uint8_t> blob(static_cast<size_t>(kdaBytes));
     pool->read(r.kdaPages, blob.data(), kdaBytes);
     (void)cache->addSnapshot(r.chain.back(), blob.data());

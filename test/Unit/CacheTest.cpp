@@ -64,8 +64,8 @@ TEST(PagePool, ReferenceCountsAndRuns) {
   pool.read({c, a, d}, out.data(), 20);
   EXPECT_EQ(in, out);
   EXPECT_EQ(pool.data(a)[0], 9);
-  // One tensor of the state: 10 bytes from byte 5 of the run, across the
-  // three pages (the engine's KDA inputs), the rest untouched.
+  // One tensor of the state (the engine's KDA inputs): 10 bytes from byte 5
+  // of the run, across the first two pages, the rest untouched.
   std::vector<uint8_t> part(10, 0xAB), back(10);
   pool.write({c, a, d}, part.data(), 10, 5);
   pool.read({c, a, d}, back.data(), 10, 5);
@@ -77,6 +77,15 @@ TEST(PagePool, ReferenceCountsAndRuns) {
   pool.read({c, a, d}, back.data(), 4, 16);
   EXPECT_EQ(back[0], 17);
   EXPECT_EQ(back[3], 20);
+  // A write across all three pages (bytes 1..18), and one of no bytes.
+  std::vector<uint8_t> wide(18, 0xCD);
+  pool.write({c, a, d}, wide.data(), 18, 1);
+  pool.write({c, a, d}, nullptr, 0, 20);
+  pool.read({c, a, d}, out.data(), 20);
+  EXPECT_EQ(out[0], 1);
+  EXPECT_EQ(pool.data(a)[0], 0xCD);
+  EXPECT_EQ(out[18], 0xCD);
+  EXPECT_EQ(out[19], 20);
 }
 
 TEST(PrefixCache, LookupFollowsTheChainUpToTheLastSnapshot) {
