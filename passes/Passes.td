@@ -226,7 +226,7 @@ def K3PackWeightPanelsPass : Pass<"k3-pack-weight-panels", "::mlir::ModuleOp"> {
     Option<"columns", "columns", "int64_t", /*default=*/"16",
            "Panel width: 16 (AVX2) or 32 (AVX-512), as convert-k3-to-linalg's panel-columns">,
     Option<"experts", "experts", "bool", /*default=*/"false",
-           "Also store the weights only k3.moe reads: stacked float experts ({e}) as [E, N/P, K, P], shared experts and latent projections as [N/P, K, P]">
+           "Also store as panels the float weights only k3.moe reads (experts, shared, latent)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }

@@ -2,18 +2,20 @@
 //
 // Part of k3. Implements k3-pack-weight-panels: the float weights that only
 // k3.linear and k3.lm_head read, and with `experts` the float experts only
-// k3.moe reads (routed, shared, latent projections), are stored in the layout of the CPU GEMM's micro-kernel, so
-// that no call transposes or widens them again. The pass
-// decides and the bundle writer computes (as for k3-quantize-mxfp4): the
-// values live in the checkpoint, so the replacement weight is named after
-// the stored one plus the layout, `W#panels<P>`.
+// k3.moe reads (routed, shared, latent projections), are stored in the
+// layout of the CPU GEMM's micro-kernel, so that no call transposes or
+// widens them again. The pass decides and the bundle writer computes (as
+// for k3-quantize-mxfp4): the values live in the checkpoint, so the
+// replacement weight is named after the stored one plus the layout,
+// `W#panels<P>`.
 //
 // The layout is upstream's `linalg.pack` of W [N, K] with inner tile P on
 // the output dimension: [N/P, K, P], panel j holding rows jP..jP+P−1 of W
 // transposed; stacked experts [E, N, K] the same per expert, [E, N/P, K, P]
-// (inner tile on dimension 1). The IR says so with the inverse, a `linalg.unpack` back to
-// [N, K] in front of the users, which convert-k3-to-linalg looks through
-// (GemmWeight::panel) and which is never lowered itself.
+// (inner tile on dimension 1). The IR says so with the inverse, a
+// `linalg.unpack` back to [N, K] in front of the users, which
+// convert-k3-to-linalg looks through (GemmWeight::panel) and which is never
+// lowered itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,7 +98,8 @@ struct K3PackWeightPanelsPass : k3::impl::K3PackWeightPanelsPassBase<K3PackWeigh
       // Matrices, and the experts stacked along a leading dimension ({e});
       // derived weights (#…) keep their layout: a name holds one derivation.
       bool stacked = op.getName().contains("{e}");
-      if ((!stacked || experts) && type.getRank() == (stacked ? 3 : 2) && type.hasStaticShape() &&
+      if ((!stacked || experts) && type.getRank() == (stacked ? 3 : 2) &&
+          type.hasStaticShape() &&
           isa<Float32Type, BFloat16Type, Float16Type>(type.getElementType()) &&
           !op.getName().contains('#') && onlyGemms(op, stacked, experts))
         weights.push_back(op);

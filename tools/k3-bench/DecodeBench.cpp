@@ -118,7 +118,8 @@ bool parseBatches(const std::string &text, std::vector<int64_t> &out) {
   if (text.empty() || text.back() == ',')
     return false;
   while (std::getline(in, item, ',')) {
-    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
+    if (item.empty() || item.size() > 4 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
       return false;
     int64_t v = std::stoll(item);
     if (v < 1 || v > 1024)
