@@ -7,6 +7,7 @@
 #include "tools/k3-bench/BenchUtil.h"
 
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <cmath>
 #include <cstdio>
@@ -114,6 +115,21 @@ bool positiveFlag(const std::string &arg, const char *flag, int64_t &value) {
   value = std::strtoll(arg.c_str() + n, &end, 10);
   if (*end || value <= 0)
     std::exit(fail("'" + arg + "' needs a positive integer"));
+  return true;
+}
+
+bool countList(const std::string &text, int64_t max, std::vector<int64_t> &out) {
+  out.clear();
+  for (size_t at = 0; at <= text.size();) {
+    size_t comma = std::min(text.find(',', at), text.size());
+    std::string item = text.substr(at, comma - at);
+    char *end = nullptr;
+    long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || item.size() > 19 || *end || v < 1 || v > max)
+      return false;
+    out.push_back(v);
+    at = comma + 1;
+  }
   return true;
 }
 

@@ -49,6 +49,11 @@ double timedRun(Loaded &form, const std::string &entry, const std::vector<k3rt::
 /// false if `arg` is another flag. A bad value is one error line and exit 1.
 bool positiveFlag(const std::string &arg, const char *flag, int64_t &value);
 
+/// Parses "1,4,16" (counts from 1 to `max`, separated by single commas)
+/// into `out`; false for an empty list or item, a trailing comma, or any
+/// other text. The caller prints its flag's error line.
+bool countList(const std::string &text, int64_t max, std::vector<int64_t> &out);
+
 /// Two binaries of one op-level module (form 0 and form 1), timed side by
 /// side. The temporary directory holding compiled ones goes with it.
 struct SideBySide {

@@ -26,7 +26,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <sstream>
 
 using namespace k3bench;
 
@@ -111,24 +110,6 @@ bool runBatch(k3rt::CpuExecutable &exe, int64_t b, int64_t prompt, int64_t decod
   return true;
 }
 
-/// "1,4,16" into positive counts.
-bool parseBatches(const std::string &text, std::vector<int64_t> &out) {
-  std::stringstream in(text);
-  std::string item;
-  if (text.empty() || text.back() == ',')
-    return false;
-  while (std::getline(in, item, ',')) {
-    if (item.empty() || item.size() > 4 ||
-        item.find_first_not_of("0123456789") != std::string::npos)
-      return false;
-    int64_t v = std::stoll(item);
-    if (v < 1 || v > 1024)
-      return false;
-    out.push_back(v);
-  }
-  return !out.empty();
-}
-
 } // namespace
 
 int runDecodeBench(int argc, char **argv) {
@@ -142,7 +123,7 @@ int runDecodeBench(int argc, char **argv) {
     std::string a = argv[i];
     if (a.rfind("--batch=", 0) == 0) {
       batches.clear();
-      if (!parseBatches(a.substr(8), batches))
+      if (!countList(a.substr(8), 1024, batches))
         return fail("--batch takes sizes from 1 to 1024 separated by commas, not '" +
                     a.substr(8) + "'");
       continue;

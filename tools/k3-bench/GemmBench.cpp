@@ -177,15 +177,9 @@ int runGemmBench(int argc, char **argv) {
         continue;
       }
       std::vector<int64_t> values;
-      std::stringstream in(list);
-      for (std::string item; std::getline(in, item, ',');) {
-        char *end = nullptr;
-        long long v = std::strtoll(item.c_str(), &end, 10);
-        if (item.empty() || *end || v < 1 || v > 1 << 20)
-          return fail(a.substr(0, a.find('=')) + " takes positive counts separated by commas, not '" +
-                      list + "'");
-        values.push_back(v);
-      }
+      if (!countList(list, 1 << 20, values))
+        return fail(a.substr(0, a.find('=')) + " takes positive counts separated by commas, not '" +
+                    list + "'");
       if (a.rfind("--m=", 0) == 0)
         ms = values;
       else

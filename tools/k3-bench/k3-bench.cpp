@@ -153,17 +153,11 @@ int main(int argc, char **argv) {
     else if (a.rfind("--threads=", 0) == 0) {
       // One count, or several (1,2): each measured in turn, in this run.
       std::string list = a.substr(10);
-      for (size_t at = 0; at <= list.size();) {
-        size_t comma = std::min(list.find(',', at), list.size());
-        char *end = nullptr;
-        std::string item = list.substr(at, comma - at);
-        long n = std::strtol(item.c_str(), &end, 10);
-        if (item.empty() || *end || n < 1 || n > 4096)
-          return fail("--threads takes counts from 1 to 4096 separated by commas, not '" +
-                      list + "'");
-        threadCounts.push_back(int(n));
-        at = comma + 1;
-      }
+      std::vector<int64_t> counts;
+      if (!k3bench::countList(list, 4096, counts))
+        return fail("--threads takes counts from 1 to 4096 separated by commas, not '" + list +
+                    "'");
+      threadCounts.insert(threadCounts.end(), counts.begin(), counts.end());
     } else
       return fail("unknown flag '" + a + "' (see --help)");
   }
