@@ -738,6 +738,61 @@ LogicalResult MlaAbsorbedOp::verify() {
   return success();
 }
 
+LogicalResult MlaPagedOp::verify() {
+  Value q = getQ(), lat = getLatent(), kr = getKRope(), kvb = getKvB(), pages = getPages(),
+        table = getBlockTable(), lengths = getLengths(), out = getOut(), rows = getRows(),
+        gate = getGate();
+  Checker c(*this);
+  c.rank(q, "q", {"B", "H", "P+R"})
+      .rank(lat, "latent", {"B", "L"})
+      .rank(kr, "k_rope", {"B", "R"})
+      .rank(kvb, "kv_b", {"H*(P+Vd)", "L"})
+      .rank(pages, "pages", {"N", "PT", "L+R"})
+      .rank(table, "block_table", {"B", "MB"})
+      .rank(lengths, "lengths", {"B"})
+      .rank(out, "out", {"B", "H", "Vd"})
+      .rank(rows, "rows", {"B", "L+R"});
+  if (gate)
+    c.rank(gate, "gate", {"B", "H", "Vd"});
+  if (!c.ok())
+    return failure();
+  c.agree({{q, "q", 0}, {lat, "latent", 0}, {kr, "k_rope", 0}, {table, "block_table", 0},
+           {lengths, "lengths", 0}, {out, "out", 0}, {rows, "rows", 0}, {gate, "gate", 0}});
+  int64_t h = c.agree({{q, "q", 1}, {out, "out", 1}, {gate, "gate", 1}});
+  int64_t vd = c.agree({{out, "out", 2}, {gate, "gate", 2}});
+  int64_t l = c.agree({{lat, "latent", 1}, {kvb, "kv_b", 1}});
+  int64_t r = extent(kr, 1), p = sub(extent(q, 2), r), rowsKvb = extent(kvb, 0);
+  // The lowering builds its per-head tiles from these: they must be known.
+  for (auto [v, name] : {std::pair{q, "q"}, {lat, "latent"}, {kr, "k_rope"}, {out, "out"}})
+    for (int64_t d = 1; d < rankOf(v); ++d)
+      c.require(isStatic(extent(v, d)), [&](InFlightDiagnostic &diag) {
+        diag << name << " dim " << d << " must be static";
+      });
+  c.require(!isStatic(p) || p > 0,
+            [&](InFlightDiagnostic &d) {
+              d << "q head dim " << extent(q, 2) << " must exceed the shared key dim " << r
+                << " (q rows are [nope | rope])";
+            })
+      .dim(kvb, "kv_b", 0, mul(h, add(p, vd)), "heads * (nope + value dims)")
+      .require(!isStatic(rowsKvb) || !isStatic(h) || !isStatic(vd) ||
+                   (h > 0 && rowsKvb % h == 0 && rowsKvb / h > vd),
+               [&](InFlightDiagnostic &d) {
+                 d << "kv_b has " << rowsKvb << " rows, which is not " << h
+                   << " heads * (nope dim + value dim " << vd << ")";
+               })
+      .dim(pages, "pages", 2, add(l, r), "latent + k_rope dims")
+      .dim(rows, "rows", 1, add(l, r), "latent + k_rope dims");
+  // The new rows are stored as the pages hold theirs.
+  c.require(elementOf(rows) == elementOf(pages),
+            [&](InFlightDiagnostic &d) {
+              d << "rows are " << elementOf(rows) << ", the pages hold "
+                << elementOf(pages);
+            });
+  if (!c.ok())
+    return failure();
+  return c.positive(getScale().convertToFloat(), "scale");
+}
+
 namespace {
 
 /// Bufferizes a destination-style k3 op that writes its `outs`: the same op

@@ -528,6 +528,50 @@ def K3_MlaAbsorbedOp : K3_Op<"mla_absorbed", [Pure]> {
   let hasVerifier = 1;
 }
 
+def K3_MlaPagedOp : K3_Op<"mla_paged", [Pure]> {
+  let summary = "Absorbed MLA decode of many requests over a paged latent cache";
+  let description = [{
+    One new token for each of `B` requests, attending to that request's
+    cached rows where they lie in a pool of pages (vLLM's paged attention,
+    CACHE.md): `q: [B, H, P+R]`, `latent: [B, L]`, `k_rope: [B, R]`,
+    `kv_b: [H·(P+Vd), L]` as in `k3.mla`; `pages: [N, PT, L+R]` (the pool:
+    N pages of PT rows `[c | k_rope]`), `block_table: [B, MB]` i32 (request
+    b's cached row j is row `j mod PT` of page `block_table[b, j / PT]`),
+    `lengths: [B]` i32 (request b's cached rows, at most MB·PT), optional
+    `gate: [B, H, Vd]` → `out: [B, H, Vd]`, `rows: [B, L+R]` (each request's
+    new row `[latent | k_rope]` in the pages' element type, for the caller to
+    store at row `lengths[b]`).
+
+    Request b's token attends to its `lengths[b]` cached rows and to its own
+    new row (as stored, so that later steps read the same values), with the
+    absorbed form's scores, softmax and value up-projection (MLA.md §3);
+    `scale` is `1/sqrt(P+R)`. Table entries past a request's pages are
+    never read. No row is gathered: the kernel reads the pages in place.
+
+    Example:
+    ```mlir
+    %o, %rows = k3.mla_paged %q, %c, %kr, kv_b(%wkvb), pages(%pool) table(%bt)
+        lengths(%len) gate(%g) scale = 0.144
+        : (tensor<?x2x48xf32>, tensor<?x32xf32>, tensor<?x16xf32>, tensor<128x32xf32>,
+           tensor<?x?x48xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?x2x32xf32>)
+        -> (tensor<?x2x32xf32>, tensor<?x48xbf16>)
+    ```
+  }];
+  let arguments = (ins K3_FloatTensor:$q, K3_FloatTensor:$latent,
+                   K3_FloatTensor:$k_rope, K3_FloatTensor:$kv_b,
+                   K3_FloatTensor:$pages, RankedTensorOf<[I32]>:$block_table,
+                   RankedTensorOf<[I32]>:$lengths, Optional<K3_FloatTensor>:$gate,
+                   F32Attr:$scale);
+  let results = (outs K3_FloatTensor:$out, K3_FloatTensor:$rows);
+  let assemblyFormat = [{
+    $q `,` $latent `,` $k_rope `,` `kv_b` `(` $kv_b `)` `,` `pages` `(` $pages `)`
+    `table` `(` $block_table `)` `lengths` `(` $lengths `)`
+    (`gate` `(` $gate^ `)`)? `scale` `=` $scale attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def K3_AttendPartsOp : K3_Op<"attend_parts", [
     DestinationStyleOpInterface, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -49,12 +50,14 @@ using SpecIndex = llvm::StringMap<const TensorSpec *>;
 
 /// Builds one entry point of the model: prefill (every position's logits),
 /// prefill_last (the last position's only: the usual prompt needs nothing
-/// else, and the lm_head is a large part of a prefill) or decode.
+/// else, and the lm_head is a large part of a prefill), decode (one token),
+/// or decode_batch (one token for each of B requests, `batch`).
 class EntryBuilder {
 public:
   EntryBuilder(OpBuilder &b, const Checkpoint &ck, const SpecIndex &specs, bool decode,
-               bool lastOnly, const ImportOptions &options)
+               bool lastOnly, const ImportOptions &options, bool batch = false)
       : b(b), ck(ck), c(ck.config()), specs(specs), decode(decode), lastOnly(lastOnly),
+        batch(batch),
         f32(b.getF32Type()),
         cacheType(options.f32MlaCache ? b.getF32Type() : b.getBF16Type()),
         snapshotInterval(decode ? 0 : options.kdaSnapshotInterval), tp(options.tp),
@@ -265,6 +268,24 @@ private:
 
   Value kda(Value x, int64_t layer);
   Value mla(Value x, int64_t layer);
+  /// decode_batch's mixers: the projections over the B tokens, the
+  /// recurrence per request (KDA, an scf.forall over the requests) or the
+  /// paged attention (MLA).
+  Value kdaBatch(Value x, int64_t layer);
+  Value mlaBatch(Value x, int64_t layer);
+  /// Pieces shared by the KDA builders: the conv filter `name` as [P, W],
+  /// A_log (this rank's heads) and dt_bias as [H, K], the decay gate of
+  /// `f`, and the output gate's projection.
+  Value convFilter(const std::string &at, const char *name);
+  std::pair<Value, Value> decayParameters(const std::string &at);
+  Value decayGate(Value f, Value aLog, Value dtBias);
+  Value outputGate(Value x, const std::string &at);
+  /// MLA's inputs from the normed `x`: q [T, H·(P+R)], the normalised
+  /// latent, k_rope and the gate (null without one).
+  struct MlaInputs {
+    Value q, latent, kRope, gate;
+  };
+  MlaInputs mlaInputs(Value x, const std::string &at);
   Value ffn(Value x, int64_t layer);
   Value attnRes(ArrayRef<Value> sources, const std::string &norm,
                 const std::string &proj);
@@ -275,6 +296,9 @@ private:
   const SpecIndex &specs;
   bool decode;
   bool lastOnly;
+  bool batch;
+  /// decode_batch: each request's cached rows [B] and the pool of MLA pages.
+  Value lengths, pages;
   bool outputRow = false; // building prefill_last's output: one row
   Type f32;
   Type cacheType;
@@ -293,30 +317,14 @@ private:
   int64_t kdaHeads, mlaHeads, experts, vocab;
 };
 
-Value EntryBuilder::kda(Value x, int64_t layer) {
-  const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
-  const int64_t h = kdaHeads, dk = c.kdaHeadDim, p = kdaHeads * c.kdaHeadDim;
-  // q, k, v: projection, depthwise causal conv with its window, SiLU.
-  SmallVector<Value, 3> qkv;
-  for (const char *name : {"q", "k", "v"}) {
-    Value proj = linear(x, at + name + "_proj.weight");
-    // The checkpoint's [P, 1, W] filter is used as [P, W].
-    Value filter = tensor::CollapseShapeOp::create(
-        b, loc, weight(at + name + "_conv1d.weight"),
-        ArrayRef<ReassociationIndices>{{0}, {1, 2}});
-    Value window = stateIn[nextState++];
-    auto conv = ShortConvOp::create(b, loc, act({p}), window.getType(), proj,
-                                    filter, window, /*silu=*/true);
-    stateOut.push_back(conv.getNewState());
-    qkv.push_back(split(conv.getY(), h, dk));
-  }
-  Value q = L2NormOp::create(b, loc, qkv[0], fattr(1e-6));
-  Value k = L2NormOp::create(b, loc, qkv[1], fattr(1e-6));
+Value EntryBuilder::convFilter(const std::string &at, const char *name) {
+  // The checkpoint's [P, 1, W] filter is used as [P, W].
+  return tensor::CollapseShapeOp::create(b, loc, weight(at + name + "_conv1d.weight"),
+                                         ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+}
 
-  // Decay gate from the low-rank f_a/f_b projection; A_log per head (the
-  // stored tensor may be padded: take the first H values).
-  Value f = split(linear(linear(x, at + "f_a_proj.weight"), at + "f_b_proj.weight"),
-                  h, dk);
+std::pair<Value, Value> EntryBuilder::decayParameters(const std::string &at) {
+  const int64_t h = kdaHeads, dk = c.kdaHeadDim;
   Value aLog = f32Weight(at + "A_log");
   auto aType = cast<RankedTensorType>(aLog.getType());
   if (aType.getRank() > 1) {
@@ -339,11 +347,49 @@ Value EntryBuilder::kda(Value x, int64_t layer) {
   Value dtBias = tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get({h, dk}, f32), f32Weight(at + "dt_bias"),
       ArrayRef<ReassociationIndices>{{0, 1}});
-  Value g = c.gateLowerBound
-                ? KdaGateOp::create(b, loc, act({h, dk}), KdaGateForm::lower_bound,
-                                    fattr(*c.gateLowerBound), f, aLog, dtBias)
-                : KdaGateOp::create(b, loc, act({h, dk}), KdaGateForm::softplus,
-                                    FloatAttr(), f, aLog, dtBias);
+  return {aLog, dtBias};
+}
+
+Value EntryBuilder::decayGate(Value f, Value aLog, Value dtBias) {
+  auto type = cast<RankedTensorType>(f.getType());
+  return c.gateLowerBound
+             ? KdaGateOp::create(b, loc, type, KdaGateForm::lower_bound,
+                                 fattr(*c.gateLowerBound), f, aLog, dtBias)
+             : KdaGateOp::create(b, loc, type, KdaGateForm::softplus, FloatAttr(), f, aLog,
+                                 dtBias);
+}
+
+Value EntryBuilder::outputGate(Value x, const std::string &at) {
+  return c.fullRankOutputGate
+             ? linear(x, at + "g_proj.weight")
+             : linear(linear(x, at + "g_a_proj.weight"), at + "g_b_proj.weight");
+}
+
+Value EntryBuilder::kda(Value x, int64_t layer) {
+  if (batch)
+    return kdaBatch(x, layer);
+  const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
+  const int64_t h = kdaHeads, dk = c.kdaHeadDim, p = kdaHeads * c.kdaHeadDim;
+  // q, k, v: projection, depthwise causal conv with its window, SiLU.
+  SmallVector<Value, 3> qkv;
+  for (const char *name : {"q", "k", "v"}) {
+    Value proj = linear(x, at + name + "_proj.weight");
+    Value filter = convFilter(at, name);
+    Value window = stateIn[nextState++];
+    auto conv = ShortConvOp::create(b, loc, act({p}), window.getType(), proj,
+                                    filter, window, /*silu=*/true);
+    stateOut.push_back(conv.getNewState());
+    qkv.push_back(split(conv.getY(), h, dk));
+  }
+  Value q = L2NormOp::create(b, loc, qkv[0], fattr(1e-6));
+  Value k = L2NormOp::create(b, loc, qkv[1], fattr(1e-6));
+
+  // Decay gate from the low-rank f_a/f_b projection; A_log per head (the
+  // stored tensor may be padded: take the first H values).
+  Value f = split(linear(linear(x, at + "f_a_proj.weight"), at + "f_b_proj.weight"),
+                  h, dk);
+  auto [aLog, dtBias] = decayParameters(at);
+  Value g = decayGate(f, aLog, dtBias);
   Value beta = SigmoidOp::create(b, loc, linear(x, at + "b_proj.weight"));
 
   Value s0 = stateIn[nextState++];
@@ -360,16 +406,13 @@ Value EntryBuilder::kda(Value x, int64_t layer) {
                          rec.getSnapshots()});
 
   // Head-wise RMSNorm fused with the sigmoid output gate, then o_proj.
-  Value gate = c.fullRankOutputGate
-                   ? linear(x, at + "g_proj.weight")
-                   : linear(linear(x, at + "g_a_proj.weight"), at + "g_b_proj.weight");
+  Value gate = outputGate(x, at);
   Value o = rmsNorm(rec.getOut(), weight(at + "o_norm.weight"), c.rmsNormEps,
                     split(gate, h, dk));
   return allReduce(linear(merge(o), at + "o_proj.weight"), /*world=*/false);
 }
 
-Value EntryBuilder::mla(Value x, int64_t layer) {
-  const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
+EntryBuilder::MlaInputs EntryBuilder::mlaInputs(Value x, const std::string &at) {
   const int64_t h = mlaHeads, qk = c.qkNopeHeadDim + c.qkRopeHeadDim;
   // The two LoRA norms use KimiRMSNorm's default eps 1e-6, not rms_norm_eps
   // (K3_CHECKPOINT.md §9.4).
@@ -385,6 +428,15 @@ Value EntryBuilder::mla(Value x, int64_t layer) {
   Value gate;
   if (c.mlaOutputGate)
     gate = split(linear(x, at + "g_proj.weight"), h, c.vHeadDim);
+  return {q, latent, kRope, gate};
+}
+
+Value EntryBuilder::mla(Value x, int64_t layer) {
+  if (batch)
+    return mlaBatch(x, layer);
+  const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
+  const int64_t h = mlaHeads, qk = c.qkNopeHeadDim + c.qkRopeHeadDim;
+  auto [q, latent, kRope, gate] = mlaInputs(x, at);
   // The cache argument has room for this call's rows: [S + T] rows, the
   // first S cached. The op reads those S, and its [S + T] result is built
   // in the argument's buffer (appendCacheRows): no copy of the cache.
@@ -405,6 +457,125 @@ Value EntryBuilder::mla(Value x, int64_t layer) {
                             weight(at + "kv_b_proj.weight"), cache, gate,
                             fattr(1.0 / std::sqrt(double(qk))), b.getUnitAttr());
   stateOut.push_back(attn.getNewCache());
+  return allReduce(linear(merge(attn.getOut()), at + "o_proj.weight"), /*world=*/false);
+}
+
+Value EntryBuilder::kdaBatch(Value x, int64_t layer) {
+  const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
+  const int64_t h = kdaHeads, dk = c.kdaHeadDim, p = kdaHeads * c.kdaHeadDim;
+  // Per-token work over all B tokens: the projections, the gates' inputs.
+  SmallVector<Value, 3> proj, filter, windows;
+  for (const char *name : {"q", "k", "v"}) {
+    proj.push_back(linear(x, at + name + "_proj.weight"));
+    filter.push_back(convFilter(at, name));
+    windows.push_back(stateIn[nextState++]);
+  }
+  Value f = split(linear(linear(x, at + "f_a_proj.weight"), at + "f_b_proj.weight"), h, dk);
+  auto [aLog, dtBias] = decayParameters(at);
+  Value betaLogits = linear(x, at + "b_proj.weight");
+  Value gate = split(outputGate(x, at), h, dk);
+  Value normWeight = weight(at + "o_norm.weight"); // outside the loop, as every weight
+  Value state = stateIn[nextState++];
+
+  // Per request, its row of each and its slots of the windows and state:
+  // the single-token chain k3-fuse-kda-decode makes one k3.kda_decode of,
+  // its new windows and state written back into the slots it read.
+  Value out = tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{numTokens, b.getIndexAttr(h),
+                                                                     b.getIndexAttr(dk)},
+                                      f32);
+  SmallVector<Value> shared{out, windows[0], windows[1], windows[2], state};
+  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{numTokens}, shared,
+                                      std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getTerminator());
+  Value r = forall.getInductionVar(0);
+  auto slot = [&](Value v) { // v's [1, ...] slice at request r, of the same rank
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes;
+    offsets[0] = r;
+    sizes.push_back(b.getIndexAttr(1));
+    for (int64_t d = 1; d < type.getRank(); ++d)
+      sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = 1;
+    return Value(tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), v, offsets, sizes,
+        SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1))));
+  };
+  auto dropFirst = [&](Value v) { // [1, a, ...] → [a, ...]
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<ReassociationIndices> groups{{0, 1}};
+    for (int64_t d = 2; d < type.getRank(); ++d)
+      groups.push_back({d});
+    return Value(tensor::CollapseShapeOp::create(b, loc, v, groups));
+  };
+  auto addFirst = [&](Value v) { // [a, ...] → [1, a, ...]
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape{1};
+    shape.append(type.getShape().begin(), type.getShape().end());
+    SmallVector<ReassociationIndices> groups{{0, 1}};
+    for (int64_t d = 1; d < type.getRank(); ++d)
+      groups.push_back({d + 1});
+    return Value(tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), v, groups));
+  };
+  auto one = [&](ArrayRef<int64_t> inner) {
+    SmallVector<int64_t> shape{1};
+    shape.append(inner.begin(), inner.end());
+    return RankedTensorType::get(shape, f32);
+  };
+  ValueRange slots = forall.getRegionIterArgs();
+  SmallVector<Value> qkv, newState;
+  for (int i = 0; i < 3; ++i) {
+    Value window = dropFirst(slot(slots[1 + i]));
+    auto conv = ShortConvOp::create(b, loc, one({p}), window.getType(), slot(proj[i]),
+                                    filter[i], window, /*silu=*/true);
+    newState.push_back(conv.getNewState());
+    qkv.push_back(tensor::ExpandShapeOp::create(b, loc, one({h, dk}), conv.getY(),
+                                                ArrayRef<ReassociationIndices>{{0}, {1, 2}}));
+  }
+  Value q = L2NormOp::create(b, loc, qkv[0], fattr(1e-6));
+  Value k = L2NormOp::create(b, loc, qkv[1], fattr(1e-6));
+  Value g = decayGate(slot(f), aLog, dtBias);
+  Value beta = SigmoidOp::create(b, loc, slot(betaLogits));
+  Value s0 = dropFirst(slot(slots[4]));
+  auto rec = KdaOp::create(b, loc, one({h, dk}), s0.getType(), Type(), q, k, qkv[2], g, beta, s0,
+                           fattr(1.0 / std::sqrt(double(dk))), IntegerAttr());
+  newState.push_back(rec.getFinalState());
+  Value o = rmsNorm(rec.getOut(), normWeight, c.rmsNormEps, slot(gate));
+  // The new state is used after the whole chain only: k3-fuse-kda-decode
+  // puts the fused op where the chain ends.
+  SmallVector<Value> results{o};
+  for (Value v : newState)
+    results.push_back(addFirst(v));
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  for (auto [value, into] : llvm::zip(results, slots)) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes;
+    offsets[0] = r;
+    for (int64_t d : type.getShape())
+      sizes.push_back(b.getIndexAttr(d));
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, value, into, offsets, sizes,
+        SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+  }
+  b.setInsertionPointAfter(forall);
+  for (unsigned i = 1; i < 5; ++i)
+    stateOut.push_back(forall.getResult(i));
+  return allReduce(linear(merge(forall.getResult(0)), at + "o_proj.weight"), /*world=*/false);
+}
+
+Value EntryBuilder::mlaBatch(Value x, int64_t layer) {
+  const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
+  const int64_t h = mlaHeads, qk = c.qkNopeHeadDim + c.qkRopeHeadDim;
+  auto [q, latent, kRope, gate] = mlaInputs(x, at);
+  Value table = stateIn[nextState++];
+  // The new rows come back for the caller to store at each request's end.
+  auto attn = MlaPagedOp::create(
+      b, loc, act({h, c.vHeadDim}), RankedTensorType::get({kDyn, c.mlaCacheWidth()}, cacheType),
+      split(q, h, qk), latent, kRope, weight(at + "kv_b_proj.weight"), pages, table, lengths, gate,
+      fattr(1.0 / std::sqrt(double(qk))));
+  stateOut.push_back(attn.getRows());
   return allReduce(linear(merge(attn.getOut()), at + "o_proj.weight"), /*world=*/false);
 }
 
@@ -514,28 +685,62 @@ Value EntryBuilder::attnRes(ArrayRef<Value> sources, const std::string &norm,
 
 func::FuncOp EntryBuilder::build(ModuleOp module) {
   // Signature: ids, then the per-layer state in layer order.
+  // decode_batch: ids [B], then each request's cached MLA rows [B] (with
+  // MLA layers), the per-layer state with a leading request dimension (an
+  // MLA layer's: its block table [B, max pages]), then the pool of pages.
+  // It returns the new KDA state and, per MLA layer, the B new rows.
   SmallVector<Type> inputs{RankedTensorType::get({tokens()}, b.getI32Type())};
-  SmallVector<std::string> stateNames;
+  SmallVector<std::string> stateNames, resultNames;
+  SmallVector<Type> stateResults;
+  bool anyMla = false;
+  for (int64_t l = 0; l < c.numLayers; ++l)
+    anyMla |= c.mixer(l) != Mixer::KDA;
+  if (batch && anyMla) {
+    inputs.push_back(RankedTensorType::get({kDyn}, b.getI32Type()));
+    stateNames.push_back("lengths");
+  }
+  SmallVector<int64_t> perRequest; // batch: the leading request dimension
+  if (batch)
+    perRequest.push_back(kDyn);
+  auto stateType = [&](ArrayRef<int64_t> shape, Type elt) {
+    SmallVector<int64_t> full(perRequest);
+    full.append(shape.begin(), shape.end());
+    return RankedTensorType::get(full, elt);
+  };
   SmallVector<unsigned> appendsRows; // argument numbers of the MLA caches
   for (int64_t l = 0; l < c.numLayers; ++l) {
     std::string lp = "layers." + std::to_string(l) + ".";
     if (c.mixer(l) == Mixer::KDA) {
-      auto window = RankedTensorType::get({c.convKernelSize - 1, kdaHeads * c.kdaHeadDim}, f32);
+      auto window = stateType({c.convKernelSize - 1, kdaHeads * c.kdaHeadDim}, f32);
       for (const char *name : {"conv_q", "conv_k", "conv_v"}) {
         inputs.push_back(window);
         stateNames.push_back(lp + name);
+        stateResults.push_back(window);
+        resultNames.push_back(lp + name);
       }
-      inputs.push_back(
-          RankedTensorType::get({kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
+      inputs.push_back(stateType({kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
       stateNames.push_back(lp + "kda_state");
+      stateResults.push_back(inputs.back());
+      resultNames.push_back(lp + "kda_state");
+    } else if (batch) {
+      inputs.push_back(RankedTensorType::get({kDyn, kDyn}, b.getI32Type()));
+      stateNames.push_back(lp + "block_table");
+      stateResults.push_back(RankedTensorType::get({kDyn, c.mlaCacheWidth()}, cacheType));
+      resultNames.push_back(lp + "mla_rows");
     } else {
       inputs.push_back(RankedTensorType::get({kDyn, c.mlaCacheWidth()}, cacheType));
       stateNames.push_back(lp + "mla_cache");
+      stateResults.push_back(inputs.back());
+      resultNames.push_back(lp + "mla_cache");
       appendsRows.push_back(inputs.size() - 1);
     }
   }
+  if (batch && anyMla) {
+    inputs.push_back(RankedTensorType::get({kDyn, kDyn, c.mlaCacheWidth()}, cacheType));
+    stateNames.push_back("mla_pages");
+  }
   SmallVector<Type> results{RankedTensorType::get({lastOnly ? 1 : tokens(), c.vocabSize}, f32)};
-  results.append(inputs.begin() + 1, inputs.end());
+  results.append(stateResults.begin(), stateResults.end());
   // Then, with snapshots, one [⌊T/N⌋, H, K, K] tensor per KDA layer.
   SmallVector<std::string> snapshotNames;
   for (int64_t l = 0; snapshotInterval && l < c.numLayers; ++l)
@@ -546,23 +751,32 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     }
 
   b.setInsertionPointToEnd(module.getBody());
-  auto fn = func::FuncOp::create(b, loc, decode ? "decode" : lastOnly ? "prefill_last" : "prefill",
+  auto fn = func::FuncOp::create(b, loc,
+                                 batch    ? "decode_batch"
+                                 : decode ? "decode"
+                                 : lastOnly ? "prefill_last"
+                                            : "prefill",
                                  b.getFunctionType(inputs, results));
   fn.setArgAttr(0, "k3.name", b.getStringAttr("ids"));
   fn.setResultAttr(0, "k3.name", b.getStringAttr("logits"));
-  for (auto [i, name] : llvm::enumerate(stateNames)) {
+  for (auto [i, name] : llvm::enumerate(stateNames))
     fn.setArgAttr(i + 1, "k3.name", b.getStringAttr(name));
+  for (auto [i, name] : llvm::enumerate(resultNames))
     fn.setResultAttr(i + 1, "k3.name", b.getStringAttr(name));
-  }
   // The caller passes S + T rows, the last T for the call to write.
   for (unsigned i : appendsRows)
     fn.setArgAttr(i, "k3.appends_rows", b.getUnitAttr());
   for (auto [i, name] : llvm::enumerate(snapshotNames))
-    fn.setResultAttr(1 + stateNames.size() + i, "k3.name", b.getStringAttr(name));
+    fn.setResultAttr(1 + resultNames.size() + i, "k3.name", b.getStringAttr(name));
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);
   Value ids = body->getArgument(0);
   stateIn.assign(body->getArguments().begin() + 1, body->getArguments().end());
+  if (batch && anyMla) {
+    lengths = stateIn.front();
+    pages = stateIn.back();
+    stateIn = SmallVector<Value>(ArrayRef<Value>(stateIn).drop_front().drop_back());
+  }
   if (!decode) {
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     numTokens = tensor::DimOp::create(b, loc, ids, zero);
@@ -700,7 +914,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
 OwningOpRef<ModuleOp> mlir::k3::importCheckpoint(MLIRContext &context,
                                                  const Checkpoint &ck,
                                                  const ImportOptions &options) {
-  context.loadDialect<K3Dialect, arith::ArithDialect, func::FuncDialect,
+  context.loadDialect<K3Dialect, arith::ArithDialect, func::FuncDialect, scf::SCFDialect,
                       linalg::LinalgDialect, tensor::TensorDialect>();
   OpBuilder b(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
@@ -715,6 +929,12 @@ OwningOpRef<ModuleOp> mlir::k3::importCheckpoint(MLIRContext &context,
   }
   for (auto [decode, lastOnly] : {std::pair{false, false}, {false, true}, {true, false}}) {
     EntryBuilder entry(b, ck, specs, decode, lastOnly, options);
+    entry.build(*module);
+  }
+  if (options.batchedDecode) {
+    context.loadDialect<scf::SCFDialect>();
+    EntryBuilder entry(b, ck, specs, /*decode=*/false, /*lastOnly=*/false, options,
+                       /*batch=*/true);
     entry.build(*module);
   }
   return module;

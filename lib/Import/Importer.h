@@ -19,7 +19,7 @@ namespace mlir::k3 {
 /// Imports `checkpoint` (weights by name; shapes and dtypes from the stored
 /// tensors when present, else from the tensor table).
 ///
-/// Entry points, in order of arguments:
+/// Entry points, in order of arguments (and decode_batch, below):
 ///   prefill(ids: tensor<?xi32>, state...) -> (logits: tensor<?xVxf32>, state...)
 ///   decode(ids: tensor<1xi32>, state...)  -> (logits: tensor<1xVxf32>, state...)
 /// State, per layer in order: KDA — conv windows q, k, v [W−1, H·K] f32 and
@@ -48,6 +48,17 @@ struct ImportOptions {
   /// `shard.process_*_index`. The caller checks that the model splits
   /// (computePlacement).
   int64_t tp = 1, ep = 1;
+  /// Also builds `decode_batch`: one token for each of B requests in one
+  /// call, their KDA state as [B, ...] slots and their MLA rows read where
+  /// they lie in a pool of pages through per-layer block tables:
+  ///   decode_batch(ids: [B] i32, lengths: [B] i32, state..., mla_pages:
+  ///                [N, PT, L+R])
+  ///     -> (logits: [B, V], state...)
+  /// where an MLA layer's state input is its block table [B, MB] i32 and its
+  /// result the B new rows [B, L+R] (`layers.L.mla_rows`), for the caller to
+  /// store at row `lengths[b]`; `lengths` and `mla_pages` only with MLA
+  /// layers. One rank only (no grid).
+  bool batchedDecode = false;
 };
 
 OwningOpRef<ModuleOp> importCheckpoint(MLIRContext &context,

@@ -71,6 +71,9 @@ public:
   /// memory, or a CPU allocation): a session's initial state, which calls
   /// then bind and update in place without staging it.
   HostTensor keptZeros(k3::bundle::DType dtype, std::vector<int64_t> shape);
+  /// A kept tensor of `shape`, contents unspecified (on the CPU, untouched
+  /// pages cost no memory); `kept` is null when the memory cannot be had.
+  HostTensor allocateKept(k3::bundle::DType dtype, std::vector<int64_t> shape);
 
   /// Adds `rows` to `t`'s leading extent, for a call to write (an input
   /// with `appends_rows`): within a kept buffer's capacity when it has
@@ -102,9 +105,6 @@ private:
   /// The owner of a call's result allocation `alloc`, which a kept output
   /// took: freed (CPU) or returned to the pool (device) with its last user.
   std::shared_ptr<uint8_t> adopt(uintptr_t alloc);
-  /// A kept tensor of `shape`, contents unspecified; `kept` is null when
-  /// the memory cannot be had.
-  HostTensor allocateKept(k3::bundle::DType dtype, std::vector<int64_t> shape);
   /// Whether kept tensor `t` belongs to this executable's memory (its
   /// buffer came from `adopt` with the same device) and covers its shape.
   bool isOwnKept(const HostTensor &t) const;

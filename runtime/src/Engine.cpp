@@ -55,19 +55,19 @@ int64_t dtypeBytes(DType d) {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Whether every f32 / bf16 value of `t` from byte `from` on is finite.
-bool finite(const HostTensor &t, int64_t from) {
-  if (t.dtype == DType_F32) {
-    for (size_t i = size_t(from); i + 4 <= t.bytes.size(); i += 4) {
+/// Whether every f32 / bf16 value of the `bytes` at `p` is finite.
+bool finite(DType dtype, const uint8_t *p, int64_t bytes) {
+  if (dtype == DType_F32) {
+    for (int64_t i = 0; i + 4 <= bytes; i += 4) {
       uint32_t bits;
-      std::memcpy(&bits, &t.bytes[i], 4);
+      std::memcpy(&bits, p + i, 4);
       if ((bits & 0x7F800000u) == 0x7F800000u)
         return false;
     }
-  } else if (t.dtype == DType_BF16) {
-    for (size_t i = size_t(from); i + 2 <= t.bytes.size(); i += 2) {
+  } else if (dtype == DType_BF16) {
+    for (int64_t i = 0; i + 2 <= bytes; i += 2) {
       uint16_t bits;
-      std::memcpy(&bits, &t.bytes[i], 2);
+      std::memcpy(&bits, p + i, 2);
       if ((bits & 0x7F80u) == 0x7F80u)
         return false;
     }
@@ -132,16 +132,150 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
     return st;
   const auto *logits = prefill->outputs()->Get(0)->shape();
   e->vocab = logits->size() == 2 ? logits->Get(1) : 0;
+  if (k3rt_status_t st = e->checkDecodeBatch())
+    return st;
   // A page is pageTokens rows of one MLA layer (at least 4 KiB without MLA).
+  // decode_batch reads the pool as [pages, pageTokens, W]: exactly a page.
   int64_t pageBytes = std::max<int64_t>(e->pageTokens * e->rowBytes, 4096);
+  if (e->batched && e->numMla)
+    pageBytes = e->pageTokens * e->rowBytes;
   int64_t pages = options.poolBytes / pageBytes;
   if (pages < 1)
     return makeStatus(K3RT_INVALID_ARGUMENT,
                       "the pool (" + std::to_string(options.poolBytes) +
                           " bytes) holds no page of " + std::to_string(pageBytes) + " bytes");
-  e->pool = std::make_unique<PagePool>(pageBytes, pages);
+  if (e->batched && e->numMla) {
+    // The pool is the kernels' kept buffer, bound in place as mla_pages.
+    const StateInput &mla = *std::find_if(e->inputs.begin(), e->inputs.end(),
+                                          [](const StateInput &in) { return in.mla; });
+    e->poolTensor = exe.allocateKept(
+        mla.dtype, {pages, e->pageTokens, e->rowBytes / dtypeBytes(mla.dtype)});
+    if (!e->poolTensor.kept)
+      return makeStatus(K3RT_RESOURCE_EXHAUSTED,
+                        "no memory for a pool of " + std::to_string(pages * pageBytes) + " bytes");
+    e->pool = std::make_unique<PagePool>(pageBytes, pages, e->poolTensor.kept);
+  } else {
+    e->pool = std::make_unique<PagePool>(pageBytes, pages);
+  }
   e->cache = std::make_unique<PrefixCache>(*e->pool, options.blockTokens, e->kdaBytes);
   out = std::move(e);
+  return nullptr;
+}
+
+k3rt_status_t Engine::checkDecodeBatch() {
+  const EntryPoint *ep = exe.entry("decode_batch");
+  if (!ep)
+    return nullptr; // an older binary, a GPU's or a grid's: a call per request
+  auto bad = [](const std::string &why) {
+    return makeStatus(K3RT_INVALID_ARGUMENT, "decode_batch: " + why);
+  };
+  if (!ep->inputs() || !ep->outputs() || ep->outputs()->size() != 1 + inputs.size())
+    return bad("its outputs are not the logits and one per state input");
+  // Its inputs: ids, [lengths,] one per state input of prefill (an MLA
+  // layer's block table in place of its cache), [mla_pages].
+  const size_t expected = 1 + inputs.size() + (numMla ? 2 : 0);
+  if (ep->inputs()->size() != expected)
+    return bad("takes " + std::to_string(ep->inputs()->size()) + " inputs, expected " +
+               std::to_string(expected));
+  const EntryPoint *prefill = exe.entry("prefill");
+  const size_t first = numMla ? 2 : 1;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string name = prefill->inputs()->Get(1 + i)->name()->str();
+    const TensorInfo *in = ep->inputs()->Get(first + i);
+    if (inputs[i].mla) {
+      name.replace(name.size() - 9, 9, "block_table");
+      if (in->dtype() != DType_I32 || in->shape()->size() != 2)
+        return bad("'" + name + "' is not an i32 [B, pages] table");
+    } else {
+      bool same = in->dtype() == inputs[i].dtype &&
+                  in->shape()->size() == inputs[i].shape.size() + 1;
+      for (size_t d = 0; same && d < inputs[i].shape.size(); ++d)
+        same = in->shape()->Get(d + 1) == inputs[i].shape[d];
+      if (!same)
+        return bad("'" + name + "' is not prefill's state with a request dimension");
+    }
+    if (in->name()->str() != name)
+      return bad("input " + std::to_string(first + i) + " is '" + in->name()->str() +
+                 "', expected '" + name + "'");
+  }
+  if (numMla) {
+    const TensorInfo *pages = ep->inputs()->Get(expected - 1);
+    if (ep->inputs()->Get(1)->name()->str() != "lengths" || pages->name()->str() != "mla_pages" ||
+        pages->shape()->size() != 3 ||
+        pages->shape()->Get(2) * dtypeBytes(pages->dtype()) != rowBytes)
+      return bad("expected 'lengths' and 'mla_pages' [N, PT, W] of " + std::to_string(rowBytes) +
+                 "-byte rows");
+  }
+  batched = true;
+  return nullptr;
+}
+
+k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &rs) {
+  const int64_t n = int64_t(rs.size());
+  std::vector<HostTensor> owned; // every input but the pool
+  owned.reserve(inputs.size() + 2);
+  HostTensor &ids = owned.emplace_back(HostTensor::zeros(DType_I32, {n}));
+  for (int64_t i = 0; i < n; ++i)
+    reinterpret_cast<int32_t *>(ids.bytes.data())[i] = rs[size_t(i)]->pending;
+  if (numMla) {
+    HostTensor &lengths = owned.emplace_back(HostTensor::zeros(DType_I32, {n}));
+    for (int64_t i = 0; i < n; ++i)
+      reinterpret_cast<int32_t *>(lengths.bytes.data())[i] = int32_t(rs[size_t(i)]->len);
+  }
+  ++counters.calls;
+  for (const StateInput &in : inputs) {
+    if (in.mla) {
+      // The layer's block table, [B, most pages]; unused entries say page 0
+      // (never read: a request reads its `lengths` rows only).
+      size_t most = 1;
+      for (const Request *r : rs)
+        most = std::max(most, r->table[size_t(in.mlaLayer)].size());
+      HostTensor &t = owned.emplace_back(HostTensor::zeros(DType_I32, {n, int64_t(most)}));
+      auto *table = reinterpret_cast<int32_t *>(t.bytes.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const std::vector<int32_t> &pages = rs[size_t(i)]->table[size_t(in.mlaLayer)];
+        std::copy(pages.begin(), pages.end(), table + i * int64_t(most));
+      }
+      continue;
+    }
+    // Each request's slot of the KDA tensor, read from its pages.
+    std::vector<int64_t> shape{n};
+    shape.insert(shape.end(), in.shape.begin(), in.shape.end());
+    HostTensor &t = owned.emplace_back(HostTensor::zeros(in.dtype, shape));
+    for (int64_t i = 0; i < n; ++i)
+      pool->read(rs[size_t(i)]->kdaPages, t.bytes.data() + i * in.bytes, in.bytes, in.offset);
+  }
+  counters.stateCopyBytes += n * kdaBytes;
+  std::vector<HostTensor *> args;
+  for (HostTensor &t : owned)
+    args.push_back(&t);
+  if (numMla)
+    args.push_back(&poolTensor);
+  std::vector<HostTensor> out;
+  if (k3rt_status_t s = exe.run("decode_batch", args, out))
+    return s;
+  // Request by request, as its own call's outputs would be committed.
+  for (int64_t i = 0; i < n; ++i) {
+    Request &r = *rs[size_t(i)];
+    std::vector<StateView> views;
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      const int64_t bytes = inputs[j].mla ? rowBytes : inputs[j].bytes;
+      if (out[1 + j].byteSize() != n * bytes)
+        return makeStatus(K3RT_INTERNAL, "decode_batch output " + std::to_string(1 + j) +
+                                             " has " + std::to_string(out[1 + j].byteSize()) +
+                                             " bytes, expected " + std::to_string(n * bytes));
+      views.push_back({out[1 + j].data() + i * bytes, bytes});
+    }
+    const int32_t token = r.pending;
+    if (k3rt_status_t s = commit(r, &token, 1, views)) {
+      r.result.error = k3rt_status_message(s);
+      k3rt_status_free(s);
+      r.done = true;
+      continue;
+    }
+    const float *l = out[0].f32() + i * vocab;
+    emit(r, choose(r, l), l);
+  }
   return nullptr;
 }
 
@@ -313,19 +447,40 @@ k3rt_status_t Engine::call(Request &r, const int32_t *ids, int64_t n, std::vecto
 }
 
 k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out) {
+  // A call's outputs as this request's new state: each KDA tensor whole,
+  // each MLA cache's last n rows (its S + n rows hold the S it was given).
+  std::vector<StateView> views;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const HostTensor &t = out[1 + i];
+    if (!inputs[i].mla) {
+      views.push_back({t.data(), t.byteSize()});
+      continue;
+    }
+    const int64_t at = r.len * rowBytes, bytes = n * rowBytes;
+    if (t.byteSize() < at + bytes)
+      return makeStatus(K3RT_INTERNAL, "cache output " + std::to_string(i) + " has " +
+                                           std::to_string(t.byteSize()) + " bytes, fewer than " +
+                                           std::to_string(r.len + n) + " rows");
+    views.push_back({t.data() + at, bytes});
+  }
+  return commit(r, ids, n, views);
+}
+
+k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n,
+                             const std::vector<StateView> &state) {
   // The binary's state outputs are as large as its state inputs (checked
   // here, where they are copied into pages sized by the inputs).
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (!inputs[i].mla && int64_t(out[1 + i].bytes.size()) != inputs[i].bytes)
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const int64_t want = inputs[i].mla ? n * rowBytes : inputs[i].bytes;
+    if (state[i].bytes != want)
       return makeStatus(K3RT_INTERNAL, "state output " + std::to_string(i) + " has " +
-                                           std::to_string(out[1 + i].bytes.size()) +
-                                           " bytes, its input " +
-                                           std::to_string(inputs[i].bytes));
+                                           std::to_string(state[i].bytes) + " bytes, expected " +
+                                           std::to_string(want));
+  }
   // The MLA rows first: a page allocation may fail, and the pool must then
   // still hold the KDA state before the call.
   for (size_t i = 0; i < inputs.size(); ++i) {
     const StateInput &in = inputs[i];
-    const HostTensor &t = out[1 + i];
     if (!in.mla)
       continue;
     std::vector<int32_t> &pages = r.table[size_t(in.mlaLayer)];
@@ -337,13 +492,13 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vec
         pages.push_back(p);
       }
       std::memcpy(pool->data(pages[size_t(row / pageTokens)]) + (row % pageTokens) * rowBytes,
-                  &t.bytes[size_t(row * rowBytes)], size_t(rowBytes));
+                  state[i].data + (row - r.len) * rowBytes, size_t(rowBytes));
     }
   }
   // Each KDA state and conv window straight into its place in the pages.
   for (size_t i = 0; i < inputs.size(); ++i)
     if (!inputs[i].mla)
-      pool->write(r.kdaPages, out[1 + i].bytes.data(), inputs[i].bytes, inputs[i].offset);
+      pool->write(r.kdaPages, state[i].data, inputs[i].bytes, inputs[i].offset);
   counters.stateCopyBytes += kdaBytes + numMla * n * rowBytes;
   r.context.insert(r.context.end(), ids, ids + n);
   r.len += n;
@@ -351,7 +506,7 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vec
   // state would poison every later hit on its chain): this request
   // registers nothing more.
   for (size_t i = 0; i < inputs.size() && !r.poisoned; ++i)
-    r.poisoned = !finite(out[1 + i], inputs[i].mla ? (r.len - n) * rowBytes : 0);
+    r.poisoned = !finite(inputs[i].dtype, state[i].data, state[i].bytes);
   if (!opt.prefixCache || r.poisoned)
     return nullptr;
   // Register the blocks completed by this call (all of them verified: only
@@ -586,11 +741,33 @@ void Engine::step(std::vector<RequestEvent> &events) {
     running.push_back(queue.front());
     queue.pop_front();
   }
-  // One step for each running request: a prefill chunk or a decode.
+  // One step for each running request: a prefill chunk or a decode. With
+  // decode_batch, every plain decode step (no draft to verify) runs in one
+  // call first, then each prefill chunk and speculative step on its own.
+  std::set<Request *> batch;
+  if (batched) {
+    std::vector<Request *> decoding;
+    for (RequestHandle h : running) {
+      Request &r = *requests.at(h);
+      const int64_t room = r.spec.maxNewTokens - int64_t(r.result.tokens.size()) - 1;
+      if (!r.done && r.len >= int64_t(r.spec.prompt.size()) &&
+          !(opt.speculate > 0 && room > 0 && !r.sampler))
+        decoding.push_back(&r);
+    }
+    if (!decoding.empty())
+      if (k3rt_status_t s = decodeBatch(decoding)) {
+        for (Request *r : decoding) {
+          r->result.error = k3rt_status_message(s);
+          r->done = true;
+        }
+        k3rt_status_free(s);
+      }
+    batch.insert(decoding.begin(), decoding.end());
+  }
   std::vector<RequestHandle> still;
   for (RequestHandle h : running) {
     Request &r = *requests.at(h);
-    if (!r.done) {
+    if (!r.done && !batch.count(&r)) {
       if (k3rt_status_t s = advance(r)) {
         r.result.error = k3rt_status_message(s);
         k3rt_status_free(s);

@@ -4,14 +4,18 @@
 // hybrid cache of PrefixCache.h: admission in order under a page budget, at
 // most `maxBatch` in flight, every step advancing each running request by
 // one prefill chunk or one decode (or speculative verify) step, so prefills
-// and decodes interleave (continuous batching at the scheduler; the CPU
-// kernels run one request per call).
+// and decodes interleave (continuous batching). With the binary's
+// `decode_batch` entry (a CPU binary of one rank), the plain decode steps of
+// all running requests run as one call; prefill chunks and speculative
+// verifies run one request per call.
 //
 // Per request: a private KDA working state (conv windows and recurrent
 // state of every KDA layer, one run of pages) and per MLA layer a table of
-// pages of `pageTokens` latent rows. The kernels take contiguous state
-// tensors, so each call gathers them from the pages and scatters the new
-// rows back.
+// pages of `pageTokens` latent rows. decode_batch reads the MLA rows where
+// they lie (the pool is its `mla_pages`, the tables its block tables) and
+// returns each request's new row; the KDA state goes through [B, ...]
+// tensors. The prefill entries take contiguous state tensors, so those
+// calls gather the MLA rows from the pages and scatter the new ones back.
 //
 // Speculative decoding (`speculate` = k > 0): an n-gram drafter proposes up
 // to k tokens from the request's own context; one prefill call verifies
@@ -158,6 +162,21 @@ private:
   k3rt_status_t call(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out,
                      bool allRows = false);
   k3rt_status_t commit(Request &r, const int32_t *ids, int64_t n, std::vector<HostTensor> &out);
+  /// A call's new state for `r`, one view per state input: a KDA tensor's
+  /// bytes, or an MLA layer's n new rows.
+  struct StateView {
+    const uint8_t *data;
+    int64_t bytes;
+  };
+  k3rt_status_t commit(Request &r, const int32_t *ids, int64_t n,
+                       const std::vector<StateView> &state);
+  /// Checks the binary's decode_batch against prefill's state (sets
+  /// `batched`; none is fine).
+  k3rt_status_t checkDecodeBatch();
+  /// One decode step of every request of `rs` in one decode_batch call,
+  /// committed and emitted request by request (a request whose commit
+  /// fails is done with its error).
+  k3rt_status_t decodeBatch(const std::vector<Request *> &rs);
   void emit(Request &r, int32_t token, const float *logits);
   void finish(Request &r);
   std::vector<int32_t> draft(const Request &r, int64_t k) const;
@@ -180,6 +199,10 @@ private:
   std::vector<StateInput> inputs;
   int64_t kdaBytes = 0, numMla = 0, rowBytes = 0, pageTokens = 0, vocab = 0;
   std::unique_ptr<PagePool> pool;
+  bool batched = false;
+  /// With decode_batch and MLA layers: the pool's arena as [pages,
+  /// pageTokens, W], kept in the executable's memory so calls bind it.
+  HostTensor poolTensor;
   std::unique_ptr<PrefixCache> cache;
   uint64_t clock = 0; ///< scheduler steps so far (the cache's LRU time)
   RequestHandle nextHandle = 1;

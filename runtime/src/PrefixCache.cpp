@@ -12,8 +12,11 @@
 
 namespace k3rt {
 
-PagePool::PagePool(int64_t pageBytes, int64_t pages)
-    : bytesPerPage(pageBytes), arena(new uint8_t[size_t(pageBytes * pages)]),
+PagePool::PagePool(int64_t pageBytes, int64_t pages, std::shared_ptr<uint8_t> arena)
+    : bytesPerPage(pageBytes),
+      arena(arena ? std::move(arena)
+                  : std::shared_ptr<uint8_t>(new uint8_t[size_t(pageBytes * pages)],
+                                             std::default_delete<uint8_t[]>())),
       refcount(size_t(pages), 0) {
   // Low page numbers first.
   for (int64_t p = pages - 1; p >= 0; --p)

@@ -32,7 +32,9 @@ namespace k3rt {
 /// Equal-size pages in one arena, reference counted.
 class PagePool {
 public:
-  PagePool(int64_t pageBytes, int64_t pages);
+  /// `arena`, when given, is memory of at least pageBytes · pages bytes the
+  /// pool uses instead of its own (a kept buffer the kernels bind in place).
+  PagePool(int64_t pageBytes, int64_t pages, std::shared_ptr<uint8_t> arena = nullptr);
   int64_t pageBytes() const { return bytesPerPage; }
   int64_t pages() const { return int64_t(refcount.size()); }
   int64_t freePages() const { return int64_t(freeList.size()); }
@@ -54,7 +56,7 @@ public:
 private:
   int64_t bytesPerPage;
   /// Not zeroed: untouched pages cost no memory.
-  std::unique_ptr<uint8_t[]> arena;
+  std::shared_ptr<uint8_t> arena;
   std::vector<int32_t> refcount;
   std::vector<int32_t> freeList;
 };

@@ -252,6 +252,12 @@ static cl::opt<bool> panelExperts(
              "GEMM's panels too (k3-pack-weight-panels experts=true); off by default "
              "(measured slower for decode); for comparisons"),
     cl::cat(k3Category));
+static cl::opt<bool> noBatchedDecode(
+    "no-batched-decode",
+    cl::desc("Leave out the decode_batch entry point (B requests' decode steps in one "
+             "call, over the paged MLA cache) that a CPU binary of one rank has; the "
+             "request engine then runs one decode call per request"),
+    cl::cat(k3Category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Synthetic weights seed"),
                               cl::init(0), cl::cat(k3Category));
 static cl::opt<std::string> syntheticExperts(
@@ -692,6 +698,9 @@ int main(int argc, char **argv) {
     options.kdaSnapshotInterval = kdaSnapshotInterval;
     options.tp = tensorParallel;
     options.ep = expertParallel;
+    // The GPU's kernels and a grid's collectives do not take its forms yet.
+    options.batchedDecode = target == "cpu" && tensorParallel == 1 && expertParallel == 1 &&
+                            !noBatchedDecode;
     module = mlir::k3::importCheckpoint(context, *checkpoint, options);
   } else {
     std::string error;

@@ -242,6 +242,10 @@ void printText(const json &j, const std::string &path) {
                   "the state\n");
     else if (name == "decode")
       std::printf("    runs one token after the first, returns its logits and the state\n");
+    else if (name == "decode_batch")
+      std::printf("    runs one token for each of B requests, reading the MLA rows through "
+                  "block tables from the pool of pages; returns the logits, the KDA state "
+                  "and the new MLA rows\n");
     for (const char *dir : {"inputs", "outputs"})
       for (const json &t : e[dir])
         std::printf("    %s %s %s%s%s\n", dir[0] == 'i' ? "in " : "out",

@@ -214,6 +214,10 @@ int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
       "%lld generated, %lld requests waited for memory to be admitted\n",
       results.size(), secs, (long long)prompt, (long long)hit,
       (long long)generated, (long long)s.waits);
+  std::fprintf(stderr,
+               "calls: %lld model calls, %lld bytes of MLA rows gathered, %lld bytes of "
+               "state copied\n",
+               (long long)s.calls, (long long)s.mlaGatherBytes, (long long)s.stateCopyBytes);
   if (s.drafted)
     std::fprintf(stderr,
                  "speculation: %lld drafted, %lld accepted (acceptance %.3f)\n",

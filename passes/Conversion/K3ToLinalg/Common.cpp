@@ -290,8 +290,7 @@ static Value roomOf(Value cache, OpFoldResult newRows) {
 /// Expanded MLA (MLA.md §2) over [cache | new rows]: per-head keys and
 /// values from the latents, scores from the nope and the shared rope parts,
 /// softmax in f32 with the causal mask at offset S, then the output gate.
-Value appendCacheRows(OpBuilder &b, Location loc, Value cache, Value latent, Value kRope) {
-  Type cacheElt = cast<RankedTensorType>(cache.getType()).getElementType();
+Value newCacheRows(OpBuilder &b, Location loc, Type cacheElt, Value latent, Value kRope) {
   int64_t l = cast<RankedTensorType>(latent.getType()).getDimSize(1),
           r = cast<RankedTensorType>(kRope.getType()).getDimSize(1);
   SmallVector<OpFoldResult> newSizes{sizesOf(b, loc, latent)[0], b.getIndexAttr(l + r)};
@@ -300,9 +299,17 @@ Value appendCacheRows(OpBuilder &b, Location loc, Value cache, Value latent, Val
   rows = tensor::InsertSliceOp::create(b, loc, withElementType(b, loc, latent, cacheElt), rows,
                                        {b.getIndexAttr(0), b.getIndexAttr(0)},
                                        sizesOf(b, loc, latent), one);
-  rows = tensor::InsertSliceOp::create(b, loc, withElementType(b, loc, kRope, cacheElt), rows,
+  return tensor::InsertSliceOp::create(b, loc, withElementType(b, loc, kRope, cacheElt), rows,
                                        {b.getIndexAttr(0), b.getIndexAttr(l)},
                                        sizesOf(b, loc, kRope), one);
+}
+
+Value appendCacheRows(OpBuilder &b, Location loc, Value cache, Value latent, Value kRope) {
+  Value rows = newCacheRows(b, loc, cast<RankedTensorType>(cache.getType()).getElementType(),
+                            latent, kRope);
+  // The rows' count as the latent's (value bounds see through its dim).
+  SmallVector<OpFoldResult> newSizes{sizesOf(b, loc, latent)[0], sizesOf(b, loc, rows)[1]};
+  SmallVector<OpFoldResult> one(2, b.getIndexAttr(1));
   if (Value room = roomOf(cache, newSizes[0]))
     return tensor::InsertSliceOp::create(b, loc, rows, room,
                                          {sizesOf(b, loc, cache)[0], b.getIndexAttr(0)},

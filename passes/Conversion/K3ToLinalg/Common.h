@@ -107,6 +107,10 @@ Value concatRows(OpBuilder &b, Location loc, Value top, Value bottom);
 Value columns(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width);
 Value lastDims(OpBuilder &b, Location loc, Value m, int64_t from, int64_t width);
 
+/// The rows `[latent | k_rope]` of `T` new tokens in the cache's element
+/// type `cacheElt`, [T, L+R].
+Value newCacheRows(OpBuilder &b, Location loc, Type cacheElt, Value latent, Value kRope);
+
 /// The MLA cache after `T` new tokens: `cache` [S, L+R] then rows
 /// `[latent | k_rope]` in the cache's element type, [S+T, L+R]. When `cache`
 /// is the first S rows of a tensor of S + T rows (an entry point's cache

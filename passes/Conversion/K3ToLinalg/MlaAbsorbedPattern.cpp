@@ -167,6 +167,127 @@ Value mergeParts(OpBuilder &b, Location loc, ArrayRef<Partial> parts) {
   return out;
 }
 
+/// o = u / sum of a single part's partial ([M, 1, L] → [M, L]; 0 for a
+/// row that sees no key).
+Value normalised(OpBuilder &b, Location loc, const Partial &only) {
+  MLIRContext *ctx = b.getContext();
+  AffineMap id3 = identity(ctx, 3), mp = project(ctx, 3, {0, 1});
+  Value o = generic(b, loc, {only.u, only.sum},
+                    empty(b, loc, sizesOf(b, loc, only.u), b.getF32Type()), {id3, mp, id3},
+                    SmallVector<IT>(3, IT::parallel),
+                    [&](OpBuilder &nb, Location nl, ValueRange a) {
+                      Value any = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT, a[1],
+                                                        cst(nb, nl, 0.0));
+                      return SmallVector<Value>{arith::SelectOp::create(
+                          nb, nl, any, arith::DivFOp::create(nb, nl, a[0], a[1]),
+                          cst(nb, nl, 0.0))};
+                    })
+                .front();
+  return tensor::CollapseShapeOp::create(b, loc, o, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+}
+
+/// Two partials of one part each ([M, 1] shifts and sums, [M, 1, L]
+/// outputs) folded into one, as an online softmax folds a new block of
+/// keys: top = max(m_a, m_b), each side weighed by e^{m − top} (0 for a
+/// side that has seen no key, m = −inf).
+Partial combine(OpBuilder &b, Location loc, const Partial &x, const Partial &y) {
+  MLIRContext *ctx = b.getContext();
+  AffineMap id2 = identity(ctx, 2), id3 = identity(ctx, 3), mp = project(ctx, 3, {0, 1});
+  SmallVector<IT> par2(2, IT::parallel), par3(3, IT::parallel);
+  Type f32 = b.getF32Type();
+  Value top = generic(b, loc, {x.max, y.max}, empty(b, loc, sizesOf(b, loc, x.max), f32),
+                      {id2, id2, id2}, par2,
+                      [](OpBuilder &nb, Location nl, ValueRange a) {
+                        return SmallVector<Value>{arith::MaximumFOp::create(nb, nl, a[0], a[1])};
+                      })
+                  .front();
+  auto weight = [](OpBuilder &nb, Location nl, Value m, Value t) {
+    Value any = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT, m, negInf(nb, nl));
+    Value e = math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, m, t));
+    return Value(arith::SelectOp::create(nb, nl, any, e, cst(nb, nl, 0.0)));
+  };
+  auto mix = [&](OpBuilder &nb, Location nl, ValueRange a) {
+    // a: value x, value y, m_x, m_y, top.
+    Value wx = weight(nb, nl, a[2], a[4]), wy = weight(nb, nl, a[3], a[4]);
+    return SmallVector<Value>{arith::AddFOp::create(nb, nl, arith::MulFOp::create(nb, nl, a[0], wx),
+                                                    arith::MulFOp::create(nb, nl, a[1], wy))};
+  };
+  Value sum = generic(b, loc, {x.sum, y.sum, x.max, y.max, top},
+                      empty(b, loc, sizesOf(b, loc, x.sum), f32), {id2, id2, id2, id2, id2, id2},
+                      par2, mix)
+                  .front();
+  Value u = generic(b, loc, {x.u, y.u, x.max, y.max, top},
+                    empty(b, loc, sizesOf(b, loc, x.u), f32), {id3, id3, mp, mp, mp, id3}, par3,
+                    mix)
+                .front();
+  return {top, sum, u};
+}
+
+/// Q̃[t, h] = scale · [W_UK[h]ᵀ q_nope[t, h] | q_rope[t, h]] as [T·H, L+R]
+/// f32 rows, token-major (`kvb`: kv_b as [H, P+Vd, L], `tokens`: T).
+/// Attention runs on the M = T·H query rows together, as FlashMLA folds
+/// s_q·h_q into the MMA rows: one decode token's heads fill a tile.
+Value absorbedQueries(OpBuilder &b, Location loc, Value q, Value kvb, Value tokens, int64_t dn,
+                      double scale) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  const int64_t h = cast<RankedTensorType>(kvb.getType()).getDimSize(0),
+                l = cast<RankedTensorType>(kvb.getType()).getDimSize(2),
+                r = cast<RankedTensorType>(q.getType()).getDimSize(2) - dn;
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+             d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+  auto map4 = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(4, 0, e, ctx); };
+  // Loops (t, h, p, l) with the latent column innermost.
+  Value qNope = lastDims(b, loc, q, 0, dn), qRope = lastDims(b, loc, q, dn, r);
+  SmallVector<OpFoldResult> qlSizes{tokens, b.getIndexAttr(h), b.getIndexAttr(l)};
+  SmallVector<OpFoldResult> ones(3, b.getIndexAttr(1));
+  Value wuk = tensor::ExtractSliceOp::create(
+      b, loc, kvb, {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)},
+      {b.getIndexAttr(h), b.getIndexAttr(dn), b.getIndexAttr(l)}, ones);
+  Value qLat = generic(b, loc, {qNope, wuk}, zeros(b, loc, qlSizes),
+                       {map4({d0, d1, d2}), map4({d1, d2, d3}), map4({d0, d1, d3})},
+                       {IT::parallel, IT::parallel, IT::reduction, IT::parallel},
+                       multiplyAccumulate)
+                   .front();
+  Value qt = empty(b, loc, {tokens, b.getIndexAttr(h), b.getIndexAttr(l + r)}, f32);
+  qt = tensor::InsertSliceOp::create(b, loc, qLat, qt,
+                                     {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)},
+                                     qlSizes, ones);
+  Value qRopeF = withElementType(b, loc, qRope, f32);
+  qt = tensor::InsertSliceOp::create(b, loc, qRopeF, qt,
+                                     {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(l)},
+                                     sizesOf(b, loc, qRopeF), ones);
+  qt = tensor::CollapseShapeOp::create(b, loc, qt, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  // The softmax scale multiplies the T·H queries once rather than every
+  // one of the T·H·(S+T) scores (a decode step's largest elementwise pass).
+  return elementwise(b, loc, qt, cast<RankedTensorType>(qt.getType()),
+                     [&](OpBuilder &nb, Location nl, ValueRange a) {
+                       return Value(arith::MulFOp::create(nb, nl, a[0], cst(nb, nl, scale)));
+                     });
+}
+
+/// o[t, h, v] = W_UV[h] o_lat[t, h] ([T, H, Vd] f32 from `oLat` [T, H, L]
+/// and `kvb` as [H, P+Vd, L]): loops (t, h, v, l), the latent reduced
+/// innermost.
+Value valueUp(OpBuilder &b, Location loc, Value oLat, Value kvb, Value tokens, int64_t dn,
+              int64_t dv) {
+  MLIRContext *ctx = b.getContext();
+  const int64_t h = cast<RankedTensorType>(kvb.getType()).getDimSize(0),
+                l = cast<RankedTensorType>(kvb.getType()).getDimSize(2);
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+             d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+  auto map4 = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(4, 0, e, ctx); };
+  Value wuv = tensor::ExtractSliceOp::create(
+      b, loc, kvb, {b.getIndexAttr(0), b.getIndexAttr(dn), b.getIndexAttr(0)},
+      {b.getIndexAttr(h), b.getIndexAttr(dv), b.getIndexAttr(l)},
+      SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+  return generic(b, loc, {oLat, wuv},
+                 zeros(b, loc, {tokens, b.getIndexAttr(h), b.getIndexAttr(dv)}),
+                 {map4({d0, d1, d3}), map4({d1, d2, d3}), map4({d0, d1, d2})},
+                 {IT::parallel, IT::parallel, IT::parallel, IT::reduction}, multiplyAccumulate)
+      .front();
+}
+
 struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
   LowerMlaAbsorbed(MLIRContext *ctx, int64_t splitKeys, bool fused)
       : OpRewritePattern(ctx), splitKeys(splitKeys), fused(fused) {}
@@ -203,44 +324,13 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
         op.getKvB(), ArrayRef<ReassociationIndices>{{0, 1}, {2}});
 
     AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
-               d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
-    auto map4 = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(4, 0, e, ctx); };
-    SmallVector<IT> lastRed{IT::parallel, IT::parallel, IT::parallel, IT::reduction},
-        thirdRed{IT::parallel, IT::parallel, IT::reduction, IT::parallel};
-
-    // Q̃[t, h] = [W_UK[h]ᵀ q_nope[t, h] | q_rope[t, h]], [T, H, L+R]; loops
-    // (t, h, p, l) with the latent column innermost.
-    Value qNope = lastDims(b, loc, op.getQ(), 0, dn), qRope = lastDims(b, loc, op.getQ(), dn, r);
-    SmallVector<OpFoldResult> qlSizes{tokens, b.getIndexAttr(h), b.getIndexAttr(l)};
-    SmallVector<OpFoldResult> ones(3, b.getIndexAttr(1)), ones2(2, b.getIndexAttr(1));
-    Value wuk = tensor::ExtractSliceOp::create(
-        b, loc, kvb, {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)},
-        {b.getIndexAttr(h), b.getIndexAttr(dn), b.getIndexAttr(l)}, ones);
-    Value qLat = generic(b, loc, {qNope, wuk}, zeros(b, loc, qlSizes),
-                         {map4({d0, d1, d2}), map4({d1, d2, d3}), map4({d0, d1, d3})}, thirdRed,
-                         multiplyAccumulate)
-                     .front();
-    Value qt = empty(b, loc, {tokens, b.getIndexAttr(h), b.getIndexAttr(l + r)}, f32);
-    qt = tensor::InsertSliceOp::create(b, loc, qLat, qt,
-                                       {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)},
-                                       qlSizes, ones);
-    Value qRopeF = withElementType(b, loc, qRope, f32);
-    qt = tensor::InsertSliceOp::create(b, loc, qRopeF, qt,
-                                       {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(l)},
-                                       sizesOf(b, loc, qRopeF), ones);
-    // Attention runs on M = T·H query rows (token-major), as FlashMLA folds
-    // s_q·h_q into the MMA rows: one decode token's heads fill a tile.
+               d2 = getAffineDimExpr(2, ctx);
+    Value qt = absorbedQueries(b, loc, op.getQ(), kvb, tokens, dn, scale);
     const int64_t t0 = qType.getDimSize(0);
+    SmallVector<OpFoldResult> ones(3, b.getIndexAttr(1)), ones2(2, b.getIndexAttr(1));
     OpFoldResult rowsM = ShapedType::isDynamic(t0)
                              ? OpFoldResult(arith::MulIOp::create(b, loc, tokens, cstIndex(b, loc, h)))
                              : b.getIndexAttr(t0 * h);
-    qt = tensor::CollapseShapeOp::create(b, loc, qt, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-    // The softmax scale multiplies the T·H queries once rather than every
-    // one of the T·H·(S+T) scores (a decode step's largest elementwise pass).
-    qt = elementwise(b, loc, qt, cast<RankedTensorType>(qt.getType()),
-                     [&](OpBuilder &nb, Location nl, ValueRange a) {
-                       return Value(arith::MulFOp::create(nb, nl, a[0], cst(nb, nl, scale)));
-                     });
 
     // s[m, j] = (scale · Q̃[m])·row_j: one dot of L+R values per key, loops
     // (m, j, i). Causal positions past S + m / H become −inf (select); one
@@ -321,20 +411,7 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     // One part needs no merge: o = u / sum (0 for a row that sees no key).
     Value oLat;
     if (partials.size() == 1 && onePart) {
-      const Partial &only = partials.front();
-      AffineMap id3 = identity(ctx, 3), mp = project(ctx, 3, {0, 1});
-      oLat = generic(b, loc, {only.u, only.sum}, empty(b, loc, sizesOf(b, loc, only.u), f32),
-                     {id3, mp, id3}, SmallVector<IT>(3, IT::parallel),
-                     [&](OpBuilder &nb, Location nl, ValueRange a) {
-                       Value any = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT, a[1],
-                                                         cst(nb, nl, 0.0));
-                       return SmallVector<Value>{arith::SelectOp::create(
-                           nb, nl, any, arith::DivFOp::create(nb, nl, a[0], a[1]),
-                           cst(nb, nl, 0.0))};
-                     })
-                 .front();
-      oLat = tensor::CollapseShapeOp::create(b, loc, oLat,
-                                             ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+      oLat = normalised(b, loc, partials.front());
     } else {
       oLat = mergeParts(b, loc, partials);
     }
@@ -345,16 +422,8 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
                                                           : b.getIndexAttr(t0),
                                b.getIndexAttr(h), b.getIndexAttr(l)});
 
-    // o[t, h, v] = W_UV[h] o_lat[t, h]: loops (t, h, v, l), the latent
-    // reduced innermost; then the gate.
-    Value wuv = tensor::ExtractSliceOp::create(
-        b, loc, kvb, {b.getIndexAttr(0), b.getIndexAttr(dn), b.getIndexAttr(0)},
-        {b.getIndexAttr(h), b.getIndexAttr(dv), b.getIndexAttr(l)}, ones);
-    Value o = generic(b, loc, {oLat, wuv},
-                      zeros(b, loc, {tokens, b.getIndexAttr(h), b.getIndexAttr(dv)}),
-                      {map4({d0, d1, d3}), map4({d1, d2, d3}), map4({d0, d1, d2})}, lastRed,
-                      multiplyAccumulate)
-                  .front();
+    // Then the gate.
+    Value o = valueUp(b, loc, oLat, kvb, tokens, dn, dv);
     finishMla(b, op, o, op.getGate(), full);
     return success();
   }
@@ -364,9 +433,119 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
   bool fused;
 };
 
+/// k3.mla_paged on the CPU: the queries of all B requests absorbed at
+/// once; then per request (an scf.for: the parallel loops are the ones
+/// inside, over heads and keys; an scf.forall here would put the page loop
+/// with its per-page buffers inside OpenMP's alloca scope, which the
+/// lowering to control flow cannot split) a loop over its pages, each page's rows read in place (a slice of the pool,
+/// no gather; the last page cut at the request's length) as one part of an
+/// online softmax; then its own new row as a last part. The value
+/// up-projection and the gate run over all B tokens again.
+struct LowerMlaPaged : OpRewritePattern<MlaPagedOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MlaPagedOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto qType = cast<RankedTensorType>(op.getQ().getType());
+    auto pagesType = cast<RankedTensorType>(op.getPages().getType());
+    const int64_t h = qType.getDimSize(1), qk = qType.getDimSize(2),
+                  l = cast<RankedTensorType>(op.getLatent().getType()).getDimSize(1),
+                  r = cast<RankedTensorType>(op.getKRope().getType()).getDimSize(1),
+                  dv = cast<RankedTensorType>(op.getOut().getType()).getDimSize(2), dn = qk - r;
+    Type f32 = b.getF32Type(), cacheElt = pagesType.getElementType();
+    Value tokens = tensor::DimOp::create(b, loc, op.getQ(), 0);
+    Value kvb = tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get({h, dn + dv, l},
+                              cast<RankedTensorType>(op.getKvB().getType()).getElementType()),
+        op.getKvB(), ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+    Value qt = absorbedQueries(b, loc, op.getQ(), kvb, tokens, dn, op.getScale().convertToDouble());
+    // Each request's new row as the pages will hold it: it attends to the
+    // stored value, as every later step will.
+    Value rows = newCacheRows(b, loc, cacheElt, op.getLatent(), op.getKRope());
+    Value pageRows = tensor::DimOp::create(b, loc, op.getPages(), 1);
+
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx);
+    auto map3 = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(3, 0, e, ctx); };
+    SmallVector<IT> dot{IT::parallel, IT::parallel, IT::reduction};
+    // The partial softmax of the H query rows `q` [H, L+R] over `keys`
+    // [n, L+R] (one part).
+    auto part = [&](OpBuilder &nb, Location nl, Value q, Value keys) {
+      SmallVector<OpFoldResult> sSizes{nb.getIndexAttr(h), sizesOf(nb, nl, keys)[0]};
+      Value sc = generic(nb, nl, {q, keys}, zeros(nb, nl, sSizes),
+                         {map3({d0, d2}), map3({d1, d2}), map3({d0, d1})}, dot,
+                         multiplyAccumulate)
+                     .front();
+      Value c = columns(nb, nl, keys, 0, l);
+      return softmaxParts(nb, nl, splitDim(nb, nl, sc, 1, nb.getIndexAttr(1), sSizes[1]),
+                          splitDim(nb, nl, c, 0, nb.getIndexAttr(1), sizesOf(nb, nl, keys)[0]));
+    };
+
+    Value oLat = empty(b, loc, {tokens, b.getIndexAttr(h), b.getIndexAttr(l)}, f32);
+    scf::ForOp requests = loop(
+        b, loc, tokens, 1, ValueRange{oLat},
+        [&](OpBuilder &rb, Location rl, Value req, ValueRange into) {
+          Value len = arith::IndexCastOp::create(
+              rb, rl, rb.getIndexType(), tensor::ExtractOp::create(rb, rl, op.getLengths(), req));
+          Value q = tensor::ExtractSliceOp::create(
+              rb, rl, RankedTensorType::get({h, l + r}, f32), qt,
+              ArrayRef<OpFoldResult>{
+                  arith::MulIOp::create(rb, rl, req, cstIndex(rb, rl, h)).getResult(),
+                  rb.getIndexAttr(0)},
+              ArrayRef<OpFoldResult>{rb.getIndexAttr(h), rb.getIndexAttr(l + r)}, ones(rb, 2));
+          Partial init{
+              linalg::FillOp::create(rb, rl, negInf(rb, rl),
+                                     empty(rb, rl, {rb.getIndexAttr(h), rb.getIndexAttr(1)}, f32))
+                  .getResult(0),
+              zeros(rb, rl, {rb.getIndexAttr(h), rb.getIndexAttr(1)}),
+              zeros(rb, rl, {rb.getIndexAttr(h), rb.getIndexAttr(1), rb.getIndexAttr(l)})};
+          Value pagesUsed = arith::CeilDivUIOp::create(rb, rl, len, pageRows);
+          scf::ForOp pagesLoop = loop(
+              rb, rl, pagesUsed, 1, ValueRange{init.max, init.sum, init.u},
+              [&](OpBuilder &nb, Location nl, Value i, ValueRange acc) {
+                Value page = arith::IndexCastOp::create(
+                    nb, nl, nb.getIndexType(),
+                    tensor::ExtractOp::create(nb, nl, op.getBlockTable(), ValueRange{req, i}));
+                // The request's rows of page `page`, [min(PT, len − i·PT), L+R], in
+                // place: rows past its length are never read (the pool is not
+                // cleared; they may hold anything).
+                Value valid = arith::MinUIOp::create(
+                    nb, nl, pageRows,
+                    arith::SubIOp::create(nb, nl, len, arith::MulIOp::create(nb, nl, i, pageRows)));
+                Value keys = tensor::ExtractSliceOp::create(
+                    nb, nl, RankedTensorType::get({ShapedType::kDynamic, l + r}, cacheElt),
+                    op.getPages(),
+                    ArrayRef<OpFoldResult>{page, nb.getIndexAttr(0), nb.getIndexAttr(0)},
+                    ArrayRef<OpFoldResult>{nb.getIndexAttr(1), valid, nb.getIndexAttr(l + r)},
+                    ones(nb, 3));
+                Partial next = combine(nb, nl, {acc[0], acc[1], acc[2]}, part(nb, nl, q, keys));
+                return SmallVector<Value>{next.max, next.sum, next.u};
+              });
+          Partial seen{pagesLoop.getResult(0), pagesLoop.getResult(1), pagesLoop.getResult(2)};
+          Value own = tensor::ExtractSliceOp::create(rb, rl, rows, {req, rb.getIndexAttr(0)},
+                                                     {rb.getIndexAttr(1), rb.getIndexAttr(l + r)},
+                                                     ones(rb, 2));
+          Value o = normalised(rb, rl, combine(rb, rl, seen, part(rb, rl, q, own)));
+          Value o3 = tensor::ExpandShapeOp::create(rb, rl, RankedTensorType::get({1, h, l}, f32),
+                                                   o, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+          return SmallVector<Value>{tensor::InsertSliceOp::create(
+              rb, rl, o3, into[0],
+              ArrayRef<OpFoldResult>{req, rb.getIndexAttr(0), rb.getIndexAttr(0)},
+              ArrayRef<OpFoldResult>{rb.getIndexAttr(1), rb.getIndexAttr(h), rb.getIndexAttr(l)},
+              ones(rb, 3))};
+        });
+    Value o = valueUp(b, loc, requests.getResult(0), kvb, tokens, dn, dv);
+    finishMla(b, op, o, op.getGate(), rows);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::k3::lowering::populateMlaAbsorbedPatterns(RewritePatternSet &patterns,
                                                      int64_t splitKeys, bool fused) {
   patterns.add<LowerMlaAbsorbed>(patterns.getContext(), splitKeys, fused);
+  patterns.add<LowerMlaPaged>(patterns.getContext());
 }
