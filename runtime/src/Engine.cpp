@@ -57,20 +57,25 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Whether every f32 / bf16 value of the `bytes` at `p` is finite.
 bool finite(DType dtype, const uint8_t *p, int64_t bytes) {
+  // A value is not finite when its exponent bits are all set, the largest
+  // masked value: a max reduction, which vectorises (no early exit).
   if (dtype == DType_F32) {
+    uint32_t worst = 0;
     for (int64_t i = 0; i + 4 <= bytes; i += 4) {
       uint32_t bits;
       std::memcpy(&bits, p + i, 4);
-      if ((bits & 0x7F800000u) == 0x7F800000u)
-        return false;
+      worst = std::max(worst, bits & 0x7F800000u);
     }
-  } else if (dtype == DType_BF16) {
+    return worst != 0x7F800000u;
+  }
+  if (dtype == DType_BF16) {
+    uint16_t worst = 0;
     for (int64_t i = 0; i + 2 <= bytes; i += 2) {
       uint16_t bits;
       std::memcpy(&bits, p + i, 2);
-      if ((bits & 0x7F80u) == 0x7F80u)
-        return false;
+      worst = std::max<uint16_t>(worst, bits & 0x7F80u);
     }
+    return worst != 0x7F80u;
   }
   return true;
 }
@@ -134,6 +139,19 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
   e->vocab = logits->size() == 2 ? logits->Get(1) : 0;
   if (k3rt_status_t st = e->checkDecodeBatch())
     return st;
+  // decode_batch's KDA inputs: one kept [maxBatch, ...] buffer each, reused
+  // by every call (no allocation, bound in place).
+  e->slots.resize(e->inputs.size());
+  for (size_t k = 0; e->batched && k < e->inputs.size(); ++k) {
+    const StateInput &in = e->inputs[k];
+    if (in.mla)
+      continue;
+    std::vector<int64_t> shape{options.maxBatch};
+    shape.insert(shape.end(), in.shape.begin(), in.shape.end());
+    e->slots[k] = exe.allocateKept(in.dtype, shape);
+    if (!e->slots[k].kept)
+      return makeStatus(K3RT_RESOURCE_EXHAUSTED, "no memory for the decode state slots");
+  }
   // A page is pageTokens rows of one MLA layer (at least 4 KiB without MLA).
   // decode_batch reads the pool as [pages, pageTokens, W]: exactly a page.
   int64_t pageBytes = std::max<int64_t>(e->pageTokens * e->rowBytes, 4096);
@@ -213,17 +231,20 @@ k3rt_status_t Engine::checkDecodeBatch() {
 k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &rs) {
   const int64_t n = int64_t(rs.size());
   std::vector<HostTensor> owned; // every input but the pool
-  owned.reserve(inputs.size() + 2);
+  owned.reserve(inputs.size() + 2); // never reallocated: `args` points into it
   HostTensor &ids = owned.emplace_back(HostTensor::zeros(DType_I32, {n}));
+  std::vector<HostTensor *> args{&ids};
   for (int64_t i = 0; i < n; ++i)
     reinterpret_cast<int32_t *>(ids.bytes.data())[i] = rs[size_t(i)]->pending;
   if (numMla) {
     HostTensor &lengths = owned.emplace_back(HostTensor::zeros(DType_I32, {n}));
     for (int64_t i = 0; i < n; ++i)
       reinterpret_cast<int32_t *>(lengths.bytes.data())[i] = int32_t(rs[size_t(i)]->len);
+    args.push_back(&lengths);
   }
   ++counters.calls;
-  for (const StateInput &in : inputs) {
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const StateInput &in = inputs[k];
     if (in.mla) {
       // The layer's block table, [B, most pages]; unused entries say page 0
       // (never read: a request reads its `lengths` rows only).
@@ -236,23 +257,24 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &rs) {
         const std::vector<int32_t> &pages = rs[size_t(i)]->table[size_t(in.mlaLayer)];
         std::copy(pages.begin(), pages.end(), table + i * int64_t(most));
       }
+      args.push_back(&t);
       continue;
     }
-    // Each request's slot of the KDA tensor, read from its pages.
-    std::vector<int64_t> shape{n};
-    shape.insert(shape.end(), in.shape.begin(), in.shape.end());
-    HostTensor &t = owned.emplace_back(HostTensor::zeros(in.dtype, shape));
+    // Each request's slot of the KDA tensor, read from its pages into the
+    // engine's kept [maxBatch, ...] buffer (bound in place, updated in place).
+    HostTensor &t = slots[k];
+    t.shape[0] = n;
     for (int64_t i = 0; i < n; ++i)
-      pool->read(rs[size_t(i)]->kdaPages, t.bytes.data() + i * in.bytes, in.bytes, in.offset);
+      pool->read(rs[size_t(i)]->kdaPages, t.kept.get() + i * in.bytes, in.bytes, in.offset);
+    args.push_back(&t);
   }
   counters.stateCopyBytes += n * kdaBytes;
-  std::vector<HostTensor *> args;
-  for (HostTensor &t : owned)
-    args.push_back(&t);
   if (numMla)
     args.push_back(&poolTensor);
   std::vector<HostTensor> out;
-  if (k3rt_status_t s = exe.run("decode_batch", args, out))
+  // Kept: the state comes back as views of the slots, the rest uncopied.
+  if (k3rt_status_t s = exe.run("decode_batch", args, out,
+                                std::vector<bool>(1 + inputs.size(), true)))
     return s;
   // Request by request, as its own call's outputs would be committed.
   for (int64_t i = 0; i < n; ++i) {
@@ -504,9 +526,11 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n,
   r.len += n;
   // A non-finite state or latent row must never reach the cache (one NaN
   // state would poison every later hit on its chain): this request
-  // registers nothing more.
+  // registers nothing more. The new latent rows are checked here; the KDA
+  // state enters the cache only as a snapshot, and is checked there.
   for (size_t i = 0; i < inputs.size() && !r.poisoned; ++i)
-    r.poisoned = !finite(inputs[i].dtype, state[i].data, state[i].bytes);
+    if (inputs[i].mla)
+      r.poisoned = !finite(inputs[i].dtype, state[i].data, state[i].bytes);
   if (!opt.prefixCache || r.poisoned)
     return nullptr;
   // Register the blocks completed by this call (all of them verified: only
@@ -542,7 +566,11 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n,
       (prefill || r.len % opt.prefillChunk == 0) && !r.chain.back()->snapshot) {
     std::vector<uint8_t> blob(static_cast<size_t>(kdaBytes));
     pool->read(r.kdaPages, blob.data(), kdaBytes);
-    (void)cache->addSnapshot(r.chain.back(), blob.data());
+    for (const StateInput &in : inputs)
+      if (!in.mla && !finite(in.dtype, blob.data() + in.offset, in.bytes))
+        r.poisoned = true;
+    if (!r.poisoned)
+      (void)cache->addSnapshot(r.chain.back(), blob.data());
   }
   return nullptr;
 }

@@ -203,6 +203,9 @@ private:
   /// With decode_batch and MLA layers: the pool's arena as [pages,
   /// pageTokens, W], kept in the executable's memory so calls bind it.
   HostTensor poolTensor;
+  /// With decode_batch, per KDA state input, a kept [maxBatch, ...] tensor
+  /// the calls bind (empty for MLA inputs).
+  std::vector<HostTensor> slots;
   std::unique_ptr<PrefixCache> cache;
   uint64_t clock = 0; ///< scheduler steps so far (the cache's LRU time)
   RequestHandle nextHandle = 1;
