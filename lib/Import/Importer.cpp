@@ -60,7 +60,7 @@ public:
         batch(batch),
         f32(b.getF32Type()),
         cacheType(options.f32MlaCache ? b.getF32Type() : b.getBF16Type()),
-        snapshotInterval(decode ? 0 : options.kdaSnapshotInterval), tp(options.tp),
+        snapshotInterval(decode || batch ? 0 : options.kdaSnapshotInterval), tp(options.tp),
         ranks(options.tp * options.ep), kdaHeads(c.kdaHeads / tp), mlaHeads(c.mlaHeads / tp),
         experts(c.numExperts / ranks), vocab(c.tieWordEmbeddings ? c.vocabSize : c.vocabSize / tp) {}
 
@@ -413,7 +413,7 @@ Value EntryBuilder::kda(Value x, int64_t layer) {
 }
 
 EntryBuilder::MlaInputs EntryBuilder::mlaInputs(Value x, const std::string &at) {
-  const int64_t h = mlaHeads, qk = c.qkNopeHeadDim + c.qkRopeHeadDim;
+  const int64_t h = mlaHeads;
   // The two LoRA norms use KimiRMSNorm's default eps 1e-6, not rms_norm_eps
   // (K3_CHECKPOINT.md §9.4).
   Value q = c.qLoraRank

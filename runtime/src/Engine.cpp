@@ -33,6 +33,9 @@ struct Engine::Request {
   bool waited = false;                      ///< admission had to wait
   bool poisoned = false;                    ///< produced a non-finite value
   std::optional<Sampler> sampler;           ///< when the request samples
+  /// With decode_batch, while the request decodes: its row of the engine's
+  /// state slots, which then hold its KDA state (not its pages).
+  int64_t slot = -1;
   size_t reported = 0;                      ///< tokens already in events
 };
 
@@ -142,6 +145,7 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
   // decode_batch's KDA inputs: one kept [maxBatch, ...] buffer each, reused
   // by every call (no allocation, bound in place).
   e->slots.resize(e->inputs.size());
+  e->slotOwner.assign(size_t(options.maxBatch), nullptr);
   for (size_t k = 0; e->batched && k < e->inputs.size(); ++k) {
     const StateInput &in = e->inputs[k];
     if (in.mla)
@@ -228,7 +232,56 @@ k3rt_status_t Engine::checkDecodeBatch() {
   return nullptr;
 }
 
-k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &rs) {
+void Engine::toSlot(Request &r) {
+  r.slot = occupied++;
+  slotOwner[size_t(r.slot)] = &r;
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (!inputs[k].mla)
+      pool->read(r.kdaPages, slots[k].kept.get() + r.slot * inputs[k].bytes, inputs[k].bytes,
+                 inputs[k].offset);
+  counters.stateCopyBytes += kdaBytes;
+}
+
+void Engine::fromSlot(Request &r, bool keep) {
+  const int64_t last = --occupied;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k].mla)
+      continue;
+    uint8_t *base = slots[k].kept.get();
+    const int64_t bytes = inputs[k].bytes;
+    if (keep)
+      pool->write(r.kdaPages, base + r.slot * bytes, bytes, inputs[k].offset);
+    // The slots stay packed: the last one moves into the freed row.
+    if (r.slot != last)
+      std::memcpy(base + r.slot * bytes, base + last * bytes, size_t(bytes));
+  }
+  counters.stateCopyBytes += (keep ? kdaBytes : 0) + (r.slot != last ? kdaBytes : 0);
+  if (r.slot != last) {
+    slotOwner[size_t(last)]->slot = r.slot;
+    slotOwner[size_t(r.slot)] = slotOwner[size_t(last)];
+  }
+  slotOwner[size_t(last)] = nullptr;
+  r.slot = -1;
+}
+
+void Engine::readState(const Request &r, uint8_t *blob) const {
+  if (r.slot < 0) {
+    pool->read(r.kdaPages, blob, kdaBytes);
+    return;
+  }
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (!inputs[k].mla)
+      std::memcpy(blob + inputs[k].offset, slots[k].kept.get() + r.slot * inputs[k].bytes,
+                  size_t(inputs[k].bytes));
+}
+
+k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
+  // Every request of the batch in a slot (the caller moved out the others),
+  // and the call's rows in slot order.
+  for (Request *r : batch)
+    if (r->slot < 0)
+      toSlot(*r);
+  const std::vector<Request *> rs(slotOwner.begin(), slotOwner.begin() + occupied);
   const int64_t n = int64_t(rs.size());
   std::vector<HostTensor> owned; // every input but the pool
   owned.reserve(inputs.size() + 2); // never reallocated: `args` points into it
@@ -260,15 +313,10 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &rs) {
       args.push_back(&t);
       continue;
     }
-    // Each request's slot of the KDA tensor, read from its pages into the
-    // engine's kept [maxBatch, ...] buffer (bound in place, updated in place).
-    HostTensor &t = slots[k];
-    t.shape[0] = n;
-    for (int64_t i = 0; i < n; ++i)
-      pool->read(rs[size_t(i)]->kdaPages, t.kept.get() + i * in.bytes, in.bytes, in.offset);
-    args.push_back(&t);
+    // The KDA tensor's slots: bound in place, updated in place.
+    slots[k].shape[0] = n;
+    args.push_back(&slots[k]);
   }
-  counters.stateCopyBytes += n * kdaBytes;
   if (numMla)
     args.push_back(&poolTensor);
   std::vector<HostTensor> out;
@@ -276,6 +324,14 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &rs) {
   if (k3rt_status_t s = exe.run("decode_batch", args, out,
                                 std::vector<bool>(1 + inputs.size(), true)))
     return s;
+  // The entry updates the slots in place and returns them; a binary that
+  // returns a new buffer has it copied into the slots.
+  for (size_t j = 0; j < inputs.size(); ++j)
+    if (!inputs[j].mla && out[1 + j].data() != slots[j].kept.get() &&
+        out[1 + j].byteSize() == n * inputs[j].bytes) {
+      std::memcpy(slots[j].kept.get(), out[1 + j].data(), size_t(n * inputs[j].bytes));
+      counters.stateCopyBytes += n * inputs[j].bytes;
+    }
   // Request by request, as its own call's outputs would be committed.
   for (int64_t i = 0; i < n; ++i) {
     Request &r = *rs[size_t(i)];
@@ -286,7 +342,9 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &rs) {
         return makeStatus(K3RT_INTERNAL, "decode_batch output " + std::to_string(1 + j) +
                                              " has " + std::to_string(out[1 + j].byteSize()) +
                                              " bytes, expected " + std::to_string(n * bytes));
-      views.push_back({out[1 + j].data() + i * bytes, bytes});
+      // A KDA state stays in its slot: updated in place (or copied there
+      // once below), not written to the pages.
+      views.push_back({inputs[j].mla ? out[1 + j].data() + i * bytes : nullptr, bytes});
     }
     const int32_t token = r.pending;
     if (k3rt_status_t s = commit(r, &token, 1, views)) {
@@ -517,11 +575,12 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n,
                   state[i].data + (row - r.len) * rowBytes, size_t(rowBytes));
     }
   }
-  // Each KDA state and conv window straight into its place in the pages.
+  // Each KDA state and conv window straight into its place in the pages
+  // (none for a request whose state lives in a slot).
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (!inputs[i].mla)
+    if (!inputs[i].mla && state[i].data)
       pool->write(r.kdaPages, state[i].data, inputs[i].bytes, inputs[i].offset);
-  counters.stateCopyBytes += kdaBytes + numMla * n * rowBytes;
+  counters.stateCopyBytes += (r.slot < 0 ? kdaBytes : 0) + numMla * n * rowBytes;
   r.context.insert(r.context.end(), ids, ids + n);
   r.len += n;
   // A non-finite state or latent row must never reach the cache (one NaN
@@ -565,7 +624,7 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n,
   if (r.len % opt.blockTokens == 0 && int64_t(r.chain.size()) * opt.blockTokens == r.len &&
       (prefill || r.len % opt.prefillChunk == 0) && !r.chain.back()->snapshot) {
     std::vector<uint8_t> blob(static_cast<size_t>(kdaBytes));
-    pool->read(r.kdaPages, blob.data(), kdaBytes);
+    readState(r, blob.data());
     for (const StateInput &in : inputs)
       if (!in.mla && !finite(in.dtype, blob.data() + in.offset, in.bytes))
         r.poisoned = true;
@@ -668,6 +727,8 @@ k3rt_status_t Engine::advance(Request &r) {
 }
 
 void Engine::finish(Request &r) {
+  if (r.slot >= 0)
+    fromSlot(r, /*keep=*/false);
   // Tail first: the end of the context is the least reusable part, so its
   // blocks become the oldest in the LRU order and its pages go back first.
   for (auto it = r.chain.rbegin(); it != r.chain.rend(); ++it) {
@@ -782,6 +843,12 @@ void Engine::step(std::vector<RequestEvent> &events) {
           !(opt.speculate > 0 && room > 0 && !r.sampler))
         decoding.push_back(&r);
     }
+    // A slot holder that does something else this step (a speculative
+    // verify) takes its state back to its pages first.
+    std::set<Request *> now(decoding.begin(), decoding.end());
+    for (int64_t k = occupied - 1; k >= 0; --k)
+      if (!now.count(slotOwner[size_t(k)]))
+        fromSlot(*slotOwner[size_t(k)], /*keep=*/true);
     if (!decoding.empty())
       if (k3rt_status_t s = decodeBatch(decoding)) {
         for (Request *r : decoding) {

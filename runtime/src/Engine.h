@@ -13,8 +13,10 @@
 // state of every KDA layer, one run of pages) and per MLA layer a table of
 // pages of `pageTokens` latent rows. decode_batch reads the MLA rows where
 // they lie (the pool is its `mla_pages`, the tables its block tables) and
-// returns each request's new row; the KDA state goes through [B, ...]
-// tensors. The prefill entries take contiguous state tensors, so those
+// returns each request's new row; a decoding request's KDA state lives in a
+// row of the engine's [maxBatch, ...] slots, which the call updates in
+// place (copied from its pages when it starts decoding, back when it
+// leaves for a speculative verify). The prefill entries take contiguous state tensors, so those
 // calls gather the MLA rows from the pages and scatter the new ones back.
 //
 // Speculative decoding (`speculate` = k > 0): an n-gram drafter proposes up
@@ -177,6 +179,14 @@ private:
   /// committed and emitted request by request (a request whose commit
   /// fails is done with its error).
   k3rt_status_t decodeBatch(const std::vector<Request *> &rs);
+  /// A decoding request's KDA state moves into the next free slot (from its
+  /// pages) and stays there while it decodes; `fromSlot` ends that (back to
+  /// its pages when `keep`), the last slot moving into the freed one so
+  /// that slots [0, occupied) are the batch.
+  void toSlot(Request &r);
+  void fromSlot(Request &r, bool keep);
+  /// `r`'s KDA state as one blob (a snapshot), from its slot or its pages.
+  void readState(const Request &r, uint8_t *blob) const;
   void emit(Request &r, int32_t token, const float *logits);
   void finish(Request &r);
   std::vector<int32_t> draft(const Request &r, int64_t k) const;
@@ -206,6 +216,8 @@ private:
   /// With decode_batch, per KDA state input, a kept [maxBatch, ...] tensor
   /// the calls bind (empty for MLA inputs).
   std::vector<HostTensor> slots;
+  std::vector<Request *> slotOwner; ///< per slot, its request (maxBatch entries)
+  int64_t occupied = 0;
   std::unique_ptr<PrefixCache> cache;
   uint64_t clock = 0; ///< scheduler steps so far (the cache's LRU time)
   RequestHandle nextHandle = 1;

@@ -164,8 +164,10 @@ int runDecodeBench(int argc, char **argv) {
         best[i] = std::move(run);
     }
   std::printf("decode: prompt=%lld decode=%lld threads=%d, best of %lld rounds, batch sizes "
-              "alternating; one engine call per request per step\n",
-              (long long)prompt, (long long)decode, k3rt_threads(), (long long)repeat);
+              "alternating; %s\n",
+              (long long)prompt, (long long)decode, k3rt_threads(), (long long)repeat,
+              model.exe->entry("decode_batch") ? "one decode_batch call per step"
+                                         : "one engine call per request per step");
   for (size_t i = 0; i < batches.size(); ++i) {
     const BatchRun &r = best[i];
     std::printf("batch %lld: %.1f tokens/s, %.1f steps/s, %.1f calls/step, "
