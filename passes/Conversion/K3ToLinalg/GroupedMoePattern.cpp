@@ -25,7 +25,8 @@
 //
 // No loop runs per token outside the two O(T·k) metadata passes and the
 // gather; the padding costs at most 3 rows per expert. An op with a static
-// token count below 4 (a decode step) is left to the per-token form. Each GEMM's column
+// token count below 4 (a decode step) is left to the per-token form; with a
+// dynamic one (prefill, decode_batch) the choice is made at run time. Each GEMM's column
 // panels are an scf.forall (disjoint columns of h and of the combine): the
 // CPU runs them on its threads; the experts stay in turn, since two experts
 // add into the same token's row.
@@ -48,6 +49,10 @@ namespace {
 /// Rows per register tile; expert groups are padded to a multiple of it.
 constexpr int64_t kTileRows = 4;
 
+/// Marks the MoE form a run-time choice picked for an op ("per-token" or
+/// "grouped").
+constexpr StringLiteral kFormAttr = "k3.moe_form";
+
 Value at(OpBuilder &b, Location loc, Value t, ValueRange pos) {
   return tensor::ExtractOp::create(b, loc, t, pos);
 }
@@ -67,6 +72,30 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
       : OpRewritePattern(ctx, /*benefit=*/1), panel(panel) {}
 
   LogicalResult matchAndRewrite(MoeOp op, PatternRewriter &b) const override {
+    // A dynamic token count is decided at run time: below one tile (a
+    // decode_batch of one to three requests) the per-token form, as a
+    // static count below it is; from one tile on this one. The op is cloned
+    // into both branches, each marked with its form.
+    auto form = op->getAttrOfType<StringAttr>(kFormAttr);
+    if (form && form.getValue() == "per-token")
+      return b.notifyMatchFailure(op, "the per-token branch of a run-time choice");
+    if (!form && ShapedType::isDynamic(cast<RankedTensorType>(op.getX().getType()).getDimSize(0))) {
+      Location loc = op.getLoc();
+      Value tokens = tensor::DimOp::create(b, loc, op.getX(), 0);
+      Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tokens,
+                                        cstIndex(b, loc, kTileRows));
+      auto branch = [&](OpBuilder &nb, Location nl, StringRef name) {
+        Operation *clone = nb.clone(*op);
+        clone->setAttr(kFormAttr, nb.getStringAttr(name));
+        scf::YieldOp::create(nb, nl, clone->getResults());
+      };
+      auto choice = scf::IfOp::create(
+          b, loc, few,
+          [&](OpBuilder &nb, Location nl) { branch(nb, nl, "per-token"); },
+          [&](OpBuilder &nb, Location nl) { branch(nb, nl, "grouped"); });
+      b.replaceOp(op, choice.getResults());
+      return success();
+    }
     GemmWeight w1, w3, w2;
     if (failed(moeWeights(b, op, w1, w3, w2)))
       return failure();
