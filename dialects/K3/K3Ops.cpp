@@ -768,6 +768,9 @@ LogicalResult MlaPagedOp::verify() {
       c.require(isStatic(extent(v, d)), [&](InFlightDiagnostic &diag) {
         diag << name << " dim " << d << " must be static";
       });
+  c.require(isStatic(rowsKvb), [&](InFlightDiagnostic &d) { d << "kv_b dim 0 must be static"; })
+      .require(!isStatic(extent(pages, 1)) || extent(pages, 1) > 0,
+               [&](InFlightDiagnostic &d) { d << "pages hold no row (PT is 0)"; });
   c.require(!isStatic(p) || p > 0,
             [&](InFlightDiagnostic &d) {
               d << "q head dim " << extent(q, 2) << " must exceed the shared key dim " << r

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <deque>
 #include <optional>
+#include <cstdint>
 #include <set>
 
 using namespace k3::bundle;
@@ -162,6 +163,12 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
   if (e->batched && e->numMla)
     pageBytes = e->pageTokens * e->rowBytes;
   int64_t pages = options.poolBytes / pageBytes;
+  // Page ids are i32 (the tables, decode_batch's block tables).
+  if (pages > INT32_MAX)
+    return makeStatus(K3RT_INVALID_ARGUMENT,
+                      "the pool (" + std::to_string(options.poolBytes) + " bytes) holds " +
+                          std::to_string(pages) + " pages of " + std::to_string(pageBytes) +
+                          " bytes, more than 2^31 - 1: use larger blocks or a smaller pool");
   if (pages < 1)
     return makeStatus(K3RT_INVALID_ARGUMENT,
                       "the pool (" + std::to_string(options.poolBytes) +
@@ -220,13 +227,18 @@ k3rt_status_t Engine::checkDecodeBatch() {
       return bad("input " + std::to_string(first + i) + " is '" + in->name()->str() +
                  "', expected '" + name + "'");
   }
+  if (ep->inputs()->Get(0)->dtype() != DType_I32 || ep->outputs()->Get(0)->dtype() != DType_F32)
+    return bad("expected i32 ids and f32 logits");
   if (numMla) {
     const TensorInfo *pages = ep->inputs()->Get(expected - 1);
-    if (ep->inputs()->Get(1)->name()->str() != "lengths" || pages->name()->str() != "mla_pages" ||
-        pages->shape()->size() != 3 ||
+    const StateInput &mla = *std::find_if(inputs.begin(), inputs.end(),
+                                          [](const StateInput &in) { return in.mla; });
+    if (ep->inputs()->Get(1)->name()->str() != "lengths" ||
+        ep->inputs()->Get(1)->dtype() != DType_I32 || pages->name()->str() != "mla_pages" ||
+        pages->shape()->size() != 3 || pages->dtype() != mla.dtype ||
         pages->shape()->Get(2) * dtypeBytes(pages->dtype()) != rowBytes)
       return bad("expected 'lengths' and 'mla_pages' [N, PT, W] of " + std::to_string(rowBytes) +
-                 "-byte rows");
+                 "-byte rows of the caches' type");
   }
   batched = true;
   return nullptr;
@@ -329,7 +341,7 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
   for (size_t j = 0; j < inputs.size(); ++j)
     if (!inputs[j].mla && out[1 + j].data() != slots[j].kept.get() &&
         out[1 + j].byteSize() == n * inputs[j].bytes) {
-      std::memcpy(slots[j].kept.get(), out[1 + j].data(), size_t(n * inputs[j].bytes));
+      std::memmove(slots[j].kept.get(), out[1 + j].data(), size_t(n * inputs[j].bytes));
       counters.stateCopyBytes += n * inputs[j].bytes;
     }
   // Request by request, as its own call's outputs would be committed.
@@ -558,7 +570,8 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n,
                                            std::to_string(want));
   }
   // The MLA rows first: a page allocation may fail, and the pool must then
-  // still hold the KDA state before the call.
+  // still hold the KDA state before the call (for a request whose state is
+  // in a slot, decode_batch has updated it already: the request then fails).
   for (size_t i = 0; i < inputs.size(); ++i) {
     const StateInput &in = inputs[i];
     if (!in.mla)

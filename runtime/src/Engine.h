@@ -104,13 +104,15 @@ struct EngineStats {
   int64_t pages = 0, pageBytes = 0, freePages = 0, blocks = 0, snapshots = 0,
           evictions = 0, drafted = 0, accepted = 0, copiedPages = 0;
   int64_t waits = 0; ///< requests whose admission waited for memory
-  /// Kernel calls (one per request per step today, two for a rejected
-  /// speculative draft: the verify and the replay), and the bytes the
-  /// engine copies around them: each call's MLA pages gathered into one
-  /// contiguous cache (`mlaGatherBytes`, O(context) per call), and the
-  /// recurrent state moved between the pool and the call's tensors
-  /// (`stateCopyBytes`: KDA states and conv windows in and out, the call's
-  /// new MLA rows into their pages). The prefix cache's snapshots and
+  /// Kernel calls (one decode_batch call per step for the decoding
+  /// requests, or one per request per step without it; one per prefill
+  /// chunk; two for a rejected speculative draft: the verify and the
+  /// replay), and the bytes the engine copies around them: each prefill or
+  /// per-request call's MLA pages gathered into one contiguous cache
+  /// (`mlaGatherBytes`, O(context) per call; none for decode_batch), and the
+  /// recurrent state moved between the pool, the slots and the call's
+  /// tensors (`stateCopyBytes`: KDA states and conv windows in and out, the
+  /// call's new MLA rows into their pages). The prefix cache's snapshots and
   /// restores are not counted here.
   int64_t calls = 0, mlaGatherBytes = 0, stateCopyBytes = 0;
 };
@@ -214,7 +216,8 @@ private:
   /// pageTokens, W], kept in the executable's memory so calls bind it.
   HostTensor poolTensor;
   /// With decode_batch, per KDA state input, a kept [maxBatch, ...] tensor
-  /// the calls bind (empty for MLA inputs).
+  /// the calls bind (empty for MLA inputs). Outside the pool's budget:
+  /// maxBatch requests' KDA state, touched only as slots are used.
   std::vector<HostTensor> slots;
   std::vector<Request *> slotOwner; ///< per slot, its request (maxBatch entries)
   int64_t occupied = 0;

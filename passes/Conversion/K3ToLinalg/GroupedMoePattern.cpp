@@ -72,30 +72,9 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
       : OpRewritePattern(ctx, /*benefit=*/1), panel(panel) {}
 
   LogicalResult matchAndRewrite(MoeOp op, PatternRewriter &b) const override {
-    // A dynamic token count is decided at run time: below one tile (a
-    // decode_batch of one to three requests) the per-token form, as a
-    // static count below it is; from one tile on this one. The op is cloned
-    // into both branches, each marked with its form.
     auto form = op->getAttrOfType<StringAttr>(kFormAttr);
     if (form && form.getValue() == "per-token")
       return b.notifyMatchFailure(op, "the per-token branch of a run-time choice");
-    if (!form && ShapedType::isDynamic(cast<RankedTensorType>(op.getX().getType()).getDimSize(0))) {
-      Location loc = op.getLoc();
-      Value tokens = tensor::DimOp::create(b, loc, op.getX(), 0);
-      Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tokens,
-                                        cstIndex(b, loc, kTileRows));
-      auto branch = [&](OpBuilder &nb, Location nl, StringRef name) {
-        Operation *clone = nb.clone(*op);
-        clone->setAttr(kFormAttr, nb.getStringAttr(name));
-        scf::YieldOp::create(nb, nl, clone->getResults());
-      };
-      auto choice = scf::IfOp::create(
-          b, loc, few,
-          [&](OpBuilder &nb, Location nl) { branch(nb, nl, "per-token"); },
-          [&](OpBuilder &nb, Location nl) { branch(nb, nl, "grouped"); });
-      b.replaceOp(op, choice.getResults());
-      return success();
-    }
     GemmWeight w1, w3, w2;
     if (failed(moeWeights(b, op, w1, w3, w2)))
       return failure();
@@ -120,6 +99,26 @@ struct LowerMoeGrouped : OpRewritePattern<MoeOp> {
     // width; w1 and w3 share the GLU's tiles, so they must agree.
     if (w1.panel != w3.panel)
       return b.notifyMatchFailure(op, "w1 and w3 are stored in panels of different widths");
+    // A dynamic token count is decided at run time: below one tile (a
+    // decode_batch of one to three requests) the per-token form, as a
+    // static count below it is; from one tile on this one. The op is cloned
+    // into both branches, each marked with its form.
+    if (!form && ShapedType::isDynamic(staticTokens)) {
+      Value tokens = tensor::DimOp::create(b, loc, op.getX(), 0);
+      Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tokens,
+                                        cstIndex(b, loc, kTileRows));
+      auto branch = [&](OpBuilder &nb, Location nl, StringRef name) {
+        Operation *clone = nb.clone(*op);
+        clone->setAttr(kFormAttr, nb.getStringAttr(name));
+        scf::YieldOp::create(nb, nl, clone->getResults());
+      };
+      auto choice = scf::IfOp::create(
+          b, loc, few,
+          [&](OpBuilder &nb, Location nl) { branch(nb, nl, "per-token"); },
+          [&](OpBuilder &nb, Location nl) { branch(nb, nl, "grouped"); });
+      b.replaceOp(op, choice.getResults());
+      return success();
+    }
     const int64_t nt1 = w1.panel ? w1.panel : fit(ie, panel),
                   nt2 = w2.panel ? w2.panel : fit(dl, panel);
     const bool mxfp8 = op.getMxfp8Inputs();

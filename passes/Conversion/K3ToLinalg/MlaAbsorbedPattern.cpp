@@ -501,7 +501,11 @@ struct LowerMlaPaged : OpRewritePattern<MlaPagedOp> {
                   .getResult(0),
               zeros(rb, rl, {rb.getIndexAttr(h), rb.getIndexAttr(1)}),
               zeros(rb, rl, {rb.getIndexAttr(h), rb.getIndexAttr(1), rb.getIndexAttr(l)})};
-          Value pagesUsed = arith::CeilDivUIOp::create(rb, rl, len, pageRows);
+          // At most the table's width: a length past it (which the engine never
+          // passes) reads no row outside the table.
+          Value pagesUsed = arith::MinUIOp::create(
+              rb, rl, arith::CeilDivUIOp::create(rb, rl, len, pageRows),
+              tensor::DimOp::create(rb, rl, op.getBlockTable(), 1));
           scf::ForOp pagesLoop = loop(
               rb, rl, pagesUsed, 1, ValueRange{init.max, init.sum, init.u},
               [&](OpBuilder &nb, Location nl, Value i, ValueRange acc) {

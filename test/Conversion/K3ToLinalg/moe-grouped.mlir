@@ -13,6 +13,14 @@
 // marked for k3-tile-contractions, SiTU-GLU on the tile; GEMM2 per panel of
 // w2 ([96, 16]), each tile row weighted into its token's f32 row.
 // CHECK-LABEL: func.func @moe_mx
+// The token count is dynamic: the form is chosen at run time, below one
+// 4-row tile the per-token form (a loop over tokens, then picks), else the
+// grouped GEMMs below.
+//       CHECK:   %[[FEW:.+]] = arith.cmpi ult, %{{.+}}, %c4 : index
+//       CHECK:   scf.if %[[FEW]] -> (tensor<?x64xf32>) {
+//       CHECK:     scf.for
+//       CHECK:       scf.for
+//       CHECK:   } else {
 //       CHECK:   tensor.collapse_shape %{{.+}} {{\[\[}}0, 1]] : tensor<?x2xi32> into tensor<?xi32>
 //       CHECK:   scf.for %{{.+}} -> (tensor<8xindex>)
 //       CHECK:     tensor.insert %{{.+}} : tensor<8xindex>
