@@ -13,10 +13,12 @@
 // marked for k3-tile-contractions, SiTU-GLU on the tile; GEMM2 per panel of
 // w2 ([96, 16]), each tile row weighted into its token's f32 row.
 // CHECK-LABEL: func.func @moe_mx
-// The token count is dynamic: the form is chosen at run time, below one
-// 4-row tile the per-token form (a loop over tokens, then picks), else the
-// grouped GEMMs below.
-//       CHECK:   %[[FEW:.+]] = arith.cmpi ult, %{{.+}}, %c4 : index
+// The token count is dynamic: the form is chosen at run time, with fewer
+// (token, pick) pairs than one 4-row tile per expert (T·2 < 4·8) the
+// per-token form (a loop over tokens, then picks), else the grouped GEMMs
+// below.
+//       CHECK:   %[[PAIRS:.+]] = arith.muli %{{.+}}, %c2 : index
+//       CHECK:   %[[FEW:.+]] = arith.cmpi ult, %[[PAIRS]], %c32 : index
 //       CHECK:   scf.if %[[FEW]] -> (tensor<?x64xf32>) {
 //       CHECK:     scf.for
 //       CHECK:       scf.for
