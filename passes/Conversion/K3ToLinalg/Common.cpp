@@ -287,9 +287,8 @@ static Value roomOf(Value cache, OpFoldResult newRows) {
   return succeeded(equal) && *equal ? room : nullptr;
 }
 
-/// Expanded MLA (MLA.md §2) over [cache | new rows]: per-head keys and
-/// values from the latents, scores from the nope and the shared rope parts,
-/// softmax in f32 with the causal mask at offset S, then the output gate.
+// The new rows as the cache stores them (Common.h); appendCacheRows joins
+// them to a cache, k3.mla_paged's lowering returns them.
 Value newCacheRows(OpBuilder &b, Location loc, Type cacheElt, Value latent, Value kRope) {
   int64_t l = cast<RankedTensorType>(latent.getType()).getDimSize(1),
           r = cast<RankedTensorType>(kRope.getType()).getDimSize(1);
