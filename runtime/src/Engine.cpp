@@ -143,20 +143,6 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
   e->vocab = logits->size() == 2 ? logits->Get(1) : 0;
   if (k3rt_status_t st = e->checkDecodeBatch())
     return st;
-  // decode_batch's KDA inputs: one kept [maxBatch, ...] buffer each, reused
-  // by every call (no allocation, bound in place).
-  e->slots.resize(e->inputs.size());
-  e->slotOwner.assign(size_t(options.maxBatch), nullptr);
-  for (size_t k = 0; e->batched && k < e->inputs.size(); ++k) {
-    const StateInput &in = e->inputs[k];
-    if (in.mla)
-      continue;
-    std::vector<int64_t> shape{options.maxBatch};
-    shape.insert(shape.end(), in.shape.begin(), in.shape.end());
-    e->slots[k] = exe.allocateKept(in.dtype, shape);
-    if (!e->slots[k].kept)
-      return makeStatus(K3RT_RESOURCE_EXHAUSTED, "no memory for the decode state slots");
-  }
   // A page is pageTokens rows of one MLA layer (at least 4 KiB without MLA).
   // decode_batch reads the pool as [pages, pageTokens, W]: exactly a page.
   int64_t pageBytes = std::max<int64_t>(e->pageTokens * e->rowBytes, 4096);
@@ -185,6 +171,28 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
     e->pool = std::make_unique<PagePool>(pageBytes, pages, e->poolTensor.kept);
   } else {
     e->pool = std::make_unique<PagePool>(pageBytes, pages);
+  }
+  // decode_batch's KDA inputs: one kept [slots, ...] buffer each, reused by
+  // every call (no allocation, bound in place). As many rows as requests
+  // can run at once: --max-batch, or fewer when the pool cannot hold that
+  // many (each charges its KDA pages and a page per MLA layer), so that a
+  // large --max-batch does not reserve memory no request can use.
+  const int64_t perRequest =
+      std::max<int64_t>(1, ceilDiv(e->kdaBytes, pageBytes) + e->numMla);
+  const int64_t rows = std::max<int64_t>(1, std::min(options.maxBatch, pages / perRequest));
+  e->slots.resize(e->inputs.size());
+  e->slotOwner.assign(size_t(rows), nullptr);
+  for (size_t k = 0; e->batched && k < e->inputs.size(); ++k) {
+    const StateInput &in = e->inputs[k];
+    if (in.mla)
+      continue;
+    std::vector<int64_t> shape{rows};
+    shape.insert(shape.end(), in.shape.begin(), in.shape.end());
+    e->slots[k] = exe.allocateKept(in.dtype, shape);
+    if (!e->slots[k].kept)
+      return makeStatus(K3RT_RESOURCE_EXHAUSTED,
+                        "no memory for the decode state of " + std::to_string(rows) +
+                            " requests (" + std::to_string(rows * e->kdaBytes) + " bytes)");
   }
   e->cache = std::make_unique<PrefixCache>(*e->pool, options.blockTokens, e->kdaBytes);
   out = std::move(e);
@@ -289,7 +297,12 @@ void Engine::readState(const Request &r, uint8_t *blob) const {
 
 k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
   // Every request of the batch in a slot (the caller moved out the others),
-  // and the call's rows in slot order.
+  // and the call's rows in slot order. Admission keeps the running requests
+  // within the slots' rows (each reserves at least perRequest pages).
+  if (batch.size() > slotOwner.size())
+    return makeStatus(K3RT_INTERNAL, std::to_string(batch.size()) +
+                                         " requests decode, the engine has slots for " +
+                                         std::to_string(slotOwner.size()));
   for (Request *r : batch)
     if (r->slot < 0)
       toSlot(*r);

@@ -215,11 +215,12 @@ private:
   /// With decode_batch and MLA layers: the pool's arena as [pages,
   /// pageTokens, W], kept in the executable's memory so calls bind it.
   HostTensor poolTensor;
-  /// With decode_batch, per KDA state input, a kept [maxBatch, ...] tensor
-  /// the calls bind (empty for MLA inputs). Outside the pool's budget:
-  /// maxBatch requests' KDA state, touched only as slots are used.
+  /// With decode_batch, per KDA state input, a kept [rows, ...] tensor the
+  /// calls bind (empty for MLA inputs); rows: the requests that can run at
+  /// once (maxBatch, or fewer when the pool holds fewer). Outside the
+  /// pool's budget, touched only as slots are used.
   std::vector<HostTensor> slots;
-  std::vector<Request *> slotOwner; ///< per slot, its request (maxBatch entries)
+  std::vector<Request *> slotOwner; ///< per slot row, its request
   int64_t occupied = 0;
   std::unique_ptr<PrefixCache> cache;
   uint64_t clock = 0; ///< scheduler steps so far (the cache's LRU time)
