@@ -40,6 +40,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -322,12 +323,12 @@ struct Reader {
   const k3rt::Tokenizer &tok;
   size_t consumed = 0;      ///< job tokens read
   bool stopped = false;     ///< a stop string or stop id ended it
-  /// The text of tokens[consumed..]; sets `stopped`. At a stop id the text
+  /// The text of tokens[consumed..upTo); sets `stopped`. At a stop id the text
   /// held back (a possible stop string's start, a character's first bytes)
   /// is released, since nothing more will come.
-  std::string read(const std::vector<int32_t> &tokens) {
+  std::string read(const std::vector<int32_t> &tokens, size_t upTo = SIZE_MAX) {
     std::string text;
-    while (consumed < tokens.size() && !stopped) {
+    while (consumed < std::min(tokens.size(), upTo) && !stopped) {
       int32_t t = tokens[consumed++];
       if (std::find(stopIds.begin(), stopIds.end(), t) != stopIds.end()) {
         text += tail();
@@ -483,7 +484,9 @@ void handleGeneration(Server &s, const httplib::Request &req, httplib::Response 
       chunk["usage"] = nullptr;
     return "data: " + dumpJson(chunk) + "\n\n";
   };
-  // The stream: one SSE event per step that produced text.
+  // The stream: one SSE event per token that produced text, however many
+  // tokens the engine made since the last read (a fast decode makes several
+  // while a write waits): chunks follow tokens, not timing.
   auto provide = [=, &s](httplib::DataSink &sink) -> bool {
       auto write = [&](const std::string &data) { return sink.write(data.data(), data.size()); };
       auto gone = [&] {
@@ -500,9 +503,11 @@ void handleGeneration(Server &s, const httplib::Request &req, httplib::Response 
       while (!done && !reader->stopped) {
         if (!next(tokens, done, error, hit))
           return false;
-        std::string text = reader->read(tokens);
-        if (!text.empty() && !write(event(text, nullptr, false)))
-          return gone();
+        while (reader->consumed < tokens.size() && !reader->stopped) {
+          std::string text = reader->read(tokens, reader->consumed + 1);
+          if (!text.empty() && !write(event(text, nullptr, false)))
+            return gone();
+        }
       }
       std::string tail;
       if (reader->stopped)
