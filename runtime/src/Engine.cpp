@@ -349,11 +349,19 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
   if (k3rt_status_t s = exe.run("decode_batch", args, out,
                                 std::vector<bool>(1 + inputs.size(), true)))
     return s;
+  // Every output as large as the batch's (checked before any request is
+  // committed).
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    const int64_t bytes = inputs[j].mla ? rowBytes : inputs[j].bytes;
+    if (out[1 + j].byteSize() != n * bytes)
+      return makeStatus(K3RT_INTERNAL, "decode_batch output " + std::to_string(1 + j) + " has " +
+                                           std::to_string(out[1 + j].byteSize()) +
+                                           " bytes, expected " + std::to_string(n * bytes));
+  }
   // The entry updates the slots in place and returns them; a binary that
   // returns a new buffer has it copied into the slots.
   for (size_t j = 0; j < inputs.size(); ++j)
-    if (!inputs[j].mla && out[1 + j].data() != slots[j].kept.get() &&
-        out[1 + j].byteSize() == n * inputs[j].bytes) {
+    if (!inputs[j].mla && out[1 + j].data() != slots[j].kept.get()) {
       std::memmove(slots[j].kept.get(), out[1 + j].data(), size_t(n * inputs[j].bytes));
       counters.stateCopyBytes += n * inputs[j].bytes;
     }
@@ -363,12 +371,8 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
     std::vector<StateView> views;
     for (size_t j = 0; j < inputs.size(); ++j) {
       const int64_t bytes = inputs[j].mla ? rowBytes : inputs[j].bytes;
-      if (out[1 + j].byteSize() != n * bytes)
-        return makeStatus(K3RT_INTERNAL, "decode_batch output " + std::to_string(1 + j) +
-                                             " has " + std::to_string(out[1 + j].byteSize()) +
-                                             " bytes, expected " + std::to_string(n * bytes));
-      // A KDA state stays in its slot: updated in place (or copied there
-      // once below), not written to the pages.
+      // A KDA state stays in its slot (updated in place, or copied there
+      // above), not written to the pages.
       views.push_back({inputs[j].mla ? out[1 + j].data() + i * bytes : nullptr, bytes});
     }
     const int32_t token = r.pending;
