@@ -437,9 +437,9 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
 /// once; then per request (an scf.for: the parallel loops are the ones
 /// inside, over heads and keys; an scf.forall here would put the page loop
 /// with its per-page buffers inside OpenMP's alloca scope, which the
-/// lowering to control flow cannot split) a loop over its pages, each page's rows read in place (a slice of the pool,
-/// no gather; the last page cut at the request's length) as one part of an
-/// online softmax; then its own new row as a last part. The value
+/// lowering to control flow cannot split) a loop over its pages, each
+/// page's rows read in place (a slice of the pool, no gather; the last page
+/// cut at the request's length) as one part of an online softmax; then its own new row as a last part. The value
 /// up-projection and the gate run over all B tokens again.
 struct LowerMlaPaged : OpRewritePattern<MlaPagedOp> {
   using OpRewritePattern::OpRewritePattern;
