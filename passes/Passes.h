@@ -40,6 +40,9 @@ void registerK3Pipelines();
 /// rewrite multi-token KDA into chunks of `kdaChunk` tokens (sub-chunks of
 /// `kdaSubChunk`) or keep its token recurrence.
 struct CpuK3Options {
+  /// A grid's import (a `shard.grid` and annotations, lib/Import): first
+  /// sharding-propagation and shard-partition, to one rank's program.
+  bool partition = false;
   bool dequantize = true;
   /// Routed experts: keep the checkpoint's format, quantize float experts
   /// to MXFP4 (k3-quantize-mxfp4 with `scaleRule`), or decode MXFP4 ones to

@@ -1059,22 +1059,39 @@ def K3CpuParallelLoopsPass : Pass<"k3-cpu-parallel-loops"> {
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def K3MergeAllReducesPass : Pass<"k3-merge-all-reduces", "::mlir::func::FuncOp"> {
+  let summary = "Add partial sums before their all-reduce: one collective instead of two";
+  let description = [{
+    `shard-partition` reduces each partial sum where it is made. Where two
+    are added right after (LatentMoE on a grid: the row-parallel up
+    projection's output and the shared experts'), this pass rewrites
+    `addf(all_reduce(a), all_reduce(b))` over the same grid and axes, each
+    reduction used only there, as `all_reduce(addf(a, b))`. Runs after
+    partition, on tensors (the k3 stage of a grid's binary).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def K3LowerCollectivesPass : Pass<"k3-lower-collectives", "::mlir::ModuleOp"> {
   let summary = "Lower the upstream shard collectives of a sharded binary to k3.collective";
   let description = [{
     A binary compiled for a grid of ranks (`k3-compile --tp --ep`) holds,
-    from the importer, upstream `shard` ops on tensors: `shard.all_reduce`
-    (sum) after the row-parallel projections and the MoE block,
-    `shard.all_gather` of the logits, and `shard.process_linear_index` /
-    `shard.process_multi_index` where a rank's share depends on its place.
-    Upstream's `convert-shard-to-mpi` cannot lower them (DISTRIBUTED.md);
-    this pass does, into the runtime's calls:
+    from upstream's `shard-partition` (the k3 stage), `shard` ops on
+    tensors: `shard.all_reduce` (sum) after the row-parallel projections and
+    the MoE block, `shard.all_gather` of the logits, `shard.all_slice` where
+    a whole value feeds a split one, and `shard.process_multi_index` where a
+    rank's share depends on its place (k3.moe's first expert). Upstream's
+    `convert-shard-to-mpi` cannot lower them (DISTRIBUTED.md); this pass
+    does, into the runtime's calls:
+
 
     - `shard.all_reduce` (sum, f32 or bf16) → `k3.collective all_reduce`
       into a new tensor;
     - `shard.all_gather` along axis `a` → `k3.collective all_gather` into
       `[P, ...]` (the group's blocks stacked in group-rank order), then a
       transpose that puts P before axis `a` and a collapse of the two;
+    - `shard.all_slice` → the rank's block as a `tensor.extract_slice`
+      (no communication);
     - `shard.process_linear_index` and `shard.process_multi_index` → calls
       of `k3_comm_index(axis)` (-1: the linear index over the whole grid),
       which the runtime answers for its rank.

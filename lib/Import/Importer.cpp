@@ -60,9 +60,8 @@ public:
         batch(batch),
         f32(b.getF32Type()),
         cacheType(options.f32MlaCache ? b.getF32Type() : b.getBF16Type()),
-        snapshotInterval(decode || batch ? 0 : options.kdaSnapshotInterval), tp(options.tp),
-        ranks(options.tp * options.ep), kdaHeads(c.kdaHeads / tp), mlaHeads(c.mlaHeads / tp),
-        experts(c.numExperts / ranks), vocab(c.tieWordEmbeddings ? c.vocabSize : c.vocabSize / tp) {}
+        snapshotInterval(decode || batch ? 0 : options.kdaSnapshotInterval),
+        ranks(options.tp * options.ep), kdaHeads(c.kdaHeads), mlaHeads(c.mlaHeads) {}
 
   func::FuncOp build(ModuleOp module);
 
@@ -119,46 +118,39 @@ private:
         shape.back() *= 2;
       auto op = WeightOp::create(b, loc, RankedTensorType::get(shape, elementType(s, dtype)),
                                  ck.fullName(s), IntegerAttr(), DenseI64ArrayAttr());
-      splitWeight(op, ::k3::model::weightSplit(rel));
-      w = op;
+      w = shardAs(op, ::k3::model::weightSplit(rel));
     }
     weights[rel] = w;
     return w;
   }
 
-  /// Types `op` by this rank's block of `how` (nothing on one rank).
-  void splitWeight(WeightOp op, ::k3::model::WeightSplit how) {
-    if (ranks == 1 || how.over == ::k3::model::WeightSplit::None)
-      return;
-    bool world = how.over == ::k3::model::WeightSplit::World;
-    SmallVector<int64_t> shape(op.getType().getShape());
-    shape[how.dim] /= world ? ranks : tp;
-    op.getResult().setType(op.getType().clone(shape));
-    op.setSplitDimAttr(b.getI64IntegerAttr(how.dim));
-    op.setSplitAxesAttr(b.getDenseI64ArrayAttr(world ? ArrayRef<int64_t>{0, 1}
-                                                     : ArrayRef<int64_t>{kTpAxis}));
-  }
-
-  //===--- Collectives (a grid of ranks) -------------------------------===//
-
-  /// The sum of every rank's partial `x` over the tp axis, or the whole
-  /// grid: a row-parallel projection's or the MoE block's output.
-  Value allReduce(Value x, bool world) {
-    if ((world ? ranks : tp) == 1)
-      return x;
-    SmallVector<shard::GridAxis> axes{kTpAxis};
-    if (world)
+  /// On a grid, `v` annotated with where it lives: whole on every rank, or
+  /// split into equal blocks along `how.dim` over the tp axis or the whole
+  /// grid (lib/Model/Placement.h). These annotations, on the weights and
+  /// on the entry point's arguments and results, are all the importer says
+  /// of the split: the k3 stage's sharding-propagation carries them to
+  /// every op, and shard-partition makes one rank's program of it, with
+  /// its collectives (dialects/K3/K3Sharding.cpp). `forUsers` annotates an
+  /// argument (how its users see it) rather than a value's producer.
+  Value shardAs(Value v, ::k3::model::WeightSplit how, bool forUsers = false) {
+    SmallVector<shard::GridAxis> axes;
+    if (how.over == ::k3::model::WeightSplit::Tp)
+      axes = {kTpAxis};
+    else if (how.over == ::k3::model::WeightSplit::World)
       axes = {0, 1};
-    return shard::AllReduceOp::create(b, loc, x, "grid", axes, shard::ReductionKind::Sum);
+    return shardAlong(v, how.dim, axes, forUsers);
   }
-  /// This rank's coordinate on the tp axis, and its linear index on the grid.
-  Value tpIndex() {
-    return shard::ProcessMultiIndexOp::create(b, loc, "grid", ArrayRef<shard::GridAxis>{kTpAxis})
-        ->getResult(0);
-  }
-  Value worldIndex() {
-    return shard::ProcessLinearIndexOp::create(b, loc, FlatSymbolRefAttr::get(b.getContext(),
-                                                                             "grid"));
+  /// `v` annotated as split along `dim` over `axes` (none: whole).
+  Value shardAlong(Value v, int64_t dim, ArrayRef<shard::GridAxis> axes, bool forUsers) {
+    if (ranks == 1)
+      return v;
+    SmallVector<shard::GridAxesAttr> split;
+    for (int64_t d = 0; d <= (axes.empty() ? 0 : dim); ++d)
+      split.push_back(shard::GridAxesAttr::get(b.getContext(), d == dim ? axes
+                                                                      : ArrayRef<shard::GridAxis>{}));
+    Value sharding = shard::ShardingOp::create(
+        b, loc, FlatSymbolRefAttr::get(b.getContext(), "grid"), split);
+    return shard::ShardOp::create(b, loc, v, sharding, forUsers);
   }
 
   /// True if the linear `X.weight` is stored as an MXFP4 pair.
@@ -208,8 +200,7 @@ private:
     std::string name = ck.fullName(s);
     name.replace(name.find("experts.0."), 10, "experts.{e}.");
     auto op = WeightOp::create(b, loc, type, name, IntegerAttr(), DenseI64ArrayAttr());
-    splitWeight(op, {::k3::model::WeightSplit::World, 0});
-    return op;
+    return shardAs(op, {::k3::model::WeightSplit::World, 0});
   }
 
   //===--- Small ops --------------------------------------------------===//
@@ -274,7 +265,7 @@ private:
   Value kdaBatch(Value x, int64_t layer);
   Value mlaBatch(Value x, int64_t layer);
   /// Pieces shared by the KDA builders: the conv filter `name` as [P, W],
-  /// A_log (this rank's heads) and dt_bias as [H, K], the decay gate of
+  /// A_log (its first H values) and dt_bias as [H, K], the decay gate of
   /// `f`, and the output gate's projection.
   Value convFilter(const std::string &at, const char *name);
   std::pair<Value, Value> decayParameters(const std::string &at);
@@ -311,10 +302,11 @@ private:
   int64_t snapshotInterval;
   SmallVector<std::pair<std::string, Value>> snapshots;
   unsigned nextState = 0;
-  /// The grid (1 x 1: one process) and this rank's share: heads, routed
-  /// experts and lm_head rows per rank.
-  int64_t tp, ranks;
-  int64_t kdaHeads, mlaHeads, experts, vocab;
+  /// On a grid: where each result lives (build()'s shardAs).
+  SmallVector<::k3::model::WeightSplit> resultSplits;
+  /// The grid's ranks (1: one process), and the model's heads.
+  int64_t ranks;
+  int64_t kdaHeads, mlaHeads;
 };
 
 Value EntryBuilder::convFilter(const std::string &at, const char *name) {
@@ -334,14 +326,9 @@ std::pair<Value, Value> EntryBuilder::decayParameters(const std::string &at) {
     aLog = tensor::CollapseShapeOp::create(b, loc, aLog,
                                            ArrayRef<ReassociationIndices>{all});
   }
-  // A rank's heads are the tp-index-th block of h.
-  OpFoldResult firstHead = b.getIndexAttr(0);
-  if (tp > 1)
-    firstHead = arith::MulIOp::create(b, loc, tpIndex(), arith::ConstantIndexOp::create(b, loc, h))
-                    .getResult();
   aLog = tensor::ExtractSliceOp::create(
       b, loc, RankedTensorType::get({h}, aType.getElementType()), aLog,
-      ArrayRef<OpFoldResult>{firstHead},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(h)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   Value dtBias = tensor::ExpandShapeOp::create(
@@ -409,7 +396,7 @@ Value EntryBuilder::kda(Value x, int64_t layer) {
   Value gate = outputGate(x, at);
   Value o = rmsNorm(rec.getOut(), weight(at + "o_norm.weight"), c.rmsNormEps,
                     split(gate, h, dk));
-  return allReduce(linear(merge(o), at + "o_proj.weight"), /*world=*/false);
+  return linear(merge(o), at + "o_proj.weight");
 }
 
 EntryBuilder::MlaInputs EntryBuilder::mlaInputs(Value x, const std::string &at) {
@@ -457,7 +444,7 @@ Value EntryBuilder::mla(Value x, int64_t layer) {
                             weight(at + "kv_b_proj.weight"), cache, gate,
                             fattr(1.0 / std::sqrt(double(qk))), b.getUnitAttr());
   stateOut.push_back(attn.getNewCache());
-  return allReduce(linear(merge(attn.getOut()), at + "o_proj.weight"), /*world=*/false);
+  return linear(merge(attn.getOut()), at + "o_proj.weight");
 }
 
 Value EntryBuilder::kdaBatch(Value x, int64_t layer) {
@@ -562,7 +549,7 @@ Value EntryBuilder::kdaBatch(Value x, int64_t layer) {
   b.setInsertionPointAfter(forall);
   for (unsigned i = 1; i < 5; ++i)
     stateOut.push_back(forall.getResult(i));
-  return allReduce(linear(merge(forall.getResult(0)), at + "o_proj.weight"), /*world=*/false);
+  return linear(merge(forall.getResult(0)), at + "o_proj.weight");
 }
 
 Value EntryBuilder::mlaBatch(Value x, int64_t layer) {
@@ -576,7 +563,7 @@ Value EntryBuilder::mlaBatch(Value x, int64_t layer) {
       split(q, h, qk), latent, kRope, weight(at + "kv_b_proj.weight"), pages, table, lengths, gate,
       fattr(1.0 / std::sqrt(double(qk))));
   stateOut.push_back(attn.getRows());
-  return allReduce(linear(merge(attn.getOut()), at + "o_proj.weight"), /*world=*/false);
+  return linear(merge(attn.getOut()), at + "o_proj.weight");
 }
 
 Value EntryBuilder::ffn(Value x, int64_t layer) {
@@ -590,10 +577,9 @@ Value EntryBuilder::ffn(Value x, int64_t layer) {
   FloatAttr beta2 = !swiglu && c.situBeta2 ? fattr(*c.situBeta2) : FloatAttr();
   if (c.ffn(layer) == FFN::Dense) {
     const std::string mp = lp + "mlp.";
-    return allReduce(MlpOp::create(b, loc, x.getType(), x, weight(mp + "gate_proj.weight"),
-                                   weight(mp + "up_proj.weight"),
-                                   weight(mp + "down_proj.weight"), glu, beta1, beta2),
-                     /*world=*/false);
+    return MlpOp::create(b, loc, x.getType(), x, weight(mp + "gate_proj.weight"),
+                         weight(mp + "up_proj.weight"), weight(mp + "down_proj.weight"), glu,
+                         beta1, beta2);
   }
   const std::string mp = lp + "block_sparse_moe.";
   auto idxType = RankedTensorType::get({tokens(), c.topK}, b.getI32Type());
@@ -627,51 +613,32 @@ Value EntryBuilder::ffn(Value x, int64_t layer) {
     su = weight(mp + "shared_experts.up_proj.weight");
     sd = weight(mp + "shared_experts.down_proj.weight");
   }
-  // On a grid, this rank's experts are the world-index-th block: the
-  // router's picks become local indices, those of other ranks' experts
-  // fall outside [0, experts) and are dropped (k3.moe's rule).
-  Value indices = router.getIndices();
-  if (ranks > 1) {
-    Value first = arith::IndexCastOp::create(
-        b, loc, b.getI32Type(),
-        arith::MulIOp::create(b, loc, worldIndex(), arith::ConstantIndexOp::create(b, loc, experts)));
-    SmallVector<Value> dynamic;
-    if (!decode)
-      dynamic.push_back(numTokens);
-    Value firsts = tensor::SplatOp::create(b, loc, idxType, first, dynamic);
-    indices = arith::SubIOp::create(b, loc, indices, firsts);
-  }
   if (ranks == 1 || !down)
-    return allReduce(MoeOp::create(b, loc, x.getType(), x, indices, router.getWeights(), down,
-                                   up, norm, w1, w3, w2, s1, s3, s2, sg, su, sd, glu, beta1,
-                                   beta2, fattr(c.rmsNormEps), UnitAttr()),
-                     /*world=*/true);
-  // LatentMoE on a grid: the latent combine is normalised before its up
-  // projection, so the ranks' partial combines meet first (an all-reduce
-  // of [T, Dl], smaller than [T, D]) and the norm runs on every rank; the
-  // up projection is then row-parallel (each rank its block of the latent
-  // columns), and its partial outputs and the shared experts' meet in a
-  // second all-reduce. The same ops as k3.moe's, spelled out.
+    return MoeOp::create(b, loc, x.getType(), x, router.getIndices(), router.getWeights(), down,
+                         up, norm, w1, w3, w2, s1, s3, s2, sg, su, sd, glu, beta1, beta2,
+                         fattr(c.rmsNormEps), UnitAttr());
+  // LatentMoE on a grid, spelled out: the experts split over the ranks, so
+  // each rank's latent combine is a partial sum, and the norm before the up
+  // projection needs the whole sum (an all-reduce of [T, Dl], smaller than
+  // [T, D]); the up projection is then row-parallel over the latent
+  // columns, and the shared experts column/row-parallel, each ending in an
+  // all-reduce that partition adds.
   int64_t dl = cast<RankedTensorType>(down.getType()).getDimSize(0);
-  int64_t dlPart = cast<RankedTensorType>(up.getType()).getDimSize(1);
   Value z = LinearOp::create(b, loc, act({dl}), x, down, Value());
-  Value u = MoeOp::create(b, loc, act({dl}), z, indices, router.getWeights(), Value(), Value(),
-                          Value(), w1, w3, w2, s1, s3, s2, Value(), Value(), Value(), glu, beta1,
-                          beta2, fattr(c.rmsNormEps), UnitAttr());
-  u = allReduce(u, /*world=*/true);
+  Value u = MoeOp::create(b, loc, act({dl}), z, router.getIndices(), router.getWeights(), Value(),
+                          Value(), Value(), w1, w3, w2, s1, s3, s2, Value(), Value(), Value(), glu,
+                          beta1, beta2, fattr(c.rmsNormEps), UnitAttr());
   if (norm)
     u = rmsNorm(u, norm, c.rmsNormEps);
-  Value firstColumn = arith::MulIOp::create(b, loc, worldIndex(),
-                                            arith::ConstantIndexOp::create(b, loc, dlPart));
-  Value mine = tensor::ExtractSliceOp::create(
-      b, loc, act({dlPart}), u, ArrayRef<OpFoldResult>{b.getIndexAttr(0), firstColumn},
-      ArrayRef<OpFoldResult>{tokenCount(), b.getIndexAttr(dlPart)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-  Value y = LinearOp::create(b, loc, x.getType(), mine, up, Value());
+  // The up projection reads the rank's block of u's columns: split from
+  // the whole one grid axis at a time (upstream reshards one per step).
+  u = shardAlong(u, 1, {0}, /*forUsers=*/true);
+  u = shardAlong(u, 1, {0, 1}, /*forUsers=*/true);
+  Value y = LinearOp::create(b, loc, x.getType(), u, up, Value());
   if (sg)
     y = arith::AddFOp::create(
         b, loc, y, MlpOp::create(b, loc, x.getType(), x, sg, su, sd, glu, beta1, beta2));
-  return allReduce(y, /*world=*/true);
+  return y;
 }
 
 Value EntryBuilder::attnRes(ArrayRef<Value> sources, const std::string &norm,
@@ -692,11 +659,16 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
   SmallVector<Type> inputs{RankedTensorType::get({tokens()}, b.getI32Type())};
   SmallVector<std::string> stateNames, resultNames;
   SmallVector<Type> stateResults;
+  // On a grid, where each argument and result lives (the KDA state and
+  // windows split by heads like the heads' weights; the rest whole).
+  using ::k3::model::WeightSplit;
+  SmallVector<WeightSplit> inputSplits{WeightSplit{}}, stateSplits;
   bool anyMla = false;
   for (int64_t l = 0; l < c.numLayers; ++l)
     anyMla |= c.mixer(l) != Mixer::KDA;
   if (batch && anyMla) {
     inputs.push_back(RankedTensorType::get({kDyn}, b.getI32Type()));
+    inputSplits.push_back({});
     stateNames.push_back("lengths");
   }
   SmallVector<int64_t> perRequest; // batch: the leading request dimension
@@ -712,41 +684,55 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     std::string lp = "layers." + std::to_string(l) + ".";
     if (c.mixer(l) == Mixer::KDA) {
       auto window = stateType({c.convKernelSize - 1, kdaHeads * c.kdaHeadDim}, f32);
+      WeightSplit byChannels{WeightSplit::Tp, int(perRequest.size()) + 1};
       for (const char *name : {"conv_q", "conv_k", "conv_v"}) {
         inputs.push_back(window);
+        inputSplits.push_back(byChannels);
         stateNames.push_back(lp + name);
         stateResults.push_back(window);
+        stateSplits.push_back(byChannels);
         resultNames.push_back(lp + name);
       }
+      WeightSplit byHeads{WeightSplit::Tp, int(perRequest.size())};
       inputs.push_back(stateType({kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
+      inputSplits.push_back(byHeads);
       stateNames.push_back(lp + "kda_state");
       stateResults.push_back(inputs.back());
+      stateSplits.push_back(byHeads);
       resultNames.push_back(lp + "kda_state");
     } else if (batch) {
       inputs.push_back(RankedTensorType::get({kDyn, kDyn}, b.getI32Type()));
+      inputSplits.push_back({});
       stateNames.push_back(lp + "block_table");
       stateResults.push_back(RankedTensorType::get({kDyn, c.mlaCacheWidth()}, cacheType));
+      stateSplits.push_back({});
       resultNames.push_back(lp + "mla_rows");
     } else {
       inputs.push_back(RankedTensorType::get({kDyn, c.mlaCacheWidth()}, cacheType));
+      inputSplits.push_back({});
       stateNames.push_back(lp + "mla_cache");
       stateResults.push_back(inputs.back());
+      stateSplits.push_back({});
       resultNames.push_back(lp + "mla_cache");
       appendsRows.push_back(inputs.size() - 1);
     }
   }
   if (batch && anyMla) {
     inputs.push_back(RankedTensorType::get({kDyn, kDyn, c.mlaCacheWidth()}, cacheType));
+    inputSplits.push_back({});
     stateNames.push_back("mla_pages");
   }
   SmallVector<Type> results{RankedTensorType::get({lastOnly ? 1 : tokens(), c.vocabSize}, f32)};
   results.append(stateResults.begin(), stateResults.end());
+  resultSplits.assign(1, WeightSplit{});
+  resultSplits.append(stateSplits.begin(), stateSplits.end());
   // Then, with snapshots, one [⌊T/N⌋, H, K, K] tensor per KDA layer.
   SmallVector<std::string> snapshotNames;
   for (int64_t l = 0; snapshotInterval && l < c.numLayers; ++l)
     if (c.mixer(l) == Mixer::KDA) {
       results.push_back(RankedTensorType::get(
           {kDyn, kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
+      resultSplits.push_back({WeightSplit::Tp, 1});
       snapshotNames.push_back("layers." + std::to_string(l) + ".kda_snapshots");
     }
 
@@ -770,8 +756,11 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     fn.setResultAttr(1 + resultNames.size() + i, "k3.name", b.getStringAttr(name));
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);
-  Value ids = body->getArgument(0);
-  stateIn.assign(body->getArguments().begin() + 1, body->getArguments().end());
+  SmallVector<Value> args;
+  for (auto [arg, how] : llvm::zip_equal(body->getArguments(), inputSplits))
+    args.push_back(shardAs(arg, how, /*forUsers=*/true));
+  Value ids = args[0];
+  stateIn.assign(args.begin() + 1, args.end());
   if (batch && anyMla) {
     lengths = stateIn.front();
     pages = stateIn.back();
@@ -890,21 +879,21 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
                 "output_attn_res_proj.weight");
   h = rmsNorm(h, weight("norm.weight"), c.rmsNormEps);
   Value head = weight(c.tieWordEmbeddings ? "embed_tokens.weight" : "lm_head.weight");
-  Value logits;
-  if (tp > 1 && !c.tieWordEmbeddings) {
-    // Each rank's vocabulary rows, gathered in tp order along the vocabulary.
-    auto full = cast<RankedTensorType>(results[0]);
-    auto rows = full.clone({full.getDimSize(0), vocab});
-    Value part = LmHeadOp::create(b, loc, rows, h, head);
-    logits = shard::AllGatherOp::create(b, loc, results[0], "grid", ArrayRef<int16_t>{kTpAxis}, part,
-                                        APInt(64, 1));
-  } else {
-    logits = LmHeadOp::create(b, loc, results[0], h, head);
+  // The logits are every rank's whole vocabulary: a vocabulary split is
+  // computed split and gathered (said outright: propagation would as soon
+  // gather the weight).
+  Value logits = LmHeadOp::create(b, loc, results[0], h, head);
+  if (!c.tieWordEmbeddings) {
+    ::k3::model::WeightSplit rows = ::k3::model::weightSplit("lm_head.weight");
+    if (rows.over != ::k3::model::WeightSplit::None)
+      logits = shardAs(logits, {rows.over, 1});
   }
   SmallVector<Value> rets{logits};
   rets.append(stateOut.begin(), stateOut.end());
   for (auto &[name, value] : snapshots)
     rets.push_back(value);
+  for (auto [v, how] : llvm::zip(rets, resultSplits))
+    v = shardAs(v, how);
   func::ReturnOp::create(b, loc, rets);
   return fn;
 }

@@ -36,16 +36,14 @@ struct ImportOptions {
   int64_t kdaSnapshotInterval = 0;
   /// A grid of ep x tp ranks (issue 28, lib/Model/Placement.h; tp the
   /// minor axis, so a tensor-parallel group is consecutive ranks): > 1
-  /// builds one rank's program. Attention heads, the dense MLP and the
-  /// lm_head's vocabulary split over axis 1 (tp); the routed experts, the
-  /// shared experts' channels and LatentMoE's up projection over the whole
-  /// grid. Weights are typed by the rank's
-  /// block (`k3.weight` split attributes), the module holds `shard.grid
-  /// @grid`, and the partial results meet in upstream `shard` collectives:
-  /// an all-reduce after each attention output projection, dense MLP and
-  /// MoE block, an all-gather of the logits. Every rank runs the same
-  /// program: what differs (its experts, its heads' A_log) comes from
-  /// `shard.process_*_index`. The caller checks that the model splits
+  /// builds the whole model annotated for the grid, the module holding
+  /// `shard.grid @grid`: each weight, entry argument and result says with
+  /// `shard.shard` where it lives (attention heads, the dense MLP and the
+  /// lm_head's vocabulary split over axis 1, tp; the routed experts, the
+  /// shared experts' channels and LatentMoE's up projection over the
+  /// whole grid; the rest whole). The k3 stage's sharding-propagation and
+  /// shard-partition make one rank's program of it, with its collectives
+  /// (dialects/K3/K3Sharding.cpp). The caller checks that the model splits
   /// (computePlacement).
   int64_t tp = 1, ep = 1;
   /// Also builds `decode_batch`: one token for each of B requests in one

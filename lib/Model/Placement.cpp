@@ -22,7 +22,8 @@ WeightSplit weightSplit(const std::string &n) {
   if (has(".experts."))
     return {WeightSplit::World, 0};
   // LatentMoE's up projection, row-parallel over the grid: its partial
-  // outputs join the shared experts' in one all-reduce (Importer.cpp).
+  // outputs join the shared experts' in one all-reduce
+  // (k3-merge-all-reduces).
   if (has("routed_expert_up_proj."))
     return {WeightSplit::World, 1};
   if (has(".shared_experts."))

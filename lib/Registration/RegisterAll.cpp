@@ -7,6 +7,7 @@
 #include "lib/Registration/RegisterAll.h"
 
 #include "dialects/K3/K3Dialect.h"
+#include "dialects/K3/K3Sharding.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,6 +31,9 @@
 #include "mlir/Transforms/Passes.h"
 
 void mlir::k3::registerK3Dialects(DialectRegistry &registry) {
+  // sharding-propagation and shard-partition for a grid's binary; first,
+  // so that its tensor.empty model is the one kept.
+  registerK3ShardingModels(registry);
   // Every upstream dialect and its interface models (bufferization,
   // LLVM translation, ...): the pipelines lower through many of them.
   registerAllDialects(registry);

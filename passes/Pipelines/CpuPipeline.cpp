@@ -3,7 +3,9 @@
 // Part of k3. The CPU path as three stages, one per named phase of
 // DESIGN.md §2, and the named pipeline `k3-cpu-to-llvm` running all three:
 //
-//   k3:    k3-decompose-mlp, [k3-segment-kda,] k3-fuse-kda-decode,
+//   k3:    [a grid's import: sharding-propagation, shard-partition,
+//          k3-merge-all-reduces,]
+//          k3-decompose-mlp, [k3-segment-kda,] k3-fuse-kda-decode,
 //          k3-kda-chunkwise, k3-mla-absorb, [k3-quantize-mxfp4,]
 //          k3-dequantize-weights, [k3-pack-weight-panels,]
 //          k3-outline-weights, k3-outline-layers
@@ -79,6 +81,9 @@ void add(mlir::OpPassManager &pm, const char *pipeline) {
 } // namespace
 
 void mlir::k3::buildCpuK3Stage(OpPassManager &pm, const CpuK3Options &options) {
+  if (options.partition)
+    add(pm, "func.func(sharding-propagation,cse,shard-partition,canonicalize,cse,"
+            "k3-merge-all-reduces)");
   pm.addPass(createK3DecomposeMlpPass());
   if (options.kdaSegments > 1)
     pm.addPass(createK3SegmentKdaPass(K3SegmentKdaPassOptions{options.kdaSegments}));

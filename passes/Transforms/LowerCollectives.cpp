@@ -168,6 +168,36 @@ struct K3LowerCollectivesPass
                                                     blocks, merge);
         gather.replaceAllUsesWith(out);
         gather.erase();
+      } else if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
+        // A whole tensor's block on this rank (partition's reshard of a
+        // replicated value to a split one): no communication, a slice at
+        // the rank's block along the axes, counted row-major over them.
+        auto type = cast<RankedTensorType>(slice.getType());
+        int64_t axis = slice.getSliceAxis().getSExtValue();
+        if (type.isDynamicDim(axis)) {
+          op->emitOpError() << "k3-lower-collectives: a dynamic slice axis is not lowered";
+          failed = true;
+          continue;
+        }
+        Value block = arith::ConstantIndexOp::create(b, loc, 0);
+        for (int16_t a : slice.getGridAxes())
+          block = arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc, block,
+                                    arith::ConstantIndexOp::create(b, loc, shape[a])),
+              callIndex(loc, a));
+        SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+        offsets[axis] = arith::MulIOp::create(
+                            b, loc, block,
+                            arith::ConstantIndexOp::create(b, loc, type.getDimSize(axis)))
+                            .getResult();
+        SmallVector<OpFoldResult> sizes = sizesOf(b, loc, slice.getInput());
+        sizes[axis] = b.getIndexAttr(type.getDimSize(axis));
+        Value out = tensor::ExtractSliceOp::create(
+            b, loc, type, slice.getInput(), offsets, sizes,
+            SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+        slice.replaceAllUsesWith(out);
+        slice.erase();
       } else if (auto linear = dyn_cast<shard::ProcessLinearIndexOp>(op)) {
         linear.replaceAllUsesWith(callIndex(loc, -1));
         linear.erase();
@@ -181,7 +211,7 @@ struct K3LowerCollectivesPass
       } else {
         op->emitOpError()
             << "k3-lower-collectives: no runtime call for this op (lowered: "
-               "all_reduce with a sum, all_gather, process_linear_index, "
+               "all_reduce with a sum, all_gather, all_slice, process_linear_index, "
                "process_multi_index)";
         failed = true;
       }

@@ -20,6 +20,7 @@
 #include "runtime/src/comm/Collectives.h"
 #include "runtime/src/text/Synthetic.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -753,6 +754,7 @@ int main(int argc, char **argv) {
   phases.begin("k3");
   if (!stage(*module, [&](OpPassManager &pm) {
         mlir::k3::CpuK3Options options;
+        options.partition = !module->getOps<shard::GridOp>().empty();
         options.dequantize = compileTo != "bundle";
         options.kdaChunked = kdaForm == "chunked";
         options.kdaChunk = kdaChunk;
