@@ -267,8 +267,11 @@ Structure describe(MoeOp op) {
   // sums do not add up after the op: the importer spells that form out.
   Structure s;
   unsigned t = s.loop(Loop::Parallel), d = s.loop(Loop::Whole), k = s.loop(Loop::Whole);
-  unsigned e = s.loop(op.getNorm() ? Loop::Whole : Loop::Sum);
-  unsigned fs = s.loop(Loop::Sum), dl = s.loop(Loop::Whole);
+  // A norm makes both whole: the shared experts' partial sums would add up,
+  // but not beside a whole routed part (the all-reduce would count it once
+  // per rank).
+  Loop sum = op.getNorm() ? Loop::Whole : Loop::Sum;
+  unsigned e = s.loop(sum), fs = s.loop(sum), dl = s.loop(Loop::Whole);
   s.experts = e;
   s.add(op.getX(), {t, d});
   s.add(op.getIndices(), {t, k});
@@ -433,13 +436,20 @@ FailureOr<ShardingOption> optionOf(const Structure &s, ArrayRef<Sharding> operan
     }
   }
   // No tensor is split twice along one grid axis; and a sum's axes split
-  // no result (their all-reduce would add up different blocks). Two sums
-  // may share axes: each rank adds its block of both (k3.moe's experts and
-  // shared channels).
+  // no result (their all-reduce would add up different blocks). The sums
+  // an op adds up (k3.moe's experts and shared channels) split alike or
+  // not at all: the all-reduce would count an unsplit one once per rank.
   SmallVector<GridAxis> sums, resultAxes;
-  for (auto [l, a] : llvm::enumerate(axes))
-    if (s.loops[l] == Loop::Sum)
-      sums.append(a.begin(), a.end());
+  std::optional<unsigned> firstSum;
+  for (auto [l, a] : llvm::enumerate(axes)) {
+    if (s.loops[l] != Loop::Sum ||
+        llvm::none_of(s.dims, [&](const auto &d) { return d && llvm::is_contained(*d, l); }))
+      continue;
+    if (firstSum && axes[*firstSum] != a)
+      return failure();
+    firstSum = l;
+    sums.append(a.begin(), a.end());
+  }
   for (auto [i, dims] : llvm::enumerate(s.dims)) {
     if (!dims)
       continue;
@@ -525,10 +535,14 @@ LogicalResult rebuild(Operation *op, const Structure &s, const ShardingArray &ax
     RankedTensorType type = localType(0);
     SmallVector<OpFoldResult> shape;
     for (auto [d, size] : llvm::enumerate(e.getMixedOutputShape())) {
-      if (auto v = dyn_cast<Value>(size))
+      if (auto v = dyn_cast<Value>(size)) {
+        // The result's dimensions are its loops.
+        if (d < axes.size() && !axes[d].empty())
+          return e.emitOpError() << "splits dynamic dimension " << d;
         shape.push_back(map.lookupOrDefault(v));
-      else
-        shape.push_back(b.getIndexAttr(type.getDimSize(d)));
+        continue;
+      }
+      shape.push_back(b.getIndexAttr(type.getDimSize(d)));
     }
     map.map(e.getResult(), tensor::ExpandShapeOp::create(b, loc, type, operands[0],
                                                          e.getReassociationIndices(), shape)
@@ -658,6 +672,13 @@ struct Model : shard::ShardingInterface::ExternalModel<Model<Op>, Op> {
   LogicalResult partition(Operation *op, ArrayRef<Value> operands,
                           ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultShardings,
                           IRMapping &map, SymbolTableCollection &symbols, OpBuilder &b) const {
+    // Upstream reshards one grid axis per step and leaves no value where a
+    // reshard needs more (whole to split over two axes at once).
+    for (auto [i, v] : llvm::enumerate(operands))
+      if (!v)
+        return op->emitOpError() << "operand " << i
+                                 << " needs a resharding that shard-partition does not make "
+                                    "(more than one grid axis at a time)";
     Structure s = describe(cast<Op>(op));
     if (s.dims.size() != op->getNumOperands() + op->getNumResults())
       return op->emitOpError() << "has " << op->getNumOperands() + op->getNumResults()
@@ -671,11 +692,18 @@ struct Model : shard::ShardingInterface::ExternalModel<Model<Op>, Op> {
       return success();
     }
     const ShardingArray &axes = option->shardingArray;
+    // Upstream gives no sharding for a result used more than once or not
+    // at all: it is the one the option implies.
+    std::vector<Sharding> all = annotationsOf(op->getContext(), s, *option);
+    std::vector<Sharding> results(resultShardings.begin(), resultShardings.end());
+    for (auto [i, r] : llvm::enumerate(results))
+      if (!r)
+        r = all[op->getNumOperands() + i];
     if constexpr (std::is_same_v<Op, WeightOp> || std::is_same_v<Op, tensor::ExpandShapeOp> ||
                   std::is_same_v<Op, tensor::CollapseShapeOp> ||
                   std::is_same_v<Op, tensor::ExtractSliceOp> ||
                   std::is_same_v<Op, tensor::DimOp> || std::is_same_v<Op, tensor::EmptyOp>)
-      return rebuild(op, s, axes, option->grid, operands, resultShardings, map, symbols, b);
+      return rebuild(op, s, axes, option->grid, operands, results, map, symbols, b);
 
     SmallVector<GridAxis> sumAxes;
     for (auto [l, a] : llvm::enumerate(axes))
@@ -694,13 +722,13 @@ struct Model : shard::ShardingInterface::ExternalModel<Model<Op>, Op> {
                                    .getDimSize(0);
         map.map(moe.getIndices(), localPicks(moe, axes[*s.experts], option->grid, picks,
                                              localExperts, symbols, b));
-        local = cloneLocal(op, map, resultShardings, symbols, b);
+        local = cloneLocal(op, map, results, symbols, b);
         map.map(moe.getIndices(), picks);
       } else {
-        local = cloneLocal(op, map, resultShardings, symbols, b);
+        local = cloneLocal(op, map, results, symbols, b);
       }
     } else {
-      local = cloneLocal(op, map, resultShardings, symbols, b);
+      local = cloneLocal(op, map, results, symbols, b);
     }
     if (sumAxes.empty())
       return success();

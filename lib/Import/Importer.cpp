@@ -756,11 +756,11 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     fn.setResultAttr(1 + resultNames.size() + i, "k3.name", b.getStringAttr(name));
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);
-  SmallVector<Value> args;
-  for (auto [arg, how] : llvm::zip_equal(body->getArguments(), inputSplits))
-    args.push_back(shardAs(arg, how, /*forUsers=*/true));
-  Value ids = args[0];
-  stateIn.assign(args.begin() + 1, args.end());
+  Value ids = shardAs(body->getArgument(0), inputSplits.front(), /*forUsers=*/true);
+  stateIn.clear();
+  for (auto [arg, how] : llvm::zip_equal(body->getArguments().drop_front(),
+                                         ArrayRef(inputSplits).drop_front()))
+    stateIn.push_back(shardAs(arg, how, /*forUsers=*/true));
   if (batch && anyMla) {
     lengths = stateIn.front();
     pages = stateIn.back();
@@ -892,7 +892,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
   rets.append(stateOut.begin(), stateOut.end());
   for (auto &[name, value] : snapshots)
     rets.push_back(value);
-  for (auto [v, how] : llvm::zip(rets, resultSplits))
+  for (auto [v, how] : llvm::zip_equal(rets, resultSplits))
     v = shardAs(v, how);
   func::ReturnOp::create(b, loc, rets);
   return fn;

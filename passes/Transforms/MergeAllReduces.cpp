@@ -39,10 +39,11 @@ struct K3MergeAllReducesPass : k3::impl::K3MergeAllReducesPassBase<K3MergeAllRed
       if (!lhs || !rhs || lhs == rhs || lhs.getGrid() != rhs.getGrid() ||
           lhs.getGridAxes() != rhs.getGridAxes())
         continue;
-      // The sum of the two ranks' partials, in f32 as both were: the order
-      // of the additions changes, not their precision.
+      // Each rank adds its two partials, then the ranks' sums are added:
+      // the same sum in another order (in bf16, rounded at other points).
       OpBuilder b(add);
-      Value sum = arith::AddFOp::create(b, add.getLoc(), lhs.getInput(), rhs.getInput());
+      Value sum = arith::AddFOp::create(b, add.getLoc(), lhs.getInput(), rhs.getInput(),
+                                        add.getFastmathAttr());
       add.replaceAllUsesWith(shard::AllReduceOp::create(b, add.getLoc(), sum, lhs.getGrid(),
                                                         lhs.getGridAxes(),
                                                         shard::ReductionKind::Sum)

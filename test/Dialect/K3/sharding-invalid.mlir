@@ -24,3 +24,39 @@ func.func @dim_of_split(%x: tensor<?x8xf32>) -> index {
   %n = tensor.dim %xs, %c0 : tensor<?x8xf32>
   return %n : index
 }
+
+// -----
+
+// The routed experts split over the grid and the shared experts whole: the
+// two sums of k3.moe must split alike (else the all-reduce would add the
+// shared output once per rank), so propagation gathers the experts, from
+// two grid axes at once, which upstream partition cannot: an error, not a
+// crash.
+shard.grid @grid(shape = 2x2)
+func.func @moe(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  %rep = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %world = shard.sharding @grid split_axes = [[0, 1]] : !shard.sharding
+  %xs = shard.shard %x to %rep annotate_for_users : tensor<?x16xf32>
+  %r0 = k3.weight "router" : tensor<8x16xf32>
+  %r = shard.shard %r0 to %rep : tensor<8x16xf32>
+  %w10 = k3.weight "w1" : tensor<8x8x16xf32>
+  %w1 = shard.shard %w10 to %world : tensor<8x8x16xf32>
+  %w30 = k3.weight "w3" : tensor<8x8x16xf32>
+  %w3 = shard.shard %w30 to %world : tensor<8x8x16xf32>
+  %w20 = k3.weight "w2" : tensor<8x16x8xf32>
+  %w2 = shard.shard %w20 to %world : tensor<8x16x8xf32>
+  %sg0 = k3.weight "sg" : tensor<16x16xf32>
+  %sg = shard.shard %sg0 to %rep : tensor<16x16xf32>
+  %su0 = k3.weight "su" : tensor<16x16xf32>
+  %su = shard.shard %su0 to %rep : tensor<16x16xf32>
+  %sd0 = k3.weight "sd" : tensor<16x16xf32>
+  %sd = shard.shard %sd0 to %rep : tensor<16x16xf32>
+  %i, %w = k3.router %xs, %r top_k = 2 renormalize scaling = 1.0
+      : (tensor<?x16xf32>, tensor<8x16xf32>) -> (tensor<?x2xi32>, tensor<?x2xf32>)
+  // expected-error @+1 {{'k3.moe' op operand 3 needs a resharding that shard-partition does not make (more than one grid axis at a time)}}
+  %y = k3.moe %xs routed(%i, %w) experts(%w1, %w3, %w2) shared(%sg, %su, %sd) activation silu
+      : (tensor<?x16xf32>, tensor<?x2xi32>, tensor<?x2xf32>, tensor<8x8x16xf32>, tensor<8x8x16xf32>,
+         tensor<8x16x8xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<?x16xf32>
+  %ys = shard.shard %y to %rep : tensor<?x16xf32>
+  return %ys : tensor<?x16xf32>
+}
