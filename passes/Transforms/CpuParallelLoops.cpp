@@ -190,34 +190,47 @@ void peelWhereWide(RewriterBase &rewriter, scf::ParallelOp loop,
 }
 
 /// A loop with dynamic bounds (a grouped expert GEMM over the tokens routed
-/// to one expert: none or one in a decode step) runs in parallel only when
-/// its actual iterations reach the threshold: `scf.if` between it and a
-/// serial copy. (An OpenMP `if` clause would do it without the copy, but
+/// to one expert: none or one in a decode step; decode_batch's requests)
+/// runs in parallel only when its actual iterations reach the threshold
+/// and number at least two: `scf.if` between it and a serial copy. A
+/// parallel loop of one iteration would run on one thread, the loops inside
+/// it serial; in the copy they are candidates again (`candidates`), so a
+/// batch of one request spreads its heads over the pool as the `decode`
+/// entry does. (An OpenMP `if` clause would do it without the copy, but
 /// Debian's libomp, LLVM 14, lacks the __kmpc_fork_call_if LLVM 22 emits,
 /// and a team of one thread resizes the pool on every switch.)
-void version(RewriterBase &rewriter, scf::ParallelOp loop, int64_t minWork,
-             int64_t dynamic) {
+void version(RewriterBase &rewriter, scf::ParallelOp loop, int64_t minWork, int64_t dynamic,
+             SmallVectorImpl<scf::ParallelOp> &candidates) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   // Static inner work times the actual outer trips.
-  int64_t inner = innerWork(loop, dynamic);
-  SmallVector<std::tuple<Value, Value, Value>> dynamicDims;
+  int64_t inner = innerWork(loop, dynamic), own = 1;
+  Value dynamicTrips = arith::ConstantIndexOp::create(rewriter, loc, 1);
   for (auto [lb, ub, step] :
        llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
     int64_t trips = tripCount(lb, ub, step, -1);
-    if (trips < 0)
-      dynamicDims.push_back({lb, ub, step});
-    else
+    if (trips < 0) {
+      dynamicTrips = arith::MulIOp::create(rewriter, loc, dynamicTrips,
+                                           runTimeTrips(rewriter, loc, lb, ub, step));
+    } else {
       inner = mul(inner, trips);
+      own = mul(own, trips);
+    }
   }
-  Value total = arith::ConstantIndexOp::create(rewriter, loc, inner);
-  for (auto [lb, ub, step] : dynamicDims)
-    total = arith::MulIOp::create(rewriter, loc, total,
-                                  runTimeTrips(rewriter, loc, lb, ub, step));
-  Value fork = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, total,
-                                     arith::ConstantIndexOp::create(rewriter, loc, minWork));
-  // The copy, its nested loops already serial, is serial itself.
-  scf::ParallelOp serial = branchWithCopy(rewriter, loop, fork);
+  auto atLeast = [&](Value v, int64_t factor, int64_t n) {
+    Value total =
+        arith::MulIOp::create(rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, factor), v);
+    return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, total,
+                                 arith::ConstantIndexOp::create(rewriter, loc, n));
+  };
+  Value fork = arith::AndIOp::create(rewriter, loc, atLeast(dynamicTrips, inner, minWork),
+                                     atLeast(dynamicTrips, own, 2));
+  auto branch = scf::IfOp::create(rewriter, loc, fork, /*withElseRegion=*/true);
+  rewriter.setInsertionPointToStart(branch.elseBlock());
+  auto serial = cast<scf::ParallelOp>(rewriter.clone(*loop));
+  rewriter.moveOpBefore(loop, branch.thenBlock()->getTerminator());
+  serial.getBody()->walk<WalkOrder::PreOrder>(
+      [&](scf::ParallelOp p) { candidates.push_back(p); });
   serialise(rewriter, serial);
 }
 
@@ -232,7 +245,9 @@ struct K3CpuParallelLoopsPass : k3::impl::K3CpuParallelLoopsPassBase<K3CpuParall
     });
     IRRewriter rewriter(&getContext());
     llvm::SmallPtrSet<Operation *, 16> kept;
-    for (scf::ParallelOp loop : loops) {
+    // `version` appends the loops of its serial copies.
+    for (size_t i = 0; i < loops.size(); ++i) {
+      scf::ParallelOp loop = loops[i];
       if (loop.getNumReductions() != 0) {
         loop.emitOpError() << "has " << loop.getNumReductions()
                            << " reductions; the CPU lowering makes none";
@@ -250,7 +265,7 @@ struct K3CpuParallelLoopsPass : k3::impl::K3CpuParallelLoopsPassBase<K3CpuParall
       }
       bool dynamic = ownTrips(loop, -1) < 0;
       if (dynamic)
-        version(rewriter, loop, minWork, dynamicExtent);
+        version(rewriter, loop, minWork, dynamicExtent, loops);
       peelWhereWide(rewriter, loop, kept);
     }
   }

@@ -48,16 +48,20 @@ func.func @small(%m: memref<1x1024xf32>, %v: f32) {
 
 // A dynamic extent (a prompt's tokens) counts as 64: 64 × 512 iterations
 // are worth the pool, but the loop forks only when its actual iterations
-// (512 per token here) reach 16384, and runs a serial copy otherwise (a
-// decode step's one token, an expert routed none). Forked, with 64 tokens
+// (512 per token here) reach 16384 and number two or more, and runs a
+// serial copy otherwise (a decode step's one token, an expert routed none). Forked, with 64 tokens
 // or more its innermost dimension is a serial loop inside each token's
 // iteration (unit stride: LLVM vectorises it; OpenMP would collapse both
 // dimensions into one flat index); with fewer, both stay parallel.
 // CHECK-LABEL: func.func @dynamic
 //       CHECK:   %[[TRIPS:.+]] = arith.ceildivsi
 //       CHECK:   %[[POS:.+]] = arith.maxsi %[[TRIPS]]
-//       CHECK:   %[[TOTAL:.+]] = arith.muli %{{.+}}, %[[POS]]
-//       CHECK:   %[[FORK:.+]] = arith.cmpi sge, %[[TOTAL]], %c16384
+//       CHECK:   %[[DYN:.+]] = arith.muli %{{.+}}, %[[POS]]
+//       CHECK:   %[[OWN:.+]] = arith.muli %c512{{.*}}, %[[DYN]]
+//       CHECK:   %[[TWO:.+]] = arith.cmpi sge, %[[OWN]], %c2
+//       CHECK:   %[[TOTAL:.+]] = arith.muli %c512{{.*}}, %[[DYN]]
+//       CHECK:   %[[ENOUGH:.+]] = arith.cmpi sge, %[[TOTAL]], %c16384
+//       CHECK:   %[[FORK:.+]] = arith.andi %[[ENOUGH]], %[[TWO]]
 //       CHECK:   scf.if %[[FORK]] {
 //       CHECK:     %[[OUTER:.+]] = arith.muli
 //       CHECK:     %[[WIDE:.+]] = arith.cmpi sge, %[[OUTER]], %c64
@@ -77,6 +81,41 @@ func.func @dynamic(%m: memref<?x512xf32>, %n: index, %v: f32) {
   %c512 = arith.constant 512 : index
   scf.parallel (%t, %d) = (%c0, %c0) to (%n, %c512) step (%c1, %c1) {
     memref.store %v, %m[%t, %d] : memref<?x512xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A dynamic loop forks only with two iterations or more: one (decode_batch
+// with one request) would run on one thread with the loops inside it
+// serial. Its serial copy keeps them as candidates: the heads loop, with
+// work enough, stays parallel there.
+// CHECK-LABEL: func.func @one_request
+//       CHECK:   %[[TRIPS:.+]] = arith.maxsi
+//       CHECK:   %[[TWO:.+]] = arith.cmpi sge, %{{.+}}, %c2
+//       CHECK:   %[[FORK:.+]] = arith.andi %{{.+}}, %[[TWO]]
+//       CHECK:   scf.if %[[FORK]] {
+//       CHECK:     scf.parallel (%{{.+}}) = (%c0) to (%arg1) step (%c1) {
+//   CHECK-NOT:       scf.parallel
+//       CHECK:   } else {
+//       CHECK:     scf.for %{{.+}} = %c0 to %arg1 step %c1 {
+//       CHECK:       scf.parallel (%{{.+}}) = (%c0) to (%c32) step (%c1) {
+//       CHECK:         scf.for %{{.+}} = %c0 to %c1024 step %c1 {
+//       CHECK:   return
+func.func @one_request(%m: memref<?x32x1024xf32>, %n: index, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c1024 = arith.constant 1024 : index
+  scf.parallel (%r) = (%c0) to (%n) step (%c1) {
+    scf.parallel (%h) = (%c0) to (%c32) step (%c1) {
+      scf.for %i = %c0 to %c1024 step %c1 {
+        memref.store %v, %m[%r, %h, %i] : memref<?x32x1024xf32>
+      }
+      scf.reduce
+    }
     scf.reduce
   }
   return
@@ -153,7 +192,8 @@ func.func @nested_dynamic(%m: memref<?x16x32x32xf32>, %n: index, %v: f32) {
 // dynamic extent counts as one, so (n, 64) outer iterations peel without a
 // run-time check; 8 × 8 = 64 peel; 63 do not.
 // CHECK-LABEL: func.func @static_part
-//       CHECK:   %[[FORK:.+]] = arith.cmpi sge, %{{.+}}, %c16384
+//       CHECK:   %[[ENOUGH:.+]] = arith.cmpi sge, %{{.+}}, %c16384
+//       CHECK:   %[[FORK:.+]] = arith.andi %[[ENOUGH]]
 //       CHECK:   scf.if %[[FORK]] {
 //   CHECK-NEXT:     scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%arg1, %c64) step (%c1, %c1) {
 //   CHECK-NEXT:       scf.for %{{.+}} = %c0 to %c128 step %c1 {
