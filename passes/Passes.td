@@ -1043,6 +1043,13 @@ def K3CpuParallelLoopsPass : Pass<"k3-cpu-parallel-loops"> {
     iteration writes its own elements, and reductions stay inside one
     iteration.
 
+    A loop with dynamic bounds forks only where, at run time, its work
+    reaches `min-work` and it has two iterations or more (`scf.if` between
+    it and a serial copy): one iteration would run on one thread with the
+    loops inside it serial. In the serial copy the loops inside are
+    candidates again, so decode_batch with one request spreads its heads
+    over the pool.
+
     A kept loop of several dimensions whose outer dimensions have 64
     iterations or more (decided at run time where they are dynamic) runs
     its innermost dimension as an `scf.for` inside each iteration:
