@@ -60,3 +60,16 @@ func.func @moe(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
   %ys = shard.shard %y to %rep : tensor<?x16xf32>
   return %ys : tensor<?x16xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 1x2)
+// A split dynamic dimension of a reshape: its size is given for the whole
+// tensor, not the rank's block.
+func.func @expand_dynamic(%x: tensor<?x8xf32>, %n: index) -> tensor<?x2x8xf32> {
+  %rows = shard.sharding @grid split_axes = [[1]] : !shard.sharding
+  %xs = shard.shard %x to %rows annotate_for_users : tensor<?x8xf32>
+  // expected-error @+1 {{'tensor.expand_shape' op splits dynamic dimension 0}}
+  %e = tensor.expand_shape %xs [[0, 1], [2]] output_shape [%n, 2, 8] : tensor<?x8xf32> into tensor<?x2x8xf32>
+  return %e : tensor<?x2x8xf32>
+}
