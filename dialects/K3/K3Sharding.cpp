@@ -505,8 +505,7 @@ Operation *cloneLocal(Operation *op, IRMapping &map, ArrayRef<Sharding> results,
 }
 
 /// The ops whose partition is more than a clone on local types.
-LogicalResult rebuild(Operation *op, const Structure &s, const ShardingArray &axes,
-                      FlatSymbolRefAttr grid, ArrayRef<Value> operands,
+LogicalResult rebuild(Operation *op, const ShardingArray &axes, ArrayRef<Value> operands,
                       ArrayRef<Sharding> results, IRMapping &map,
                       SymbolTableCollection &symbols, OpBuilder &b) {
   Location loc = op->getLoc();
@@ -594,8 +593,6 @@ LogicalResult rebuild(Operation *op, const Structure &s, const ShardingArray &ax
     b.clone(*op, map);
     return success();
   }
-  (void)s;
-  (void)grid;
   return failure();
 }
 
@@ -703,7 +700,7 @@ struct Model : shard::ShardingInterface::ExternalModel<Model<Op>, Op> {
                   std::is_same_v<Op, tensor::CollapseShapeOp> ||
                   std::is_same_v<Op, tensor::ExtractSliceOp> ||
                   std::is_same_v<Op, tensor::DimOp> || std::is_same_v<Op, tensor::EmptyOp>)
-      return rebuild(op, s, axes, option->grid, operands, results, map, symbols, b);
+      return rebuild(op, axes, operands, results, map, symbols, b);
 
     SmallVector<GridAxis> sumAxes;
     for (auto [l, a] : llvm::enumerate(axes))
