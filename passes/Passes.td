@@ -1049,6 +1049,12 @@ def K3CpuParallelLoopsPass : Pass<"k3-cpu-parallel-loops"> {
     loops inside it serial. In the serial copy the loops inside are
     candidates again, so decode_batch with one request spreads its heads
     over the pool.
+    A loop of static trips whose inner loops have dynamic trips known
+    before it starts (a GEMM's panel loop around its rows: a prompt's
+    tokens, decode_batch's requests) is versioned the same way on its
+    actual work, where the estimate counts each such extent as
+    `dynamic-extent`: one token no longer forks for a few hundred
+    multiply-adds.
 
     A kept loop of several dimensions whose outer dimensions have 64
     iterations or more (decided at run time where they are dynamic) runs

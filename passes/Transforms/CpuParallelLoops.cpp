@@ -189,6 +189,44 @@ void peelWhereWide(RewriterBase &rewriter, scf::ParallelOp loop,
   kept.insert(peelInnermost(rewriter, loop));
 }
 
+/// The loops of the deepest chain inside `loop` whose trip count is dynamic
+/// but known before `loop` starts (their bounds are defined outside it: a
+/// GEMM's rows inside its panel loop, for a token count the call decides).
+/// `version` uses their actual trips where the estimate counted `dynamic`.
+SmallVector<std::tuple<Value, Value, Value>> knownInnerTrips(scf::ParallelOp loop,
+                                                              int64_t dynamic) {
+  int64_t deepest = 0;
+  Operation *leaf = nullptr;
+  loop.getBody()->walk([&](Operation *op) {
+    int64_t chain = 1;
+    for (Operation *p = op->getParentOp(); p && p != loop; p = p->getParentOp()) {
+      if (auto f = dyn_cast<scf::ForOp>(p))
+        chain = mul(chain, tripCount(f.getLowerBound(), f.getUpperBound(), f.getStep(), dynamic));
+      else if (auto inner = dyn_cast<scf::ParallelOp>(p))
+        chain = mul(chain, ownTrips(inner, dynamic));
+    }
+    if (chain > deepest) {
+      deepest = chain;
+      leaf = op;
+    }
+  });
+  auto outside = [&](Value v) { return !loop->isAncestor(v.getParentBlock()->getParentOp()); };
+  SmallVector<std::tuple<Value, Value, Value>> known;
+  auto take = [&](Value lb, Value ub, Value step) {
+    if (tripCount(lb, ub, step, -1) < 0 && outside(lb) && outside(ub) && outside(step))
+      known.push_back({lb, ub, step});
+  };
+  for (Operation *p = leaf ? leaf->getParentOp() : nullptr; p && p != loop; p = p->getParentOp()) {
+    if (auto f = dyn_cast<scf::ForOp>(p))
+      take(f.getLowerBound(), f.getUpperBound(), f.getStep());
+    else if (auto inner = dyn_cast<scf::ParallelOp>(p))
+      for (auto [lb, ub, step] :
+           llvm::zip(inner.getLowerBound(), inner.getUpperBound(), inner.getStep()))
+        take(lb, ub, step);
+  }
+  return known;
+}
+
 /// A loop with dynamic bounds (a grouped expert GEMM over the tokens routed
 /// to one expert: none or one in a decode step; decode_batch's requests)
 /// runs in parallel only when its actual iterations reach the threshold
@@ -203,9 +241,15 @@ void version(RewriterBase &rewriter, scf::ParallelOp loop, int64_t minWork, int6
              SmallVectorImpl<scf::ParallelOp> &candidates) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
-  // Static inner work times the actual outer trips.
+  // Static inner work times the actual outer trips, and the actual trips
+  // of the inner loops known before the loop starts.
   int64_t inner = innerWork(loop, dynamic), own = 1;
   Value dynamicTrips = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  SmallVector<Value> innerTrips;
+  for (auto [lb, ub, step] : knownInnerTrips(loop, dynamic)) {
+    inner = std::max<int64_t>(inner / std::max<int64_t>(dynamic, 1), 1);
+    innerTrips.push_back(runTimeTrips(rewriter, loc, lb, ub, step));
+  }
   for (auto [lb, ub, step] :
        llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
     int64_t trips = tripCount(lb, ub, step, -1);
@@ -223,8 +267,14 @@ void version(RewriterBase &rewriter, scf::ParallelOp loop, int64_t minWork, int6
     return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, total,
                                  arith::ConstantIndexOp::create(rewriter, loc, n));
   };
-  Value fork = arith::AndIOp::create(rewriter, loc, atLeast(dynamicTrips, inner, minWork),
-                                     atLeast(dynamicTrips, own, 2));
+  Value work = dynamicTrips;
+  for (Value trips : innerTrips)
+    work = arith::MulIOp::create(rewriter, loc, work, trips);
+  // Sequenced: the IR's order must not depend on the compiler's order of
+  // evaluating arguments.
+  Value enough = atLeast(work, inner, minWork);
+  Value several = atLeast(dynamicTrips, own, 2);
+  Value fork = arith::AndIOp::create(rewriter, loc, enough, several);
   auto branch = scf::IfOp::create(rewriter, loc, fork, /*withElseRegion=*/true);
   rewriter.setInsertionPointToStart(branch.elseBlock());
   auto serial = cast<scf::ParallelOp>(rewriter.clone(*loop));
@@ -263,7 +313,7 @@ struct K3CpuParallelLoopsPass : k3::impl::K3CpuParallelLoopsPassBase<K3CpuParall
         serialise(rewriter, loop);
         continue;
       }
-      bool dynamic = ownTrips(loop, -1) < 0;
+      bool dynamic = ownTrips(loop, -1) < 0 || !knownInnerTrips(loop, dynamicExtent).empty();
       if (dynamic)
         version(rewriter, loop, minWork, dynamicExtent, loops);
       peelWhereWide(rewriter, loop, kept);

@@ -57,10 +57,10 @@ func.func @small(%m: memref<1x1024xf32>, %v: f32) {
 //       CHECK:   %[[TRIPS:.+]] = arith.ceildivsi
 //       CHECK:   %[[POS:.+]] = arith.maxsi %[[TRIPS]]
 //       CHECK:   %[[DYN:.+]] = arith.muli %{{.+}}, %[[POS]]
-//       CHECK:   %[[OWN:.+]] = arith.muli %c512{{.*}}, %[[DYN]]
-//       CHECK:   %[[TWO:.+]] = arith.cmpi sge, %[[OWN]], %c2
 //       CHECK:   %[[TOTAL:.+]] = arith.muli %c512{{.*}}, %[[DYN]]
 //       CHECK:   %[[ENOUGH:.+]] = arith.cmpi sge, %[[TOTAL]], %c16384
+//       CHECK:   %[[OWN:.+]] = arith.muli %c512{{.*}}, %[[DYN]]
+//       CHECK:   %[[TWO:.+]] = arith.cmpi sge, %[[OWN]], %c2
 //       CHECK:   %[[FORK:.+]] = arith.andi %[[ENOUGH]], %[[TWO]]
 //       CHECK:   scf.if %[[FORK]] {
 //       CHECK:     %[[OUTER:.+]] = arith.muli
@@ -94,8 +94,9 @@ func.func @dynamic(%m: memref<?x512xf32>, %n: index, %v: f32) {
 // work enough, stays parallel there.
 // CHECK-LABEL: func.func @one_request
 //       CHECK:   %[[TRIPS:.+]] = arith.maxsi
+//       CHECK:   %[[ENOUGH:.+]] = arith.cmpi sge, %{{.+}}, %c16384
 //       CHECK:   %[[TWO:.+]] = arith.cmpi sge, %{{.+}}, %c2
-//       CHECK:   %[[FORK:.+]] = arith.andi %{{.+}}, %[[TWO]]
+//       CHECK:   %[[FORK:.+]] = arith.andi %[[ENOUGH]], %[[TWO]]
 //       CHECK:   scf.if %[[FORK]] {
 //       CHECK:     scf.parallel (%{{.+}}) = (%c0) to (%arg1) step (%c1) {
 //   CHECK-NOT:       scf.parallel
@@ -115,6 +116,38 @@ func.func @one_request(%m: memref<?x32x1024xf32>, %n: index, %v: f32) {
         memref.store %v, %m[%r, %h, %i] : memref<?x32x1024xf32>
       }
       scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A loop of static trips whose work lies in an inner loop of dynamic trips
+// known before it starts (a GEMM's panels around its rows, a token count
+// the call decides) forks only when that work, counted at run time,
+// reaches the threshold: 8 × 512 per row, so 4 rows or more.
+// CHECK-LABEL: func.func @known_inner
+//       CHECK:   %[[ROWS:.+]] = arith.maxsi
+//       CHECK:   %[[WORK:.+]] = arith.muli %{{.+}}, %[[ROWS]]
+//       CHECK:   %[[TOTAL:.+]] = arith.muli %c4096{{.*}}, %[[WORK]]
+//       CHECK:   %[[ENOUGH:.+]] = arith.cmpi sge, %[[TOTAL]], %c16384
+//       CHECK:   %[[FORK:.+]] = arith.andi %[[ENOUGH]]
+//       CHECK:   scf.if %[[FORK]] {
+//       CHECK:     scf.parallel (%{{.+}}) = (%c0) to (%c8) step (%c1) {
+//       CHECK:   } else {
+//       CHECK:     scf.for %{{.+}} = %c0 to %c8 step %c1 {
+func.func @known_inner(%m: memref<?x8x512xf32>, %n: index, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c512 = arith.constant 512 : index
+  scf.parallel (%p) = (%c0) to (%c8) step (%c1) {
+    scf.for %t = %c0 to %n step %c1 {
+      scf.for %k = %c0 to %c512 step %c1 {
+        memref.store %v, %m[%t, %p, %k] : memref<?x8x512xf32>
+      }
     }
     scf.reduce
   }
