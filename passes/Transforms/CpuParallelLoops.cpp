@@ -47,20 +47,33 @@ int64_t ownTrips(scf::ParallelOp loop, int64_t dynamic) {
   return own;
 }
 
-/// The iterations of the deepest chain of loops inside `loop`'s body.
-int64_t innerWork(scf::ParallelOp loop, int64_t dynamic) {
-  int64_t deepest = 1;
+/// The iterations of the chain of loops between `op` and `loop`.
+int64_t chainTrips(Operation *op, scf::ParallelOp loop, int64_t dynamic) {
+  int64_t chain = 1;
+  for (Operation *p = op->getParentOp(); p && p != loop; p = p->getParentOp()) {
+    if (auto f = dyn_cast<scf::ForOp>(p))
+      chain = mul(chain, tripCount(f.getLowerBound(), f.getUpperBound(), f.getStep(), dynamic));
+    else if (auto inner = dyn_cast<scf::ParallelOp>(p))
+      chain = mul(chain, ownTrips(inner, dynamic));
+  }
+  return chain;
+}
+
+/// The op at the end of the deepest chain of loops inside `loop`'s body, and
+/// that chain's iterations.
+std::pair<Operation *, int64_t> deepestChain(scf::ParallelOp loop, int64_t dynamic) {
+  std::pair<Operation *, int64_t> deepest{nullptr, 1};
   loop.getBody()->walk([&](Operation *op) {
-    int64_t chain = 1;
-    for (Operation *p = op->getParentOp(); p && p != loop; p = p->getParentOp()) {
-      if (auto f = dyn_cast<scf::ForOp>(p))
-        chain = mul(chain, tripCount(f.getLowerBound(), f.getUpperBound(), f.getStep(), dynamic));
-      else if (auto inner = dyn_cast<scf::ParallelOp>(p))
-        chain = mul(chain, ownTrips(inner, dynamic));
-    }
-    deepest = std::max(deepest, chain);
+    int64_t chain = chainTrips(op, loop, dynamic);
+    if (!deepest.first || chain > deepest.second)
+      deepest = {op, chain};
   });
   return deepest;
+}
+
+/// The iterations of the deepest chain of loops inside `loop`'s body.
+int64_t innerWork(scf::ParallelOp loop, int64_t dynamic) {
+  return deepestChain(loop, dynamic).second;
 }
 
 /// Replaces `loop` (no reductions) by one scf.for per dimension. The body's
@@ -195,21 +208,7 @@ void peelWhereWide(RewriterBase &rewriter, scf::ParallelOp loop,
 /// `version` uses their actual trips where the estimate counted `dynamic`.
 SmallVector<std::tuple<Value, Value, Value>> knownInnerTrips(scf::ParallelOp loop,
                                                               int64_t dynamic) {
-  int64_t deepest = 0;
-  Operation *leaf = nullptr;
-  loop.getBody()->walk([&](Operation *op) {
-    int64_t chain = 1;
-    for (Operation *p = op->getParentOp(); p && p != loop; p = p->getParentOp()) {
-      if (auto f = dyn_cast<scf::ForOp>(p))
-        chain = mul(chain, tripCount(f.getLowerBound(), f.getUpperBound(), f.getStep(), dynamic));
-      else if (auto inner = dyn_cast<scf::ParallelOp>(p))
-        chain = mul(chain, ownTrips(inner, dynamic));
-    }
-    if (chain > deepest) {
-      deepest = chain;
-      leaf = op;
-    }
-  });
+  Operation *leaf = deepestChain(loop, dynamic).first;
   auto outside = [&](Value v) { return !loop->isAncestor(v.getParentBlock()->getParentOp()); };
   SmallVector<std::tuple<Value, Value, Value>> known;
   auto take = [&](Value lb, Value ub, Value step) {
