@@ -61,7 +61,7 @@ public:
         f32(b.getF32Type()),
         cacheType(options.f32MlaCache ? b.getF32Type() : b.getBF16Type()),
         snapshotInterval(decode || batch ? 0 : options.kdaSnapshotInterval),
-        ranks(options.tp * options.ep), kdaHeads(c.kdaHeads), mlaHeads(c.mlaHeads) {}
+        ranks(options.tp * options.ep) {}
 
   func::FuncOp build(ModuleOp module);
 
@@ -304,9 +304,8 @@ private:
   unsigned nextState = 0;
   /// On a grid: where each result lives (build()'s shardAs).
   SmallVector<::k3::model::WeightSplit> resultSplits;
-  /// The grid's ranks (1: one process), and the model's heads.
+  /// The grid's ranks (1: one process).
   int64_t ranks;
-  int64_t kdaHeads, mlaHeads;
 };
 
 Value EntryBuilder::convFilter(const std::string &at, const char *name) {
@@ -316,7 +315,7 @@ Value EntryBuilder::convFilter(const std::string &at, const char *name) {
 }
 
 std::pair<Value, Value> EntryBuilder::decayParameters(const std::string &at) {
-  const int64_t h = kdaHeads, dk = c.kdaHeadDim;
+  const int64_t h = c.kdaHeads, dk = c.kdaHeadDim;
   Value aLog = f32Weight(at + "A_log");
   auto aType = cast<RankedTensorType>(aLog.getType());
   if (aType.getRank() > 1) {
@@ -356,7 +355,7 @@ Value EntryBuilder::kda(Value x, int64_t layer) {
   if (batch)
     return kdaBatch(x, layer);
   const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
-  const int64_t h = kdaHeads, dk = c.kdaHeadDim, p = kdaHeads * c.kdaHeadDim;
+  const int64_t h = c.kdaHeads, dk = c.kdaHeadDim, p = c.kdaHeads * c.kdaHeadDim;
   // q, k, v: projection, depthwise causal conv with its window, SiLU.
   SmallVector<Value, 3> qkv;
   for (const char *name : {"q", "k", "v"}) {
@@ -400,7 +399,7 @@ Value EntryBuilder::kda(Value x, int64_t layer) {
 }
 
 EntryBuilder::MlaInputs EntryBuilder::mlaInputs(Value x, const std::string &at) {
-  const int64_t h = mlaHeads;
+  const int64_t h = c.mlaHeads;
   // The two LoRA norms use KimiRMSNorm's default eps 1e-6, not rms_norm_eps
   // (K3_CHECKPOINT.md §9.4).
   Value q = c.qLoraRank
@@ -422,7 +421,7 @@ Value EntryBuilder::mla(Value x, int64_t layer) {
   if (batch)
     return mlaBatch(x, layer);
   const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
-  const int64_t h = mlaHeads, qk = c.qkNopeHeadDim + c.qkRopeHeadDim;
+  const int64_t h = c.mlaHeads, qk = c.qkNopeHeadDim + c.qkRopeHeadDim;
   auto [q, latent, kRope, gate] = mlaInputs(x, at);
   // The cache argument has room for this call's rows: [S + T] rows, the
   // first S cached. The op reads those S, and its [S + T] result is built
@@ -449,7 +448,7 @@ Value EntryBuilder::mla(Value x, int64_t layer) {
 
 Value EntryBuilder::kdaBatch(Value x, int64_t layer) {
   const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
-  const int64_t h = kdaHeads, dk = c.kdaHeadDim, p = kdaHeads * c.kdaHeadDim;
+  const int64_t h = c.kdaHeads, dk = c.kdaHeadDim, p = c.kdaHeads * c.kdaHeadDim;
   // Per-token work over all B tokens: the projections, the gates' inputs.
   SmallVector<Value, 3> proj, filter, windows;
   for (const char *name : {"q", "k", "v"}) {
@@ -554,7 +553,7 @@ Value EntryBuilder::kdaBatch(Value x, int64_t layer) {
 
 Value EntryBuilder::mlaBatch(Value x, int64_t layer) {
   const std::string at = "layers." + std::to_string(layer) + ".self_attn.";
-  const int64_t h = mlaHeads, qk = c.qkNopeHeadDim + c.qkRopeHeadDim;
+  const int64_t h = c.mlaHeads, qk = c.qkNopeHeadDim + c.qkRopeHeadDim;
   auto [q, latent, kRope, gate] = mlaInputs(x, at);
   Value table = stateIn[nextState++];
   // The new rows come back for the caller to store at each request's end.
@@ -683,7 +682,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
   for (int64_t l = 0; l < c.numLayers; ++l) {
     std::string lp = "layers." + std::to_string(l) + ".";
     if (c.mixer(l) == Mixer::KDA) {
-      auto window = stateType({c.convKernelSize - 1, kdaHeads * c.kdaHeadDim}, f32);
+      auto window = stateType({c.convKernelSize - 1, c.kdaHeads * c.kdaHeadDim}, f32);
       WeightSplit byChannels{WeightSplit::Tp, int(perRequest.size()) + 1};
       for (const char *name : {"conv_q", "conv_k", "conv_v"}) {
         inputs.push_back(window);
@@ -694,7 +693,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
         resultNames.push_back(lp + name);
       }
       WeightSplit byHeads{WeightSplit::Tp, int(perRequest.size())};
-      inputs.push_back(stateType({kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
+      inputs.push_back(stateType({c.kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
       inputSplits.push_back(byHeads);
       stateNames.push_back(lp + "kda_state");
       stateResults.push_back(inputs.back());
@@ -731,7 +730,7 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
   for (int64_t l = 0; snapshotInterval && l < c.numLayers; ++l)
     if (c.mixer(l) == Mixer::KDA) {
       results.push_back(RankedTensorType::get(
-          {kDyn, kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
+          {kDyn, c.kdaHeads, c.kdaHeadDim, c.kdaHeadDim}, f32));
       resultSplits.push_back({WeightSplit::Tp, 1});
       snapshotNames.push_back("layers." + std::to_string(l) + ".kda_snapshots");
     }

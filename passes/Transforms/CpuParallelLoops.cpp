@@ -237,6 +237,7 @@ SmallVector<std::tuple<Value, Value, Value>> knownInnerTrips(scf::ParallelOp loo
 /// Debian's libomp, LLVM 14, lacks the __kmpc_fork_call_if LLVM 22 emits,
 /// and a team of one thread resizes the pool on every switch.)
 void version(RewriterBase &rewriter, scf::ParallelOp loop, int64_t minWork, int64_t dynamic,
+             ArrayRef<std::tuple<Value, Value, Value>> known,
              SmallVectorImpl<scf::ParallelOp> &candidates) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
@@ -245,7 +246,7 @@ void version(RewriterBase &rewriter, scf::ParallelOp loop, int64_t minWork, int6
   int64_t inner = innerWork(loop, dynamic), own = 1;
   Value dynamicTrips = arith::ConstantIndexOp::create(rewriter, loc, 1);
   SmallVector<Value> innerTrips;
-  for (auto [lb, ub, step] : knownInnerTrips(loop, dynamic)) {
+  for (auto [lb, ub, step] : known) {
     inner = std::max<int64_t>(inner / std::max<int64_t>(dynamic, 1), 1);
     innerTrips.push_back(runTimeTrips(rewriter, loc, lb, ub, step));
   }
@@ -312,9 +313,9 @@ struct K3CpuParallelLoopsPass : k3::impl::K3CpuParallelLoopsPassBase<K3CpuParall
         serialise(rewriter, loop);
         continue;
       }
-      bool dynamic = ownTrips(loop, -1) < 0 || !knownInnerTrips(loop, dynamicExtent).empty();
-      if (dynamic)
-        version(rewriter, loop, minWork, dynamicExtent, loops);
+      auto known = knownInnerTrips(loop, dynamicExtent);
+      if (ownTrips(loop, -1) < 0 || !known.empty())
+        version(rewriter, loop, minWork, dynamicExtent, known, loops);
       peelWhereWide(rewriter, loop, kept);
     }
   }
