@@ -15,6 +15,8 @@ packages=(
   libgtest-dev libbenchmark-dev libomp-dev
   libpcre2-dev libicu-dev libcpp-httplib-dev libxxhash-dev
   libopenmpi-dev openmpi-bin
+  # The sanitizer and fuzz builds' compiler (.ci/run, tools/scripts/fuzz.sh).
+  clang-22 libclang-rt-22-dev
 )
 
 missing=()
