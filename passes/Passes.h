@@ -142,6 +142,11 @@ std::optional<GpuChip> gpuChip(llvm::StringRef target);
 /// gpu.binary ops) and the host program to the LLVM dialect.
 void buildGpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::gpu());
 void buildGpuStage(OpPassManager &pm, const GpuChip &chip, int64_t threads = 128);
+/// `k3-compile --emulate`: the gpu stage's kernels up to their launches,
+/// which then run on the CPU as OpenMP teams (k3-gpu-launches-to-openmp);
+/// then that program to the LLVM dialect, as the CPU's cpu stage lowers.
+void buildGpuEmulationStage(OpPassManager &pm, const GpuChip &chip, int64_t threads = 128);
+void buildEmulationLlvmStage(OpPassManager &pm);
 void buildPtxStage(OpPassManager &pm, const GpuChip &chip);
 void buildGpuHostStage(OpPassManager &pm);
 /// Registers `k3-gpu-to-nvvm`.

@@ -398,28 +398,35 @@ def K3GpuKdaStepPass : Pass<"k3-gpu-kda-step"> {
 }
 
 def K3GpuLaunchesToOpenMPPass : Pass<"k3-gpu-launches-to-openmp", "::mlir::ModuleOp"> {
-  let summary = "Run gpu.launch bodies on the host: blocks in a loop, each an OpenMP team (tests)";
+  let summary = "Run gpu.launch bodies on the host: blocks in a loop, each an OpenMP team";
   let description = [{
-    The CPU test path of the hand-built kernels (k3-gpu-attend-parts and
-    the mma.sync kernels of k3-gpu-mma-contractions), whose index
-    arithmetic, barriers and fragment layouts no GPU checks in most
-    sessions. Each `gpu.launch` (not async) becomes a loop over its grid;
-    each block is one `omp.parallel` team of as many threads as the block
-    has. `gpu.barrier` becomes `omp.barrier`; the dynamic shared memory and
-    workgroup attributions become host buffers shared by the team (one
-    for all blocks: they run in turn); `nvvm.mma.sync` m16n8k16 bf16
-    row.col becomes an exchange through the team: each lane deposits its A
-    and B fragments (`k3emu_mma_put`), a barrier, each lane computes its D
-    fragment from all 32 lanes' (`k3emu_mma_get`), a barrier. Those two
-    functions live in test/Emulation (a library given to mlir-runner with
-    libomp). A warp-wide op must be reached by the whole block at once,
-    true of block-uniform kernels; any other GPU op is an error, and a
-    team smaller than its block (an OpenMP thread limit) stops the run
+    The CPU path of the GPU kernels, whose index arithmetic, barriers and
+    fragment layouts no GPU checks in most sessions: the lit tests of the
+    hand-built kernels, and whole models (`k3-compile --target=sm_90a
+    --emulate`). Each `gpu.launch` (not async) becomes a loop over its
+    grid; each block is one `omp.parallel` team of as many threads as the
+    block has. `gpu.barrier` becomes `omp.barrier`. The workgroup
+    attributions and the dynamic shared memory become views of one host
+    arena per launch (shared by the team, reused by every block: they run
+    in turn), aligned to 2^18 bytes so that a wgmma descriptor's address
+    bits are an offset into it. `nvvm.mma.sync` m16n8k16 bf16 row.col
+    becomes an exchange through the team: each lane deposits its A and B
+    fragments (`k3emu_mma_put`), a barrier, each lane computes its D
+    fragment from all 32 lanes' (`k3emu_mma_get`), a barrier.
+    `nvvm.wgmma.mma_async` m64nNk16 bf16 (both operands K-major in shared
+    memory, no swizzle) becomes `k3emu_wgmma` on the thread's
+    accumulators, which reads both tiles through their descriptors; the
+    wgmma fences, commit and wait and `nvvm.fence.proxy` are dropped. The
+    functions live in lib/Target/Cpu/k3emu.c (a library given to
+    mlir-runner with libomp in the tests; compiled into the binary by
+    `--emulate`). A warp-wide op must be reached by the whole block at
+    once, true of block-uniform kernels; any other GPU op is an error, and
+    a team smaller than its block (an OpenMP thread limit) stops the run
     with one line (`k3emu_team`).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::omp::OpenMPDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect", "::mlir::omp::OpenMPDialect",
     "::mlir::scf::SCFDialect"
   ];
 }

@@ -46,6 +46,10 @@
 //   host:  the host program to the LLVM dialect (gpu-to-llvm: launches
 //          become mgpu* calls, which the runtime's CUDA device implements)
 //
+// `--emulate` replaces everything after the gpu stage's launches: they run
+// on the CPU as OpenMP teams (k3-gpu-launches-to-openmp), and the program is
+// lowered as the CPU's cpu stage lowers (kEmulationLlvmStage).
+//
 // k3-compile runs ptxas between `ptx` and `host` (lib/Target/Gpu). bf16
 // conversions are expanded to integer ops on both sides (the host needs it,
 // see CpuPipeline.cpp; on the device it is a handful of integer ops).
@@ -75,9 +79,22 @@ constexpr const char *kGpuStage =
     "convert-bufferization-to-memref,k3-comm-to-calls,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-moe-experts,"
     "k3-gpu-device-copies,"
     "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"
-    "k3-gpu-map-loops{{threads={0} min-blocks={2}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"
+    "k3-gpu-map-loops{{threads={0} min-blocks={2}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations";
+
+/// The kernels into modules of their own, a host program of launches.
+constexpr const char *kOutlineStage =
     "gpu-kernel-outlining,k3-gpu-dedupe-kernels,"
     "k3-share-host-memory,canonicalize,cse,k3-gpu-async-launches";
+
+/// --emulate's cpu phase: the teams' program to the LLVM dialect, as the
+/// CPU's cpu stage lowers after its loops (CpuPipeline.cpp).
+constexpr const char *kEmulationLlvmStage =
+    "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+    "arith-expand{include-bf16=true include-f8e8m0=true},"
+    "convert-math-to-llvm{approximate-log1p=false},convert-math-to-libm,"
+    "convert-openmp-to-llvm,convert-vector-to-llvm,finalize-memref-to-llvm,"
+    "convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
+    "convert-ub-to-llvm,reconcile-unrealized-casts";
 
 constexpr const char *kPtxStage =
     "arith-expand{{include-bf16=true include-f8e8m0=true},convert-scf-to-cf,"
@@ -107,7 +124,15 @@ void mlir::k3::buildGpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
 
 void mlir::k3::buildGpuStage(OpPassManager &pm, const GpuChip &chip, int64_t threads) {
   add(pm, llvm::formatv(kGpuStage, threads, chip.wgmma, chip.sms).str());
+  add(pm, kOutlineStage);
 }
+
+void mlir::k3::buildGpuEmulationStage(OpPassManager &pm, const GpuChip &chip, int64_t threads) {
+  add(pm, llvm::formatv(kGpuStage, threads, chip.wgmma, chip.sms).str());
+  add(pm, "k3-gpu-launches-to-openmp,canonicalize,cse");
+}
+
+void mlir::k3::buildEmulationLlvmStage(OpPassManager &pm) { add(pm, kEmulationLlvmStage); }
 
 void mlir::k3::buildPtxStage(OpPassManager &pm, const GpuChip &chip) {
   add(pm, llvm::formatv(kPtxStage, chip.chip, chip.features, chip.toolkit).str());

@@ -1,23 +1,33 @@
 //===- GpuLaunchesToOpenMP.cpp - Run gpu.launch bodies on the host --------===//
 //
-// Part of k3. Implements k3-gpu-launches-to-openmp, the test path of the
-// hand-built kernels (k3-gpu-attend-parts, k3-gpu-mma-contractions'
-// mma.sync form): each gpu.launch becomes a loop over its blocks, each
-// block one OpenMP team with a thread per GPU thread, so that barriers,
-// shared memory and warp-wide MMA keep their meaning and the kernel's
-// index arithmetic runs unchanged on a CPU.
+// Part of k3. Implements k3-gpu-launches-to-openmp: GPU kernels run on a
+// CPU, for the lit tests of the hand-built kernels and for whole models
+// (`k3-compile --target=sm_* --emulate`, the gpu stage up to this pass,
+// then the CPU's lowering). Each gpu.launch becomes a loop over its
+// blocks, each block one OpenMP team with a thread per GPU thread, so that
+// barriers, shared memory and warp-wide MMA keep their meaning and the
+// kernel's index arithmetic runs unchanged on a CPU.
 //
 //   gpu.barrier            -> omp.barrier (the team is the block)
-//   shared memory          -> one host buffer, reused by every block (the
-//                             blocks run one after the other)
+//   shared memory          -> one host arena per launch, aligned to 2^18
+//                             bytes as the shared window's addresses are
+//                             (a wgmma descriptor keeps address bits 4-17),
+//                             reused by every block (they run one after
+//                             the other): the workgroup buffers, then the
+//                             dynamic buffer, each 128-byte aligned
 //   nvvm.mma.sync m16n8k16 -> each lane deposits its fragments
 //     (bf16, row.col)         (k3emu_mma_put), barrier, each lane reads its
-//                             accumulators (k3emu_mma_get), barrier: the
-//                             exchange lives in test/Emulation/k3emu.c.
+//                             accumulators (k3emu_mma_get), barrier
+//   nvvm.wgmma.mma_async   -> k3emu_wgmma on the thread's accumulators:
+//     m64nNk16, bf16          both operands are in the arena, read through
+//                             their descriptors; its fences, commit and
+//                             wait, and fence.proxy, are no-ops (the call
+//                             completes before it returns)
 //
-// A warp-wide op needs every thread of the block to reach it together:
-// true of the kernels here, whose MMAs are block-uniform. Anything else a
-// kernel may hold (wgmma, shuffles) is reported.
+// The functions live in lib/Target/Cpu/k3emu.c. A warp-wide op needs every
+// thread of the block to reach it together: true of k3's kernels, whose
+// MMAs are block-uniform. Anything else a kernel may hold (shuffles, other
+// shapes or types) is reported on the op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,17 +98,41 @@ struct K3GpuLaunchesToOpenMPPass
     Value threads = arith::MulIOp::create(
         b, loc, arith::MulIOp::create(b, loc, block.x, block.y), block.z);
 
-    // Shared memory: the dynamic buffer and each workgroup attribution,
-    // allocated once for all blocks.
+    // Shared memory: one arena for the workgroup attributions and the
+    // dynamic buffer, allocated once for all blocks (see the file comment).
+    auto align = [](int64_t v) { return (v + 127) / 128 * 128; };
+    SmallVector<int64_t> offsets;
+    int64_t staticBytes = 0;
+    for (BlockArgument a : launch.getWorkgroupAttributions()) {
+      auto type = cast<MemRefType>(hostType(a.getType()));
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+          !type.getElementType().isIntOrFloat())
+        return launch.emitOpError()
+               << "k3-gpu-launches-to-openmp: a workgroup buffer of type " << type
+               << " (static, identity layout, scalar elements only)";
+      offsets.push_back(staticBytes);
+      staticBytes = align(staticBytes + type.getNumElements() *
+                                            llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+    }
+    Value arenaBytes = idx(staticBytes);
+    if (Value bytes = launch.getDynamicSharedMemorySize())
+      arenaBytes = arith::AddIOp::create(b, loc, arenaBytes,
+                                         arith::IndexCastUIOp::create(b, loc, index, bytes));
+    auto bytesType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+    Value arena = memref::AllocOp::create(b, loc, bytesType, ValueRange{arenaBytes},
+                                          b.getI64IntegerAttr(int64_t(1) << 18));
     Value dynamicShared;
     if (Value bytes = launch.getDynamicSharedMemorySize())
-      dynamicShared = memref::AllocOp::create(
-          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-          ValueRange{arith::IndexCastUIOp::create(b, loc, index, bytes)}, IntegerAttr());
+      dynamicShared = memref::ViewOp::create(
+          b, loc, bytesType, arena, idx(staticBytes),
+          ValueRange{arith::IndexCastUIOp::create(b, loc, index, bytes)});
     SmallVector<Value> workgroup;
-    for (BlockArgument a : launch.getWorkgroupAttributions())
-      workgroup.push_back(
-          memref::AllocOp::create(b, loc, cast<MemRefType>(hostType(a.getType()))));
+    for (auto [a, offset] : llvm::zip_equal(launch.getWorkgroupAttributions(), offsets))
+      workgroup.push_back(memref::ViewOp::create(b, loc, cast<MemRefType>(hostType(a.getType())),
+                                                 arena, idx(offset), ValueRange()));
+    Value arenaAddress = arith::IndexCastUIOp::create(
+        b, loc, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, arena));
+    Value arenaBytes64 = arith::IndexCastUIOp::create(b, loc, i64, arenaBytes);
 
     Value zero = idx(0), one = idx(1);
     auto z = scf::ForOp::create(b, loc, zero, grid.z, one);
@@ -153,6 +187,8 @@ struct K3GpuLaunchesToOpenMPPass
     // Each thread's 4 accumulators read back from the exchange (one
     // buffer on the thread's stack for all its MMAs).
     Value out = memref::AllocaOp::create(b, loc, MemRefType::get({4}, f32));
+    // A wgmma's accumulators (at most N / 2 = 128), likewise.
+    Value accs = memref::AllocaOp::create(b, loc, MemRefType::get({128}, f32));
     LogicalResult result = success();
     // Clone the whole body first, then rewrite the copy (a rewrite during
     // the cloning would leave the mapping pointing at erased values).
@@ -195,16 +231,21 @@ struct K3GpuLaunchesToOpenMPPass
       } else if (auto mma = dyn_cast<NVVM::MmaOp>(o)) {
         if (failed(emulateMma(ib, mma, put, get, tid64, out)))
           result = failure();
+      } else if (auto wgmma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(o)) {
+        if (failed(emulateWgmma(module, ib, wgmma, tid64, arenaAddress, arenaBytes64, accs)))
+          result = failure();
+      } else if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp,
+                     NVVM::WgmmaWaitGroupSyncOp, NVVM::FenceProxyOp>(o)) {
+        // The emulated wgmma has completed when its call returns, and its
+        // operands are ordinary memory: nothing to fence or wait for.
+        o->erase();
       } else if (isa<NVVM::NVVMDialect, gpu::GPUDialect>(o->getDialect())) {
         result = o->emitOpError() << "is not emulated by k3-gpu-launches-to-openmp";
       }
     }
     omp::TerminatorOp::create(b, loc);
     b.setInsertionPointAfter(z);
-    if (dynamicShared)
-      memref::DeallocOp::create(b, loc, dynamicShared);
-    for (Value w : workgroup)
-      memref::DeallocOp::create(b, loc, w);
+    memref::DeallocOp::create(b, loc, arena);
     launch.erase();
     return result;
   }
@@ -246,6 +287,49 @@ struct K3GpuLaunchesToOpenMPPass
       extract.erase();
     }
     mma.erase();
+    return success();
+  }
+  /// The thread's accumulators go to a stack buffer, k3emu_wgmma updates
+  /// them from the arena's tiles, and the struct is rebuilt from it.
+  LogicalResult emulateWgmma(ModuleOp module, OpBuilder &b, NVVM::WgmmaMmaAsyncOp op, Value tid,
+                             Value arena, Value arenaBytes, Value buffer) {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto shape = op.getShape();
+    auto accType = dyn_cast<LLVM::LLVMStructType>(op.getInouts().getType());
+    Type f32 = b.getF32Type(), i64 = b.getI64Type(), i32 = b.getI32Type();
+    if (shape.getM() != 64 || shape.getK() != 16 || shape.getN() > 256 || op.getTypeA() != NVVM::WGMMATypes::bf16 ||
+        op.getTypeB() != NVVM::WGMMATypes::bf16 || op.getTypeD() != NVVM::WGMMATypes::f32 ||
+        op.getLayoutA() != NVVM::MMALayout::row || op.getLayoutB() != NVVM::MMALayout::col ||
+        op.getScaleA() != NVVM::WGMMAScaleIn::one || op.getScaleB() != NVVM::WGMMAScaleIn::one ||
+        op.getSatfiniteAttr() || !accType ||
+        accType.getBody().size() != size_t(shape.getN() / 2) ||
+        llvm::any_of(accType.getBody(), [&](Type t) { return t != f32; }))
+      return op.emitOpError() << "k3-gpu-launches-to-openmp emulates bf16 m64nNk16 row.col "
+                                 "with f32 accumulators, unscaled and unsaturated, only";
+    auto fn = declare(module, "k3emu_wgmma",
+                      FunctionType::get(ctx, {i64, i64, i64, i64, i64, i64, i32, i64}, {}));
+    int64_t n = shape.getN();
+    for (int64_t i = 0; i < n / 2; ++i)
+      memref::StoreOp::create(b, loc, LLVM::ExtractValueOp::create(b, loc, op.getInouts(), i),
+                              buffer, ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+    Value address = arith::IndexCastUIOp::create(
+        b, loc, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer));
+    Value scaleD = arith::ConstantIntOp::create(
+        b, loc, i32, op.getScaleD() == NVVM::WGMMAScaleOut::one ? 1 : 0);
+    func::CallOp::create(b, loc, fn,
+                         ValueRange{tid, op.getDescriptorA(), op.getDescriptorB(), arena,
+                                    arenaBytes, arith::ConstantIntOp::create(b, loc, i64, n),
+                                    scaleD, address});
+    Value acc = LLVM::PoisonOp::create(b, loc, accType);
+    for (int64_t i = 0; i < n / 2; ++i)
+      acc = LLVM::InsertValueOp::create(
+          b, loc, acc,
+          memref::LoadOp::create(b, loc, buffer,
+                                 ValueRange{arith::ConstantIndexOp::create(b, loc, i)}),
+          i);
+    op.getResult().replaceAllUsesWith(acc);
+    op.erase();
     return success();
   }
 };

@@ -4,9 +4,17 @@
 // RUN:   --finalize-memref-to-llvm --convert-vector-to-llvm --convert-math-to-llvm \
 // RUN:   --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm --convert-cf-to-llvm \
 // RUN:   --reconcile-unrealized-casts | %run_emulated | FileCheck %s
+// RUN: k3-opt %s --k3-gpu-mma-contractions=wgmma=true --k3-gpu-launches-to-openmp --arith-expand="include-bf16=true" \
+// RUN:   --convert-scf-to-cf --convert-openmp-to-llvm --expand-strided-metadata --lower-affine \
+// RUN:   --finalize-memref-to-llvm --convert-vector-to-llvm --convert-math-to-llvm \
+// RUN:   --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm --convert-cf-to-llvm \
+// RUN:   --reconcile-unrealized-casts | %run_emulated | FileCheck %s
+// RUN: k3-opt %s --k3-gpu-mma-contractions=wgmma=true --k3-gpu-launches-to-openmp | FileCheck %s --check-prefix=WGMMA
 
 // k3-gpu-mma-contractions' mma.sync kernel (the sm_80 form and sm_90a's
-// for decode's few rows) run on the CPU (k3-gpu-launches-to-openmp): a
+// for decode's few rows) and its wgmma kernel (sm_90a, 37 rows > 16: one
+// warpgroup, both tiles in shared memory, K in one stage of 64 with 24
+// zeros past the 40 inputs) run on the CPU (k3-gpu-launches-to-openmp): a
 // projection y += x · wᵀ with 37 rows (3 row tiles, the last of 5), 96
 // columns (one block of 128, partly outside) and 40 inputs (two full k16
 // steps and one of 8), y starting at 0.5 (the kernel adds into it). The
@@ -15,6 +23,14 @@
 // CHECK: linear
 // CHECK-NEXT: {{[0-9.e+-]+$}}
 // CHECK-NEXT: 1
+
+// The shared arena aligned to 2^18, the tiles a view of it, each of the
+// stage's four k16 steps one call on the thread's 64 accumulators, and
+// none of wgmma's fences or waits left.
+// WGMMA: memref.alloc(%{{.+}}) {alignment = 262144 : i64} : memref<?xi8>
+// WGMMA: memref.view
+// WGMMA-COUNT-4: call @k3emu_wgmma(
+// WGMMA-NOT: nvvm.
 
 func.func private @printF32(f32)
 func.func private @printI64(i64)

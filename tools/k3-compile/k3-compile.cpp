@@ -86,6 +86,13 @@ static cl::opt<std::string> ptxasPath(
              "/usr/local/cuda/bin/ptxas, else PATH; none: PTX only, compiled "
              "by the driver at load)"),
     cl::value_desc("path"), cl::cat(k3Category));
+static cl::opt<bool> emulate(
+    "emulate",
+    cl::desc("GPU targets: run the target's kernels on this CPU instead (each launch's "
+             "blocks in turn, a block one OpenMP team of its threads, mma.sync and wgmma "
+             "emulated): a CPU binary for k3-run that checks the GPU build's kernels "
+             "without a GPU, far slower than either; phases input, k3, tiles, gpu, cpu"),
+    cl::cat(k3Category));
 static cl::opt<int64_t> maxSpillBytes(
     "max-spill-bytes",
     cl::desc("GPU targets: fail when a kernel spills more than N bytes to "
@@ -541,7 +548,18 @@ int main(int argc, char **argv) {
     return fail("--compile-to=" + compileTo +
                 ": unknown phase for --target=cpu (available: input, k3, tiles, cpu, "
                 "bundle)");
-  if (chip && llvm::find(gpuPhases, compileTo) == std::end(gpuPhases))
+  static const char *const emulatedPhases[] = {"",    "input", "k3",    "tiles",
+                                               "gpu", "cpu",   "bundle"};
+  if (emulate && !chip)
+    return fail("--emulate needs a GPU --target (sm_90a or sm_80): it runs that target's "
+                "kernels on the CPU");
+  if (emulate && (tensorParallel > 1 || expertParallel > 1))
+    return fail("--emulate builds one rank (the GPU's collectives are NCCL calls); drop --tp "
+                "and --ep");
+  if (emulate && llvm::find(emulatedPhases, compileTo) == std::end(emulatedPhases))
+    return fail("--compile-to=" + compileTo + ": unknown phase for --target=" + target +
+                " --emulate (available: input, k3, tiles, gpu, cpu, bundle)");
+  if (chip && !emulate && llvm::find(gpuPhases, compileTo) == std::end(gpuPhases))
     return fail("--compile-to=" + compileTo + ": unknown phase for --target=" + target +
                 " (available: input, k3, tiles, gpu, ptx, cubin, bundle)");
   if (maxSpillBytes < -1)
@@ -552,7 +570,7 @@ int main(int argc, char **argv) {
   if (chip && gpuReductions)
     return fail("--gpu-reductions applies to --target=cpu (GPU builds always lower so)");
   std::string ptxas;
-  if (chip) {
+  if (chip && !emulate) {
     ptxas = mlir::k3::findPtxas(ptxasPath);
     if (!ptxasPath.empty() && ptxasPath != "none" &&
         !llvm::sys::fs::can_execute(ptxasPath))
@@ -654,7 +672,7 @@ int main(int argc, char **argv) {
     return fail(levelError);
   // A GPU binary's host program only sequences launches: AVX2 at most by
   // default, so that it loads on any GPU server's CPU.
-  if (chip && !cpuLevelName.getNumOccurrences() && level == "x86-64-v4")
+  if (chip && !emulate && !cpuLevelName.getNumOccurrences() && level == "x86-64-v4")
     level = "x86-64-v3";
   // The CPU GEMMs' panels are two vector registers wide.
   forms.panelColumns = 2 * std::max<int64_t>(mlir::k3::cpuVectorLanes(level), 8);
@@ -781,20 +799,29 @@ int main(int argc, char **argv) {
     return printModule(*module, error);
 
   mlir::k3::BundleCode code;
-  code.target = target;
+  // An emulated GPU build is a CPU binary: the runtime runs it as one.
+  code.target = emulate ? "cpu" : target.getValue();
   if (compileTo != "bundle" && chip) {
     OwningOpRef<ModuleOp> lowered = module->clone();
     exportEntryPoints(*lowered);
     // Each GPU phase: run its stage, dump it, stop there when asked.
+    // Emulated, the gpu phase ends with the launches as OpenMP teams and
+    // the cpu phase lowers them as a CPU build's.
     struct GpuPhase {
       const char *name;
       std::function<void(OpPassManager &)> build;
     };
-    const GpuPhase gpuPhases[] = {
-        {"tiles", [&](OpPassManager &pm) { mlir::k3::buildGpuTilesStage(pm, forms); }},
-        {"gpu", [&](OpPassManager &pm) { mlir::k3::buildGpuStage(pm, *chip); }},
-        {"ptx", [&](OpPassManager &pm) { mlir::k3::buildPtxStage(pm, *chip); }},
-    };
+    auto tilesPhase = [&](OpPassManager &pm) { mlir::k3::buildGpuTilesStage(pm, forms); };
+    std::vector<GpuPhase> gpuPhases;
+    if (emulate)
+      gpuPhases = {
+          {"tiles", tilesPhase},
+          {"gpu", [&](OpPassManager &pm) { mlir::k3::buildGpuEmulationStage(pm, *chip); }},
+          {"cpu", [&](OpPassManager &pm) { mlir::k3::buildEmulationLlvmStage(pm); }}};
+    else
+      gpuPhases = {{"tiles", tilesPhase},
+                   {"gpu", [&](OpPassManager &pm) { mlir::k3::buildGpuStage(pm, *chip); }},
+                   {"ptx", [&](OpPassManager &pm) { mlir::k3::buildPtxStage(pm, *chip); }}};
     for (const GpuPhase &phase : gpuPhases) {
       phases.begin(phase.name);
       if (!stage(*lowered, phase.build))
@@ -805,31 +832,37 @@ int main(int argc, char **argv) {
       if (compileTo == phase.name)
         return printModule(*lowered, error);
     }
-    // Phase cubin: ptxas on each kernel, then the host program to LLVM.
-    mlir::k3::GpuTargetOptions gpuOptions;
-    gpuOptions.chip = chip->chip;
-    gpuOptions.ptxas = ptxas;
-    gpuOptions.maxSpillBytes = maxSpillBytes;
-    gpuOptions.progress = [](size_t done, size_t total) { phases.kernels(done, total); };
-    phases.begin("cubin");
-    if (!mlir::k3::extractDeviceKernels(*lowered, gpuOptions, code.deviceKernels, error))
-      return fail(error);
-    phases.begin("host");
-    if (ptxas.empty() && ptxasPath != "none") {
-      phases.clear();
-      llvm::errs() << "k3-compile: note: no ptxas found; the kernels are PTX only (the "
-                      "driver compiles them at load)\n";
-    }
-    if (!stage(*lowered, [&](OpPassManager &pm) { mlir::k3::buildGpuHostStage(pm); }))
-      return fail(firstError.empty() ? "the cubin phase failed" : firstError);
-    if (!dump(*lowered, "cubin"))
-      return fail(error);
-    if (compileTo == "cubin")
-      return printModule(*lowered, error);
     code.cpu = level;
-    if (!mlir::k3::emitHostSharedObject(*lowered, code.hostObject, code.cpu, error,
-                                        /*gpuHost=*/true))
-      return fail(firstError.empty() ? error : error + ": " + firstError);
+    if (emulate) {
+      phases.begin("object");
+      if (!mlir::k3::emitHostSharedObject(*lowered, code.hostObject, code.cpu, error))
+        return fail(firstError.empty() ? error : error + ": " + firstError);
+    } else {
+      // Phase cubin: ptxas on each kernel, then the host program to LLVM.
+      mlir::k3::GpuTargetOptions gpuOptions;
+      gpuOptions.chip = chip->chip;
+      gpuOptions.ptxas = ptxas;
+      gpuOptions.maxSpillBytes = maxSpillBytes;
+      gpuOptions.progress = [](size_t done, size_t total) { phases.kernels(done, total); };
+      phases.begin("cubin");
+      if (!mlir::k3::extractDeviceKernels(*lowered, gpuOptions, code.deviceKernels, error))
+        return fail(error);
+      phases.begin("host");
+      if (ptxas.empty() && ptxasPath != "none") {
+        phases.clear();
+        llvm::errs() << "k3-compile: note: no ptxas found; the kernels are PTX only (the "
+                        "driver compiles them at load)\n";
+      }
+      if (!stage(*lowered, [&](OpPassManager &pm) { mlir::k3::buildGpuHostStage(pm); }))
+        return fail(firstError.empty() ? "the cubin phase failed" : firstError);
+      if (!dump(*lowered, "cubin"))
+        return fail(error);
+      if (compileTo == "cubin")
+        return printModule(*lowered, error);
+      if (!mlir::k3::emitHostSharedObject(*lowered, code.hostObject, code.cpu, error,
+                                          /*gpuHost=*/true))
+        return fail(firstError.empty() ? error : error + ": " + firstError);
+    }
   } else if (compileTo != "bundle") {
     OwningOpRef<ModuleOp> lowered = module->clone();
     exportEntryPoints(*lowered);

@@ -10,6 +10,7 @@
 
 #include "lib/Target/Cpu/CpuTarget.h"
 #include "CommOpsHeader.h"
+#include "EmulationSource.h"
 #include "GpuOpsHeader.h"
 #include "runtime/include/k3rt/k3rt.h"
 #include "runtime/src/CpuLevel.h"
@@ -574,6 +575,9 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   // The parallel loops (k3-cpu-parallel-loops) call into libomp.
   bool openMP = m->getFunction("__kmpc_fork_call") != nullptr;
   bool comm = m->getFunction("k3_comm_collective") || m->getFunction("k3_comm_index");
+  // GPU kernels run on the CPU (k3-gpu-launches-to-openmp, which checks
+  // every block's team with k3emu_team): the tensor cores' instructions.
+  bool emulated = m->getFunction("k3emu_team") != nullptr;
   std::unique_ptr<llvm::Module> host = splitEntries(*m, entrySet);
   std::unique_ptr<llvm::TargetMachine> hostTm(target->createTargetMachine(
       triple, cpu, "", options, llvm::Reloc::PIC_, std::nullopt,
@@ -609,6 +613,8 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
       support << kCommOpsHeader << kCommSupportC;
     if (gpuHost)
       support << kGpuOpsHeader << kGpuSupportC;
+    if (emulated)
+      support << kEmulationSource;
   }
   bool emitted = emitObject(*m, *tm, objPath, error);
   if (!objPath.empty())
