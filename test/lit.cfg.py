@@ -80,8 +80,8 @@ if {"avx2", "fma", "bmi2"} <= set(flags):
         config.available_features.add("x86-64-v4")
 
 # GPU kernels run on the CPU (k3-gpu-launches-to-openmp): each block an
-# OpenMP team (LLVM's libomp, Debian's libomp-dev), the warp exchange of
-# emulated mma.sync in test/Emulation. KMP_BLOCKTIME=0: a thread waiting
+# OpenMP team (LLVM's libomp, Debian's libomp-dev), the tensor cores'
+# instructions in lib/Target/Cpu/k3emu.c. KMP_BLOCKTIME=0: a thread waiting
 # at a barrier sleeps at once (a block has far more threads than cores).
 libomp = "/usr/lib/x86_64-linux-gnu/libomp.so.5"
 if os.path.exists(libomp):

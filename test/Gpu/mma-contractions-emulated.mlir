@@ -30,6 +30,7 @@
 // WGMMA: memref.alloc(%{{.+}}) {alignment = 262144 : i64} : memref<?xi8>
 // WGMMA: memref.view
 // WGMMA-COUNT-4: call @k3emu_wgmma(
+// WGMMA-NOT: call @k3emu_wgmma(
 // WGMMA-NOT: nvvm.
 
 func.func private @printF32(f32)

@@ -123,9 +123,10 @@ static const unsigned char *wgmmaOperand(int64_t desc, int64_t arena, int64_t by
             swizzle);
     abort();
   }
-  /* The last byte read: core matrix (rows / 8 - 1, 1), row 7, k 7. */
-  int64_t last = start + (rows / 8 - 1) * *sbo + *lbo + 7 * 16 + 7 * 2 + 1;
-  if (last > bytes) {
+  /* One past the last byte read: element (row 7, k 7) of core matrix
+   * (rows / 8 - 1, 1), two bytes. */
+  int64_t end = start + (rows / 8 - 1) * *sbo + *lbo + 7 * 16 + 7 * 2 + 2;
+  if (end > bytes) {
     fprintf(stderr,
             "k3emu: wgmma operand of %d rows at shared offset %lld (LBO %lld, SBO %lld) "
             "reads past the %lld bytes of shared memory\n",
@@ -169,8 +170,9 @@ void k3emu_wgmma(int64_t tid, int64_t descA, int64_t descB, int64_t arena, int64
  * runtime (libgcc 12) lacks. Round to nearest even, NaNs kept quiet. The
  * result is a bf16 in the low 16 bits of the return register, which is
  * where both ABIs return a float's low bits: it is returned as a float
- * whose bit pattern is the bf16 zero-extended. */
-float __truncsfbf2(float x) {
+ * whose bit pattern is the bf16 zero-extended. Hidden: the binary's own
+ * calls bind here, not to a libgcc that has one (GCC 13 on). */
+__attribute__((visibility("hidden"))) float __truncsfbf2(float x) {
   uint32_t u, r;
   memcpy(&u, &x, sizeof u);
   if ((u & 0x7FFFFFFFu) > 0x7F800000u)

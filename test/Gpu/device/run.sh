@@ -313,6 +313,16 @@ for m in small tiny small_L2; do
   say "- $m: GPU against CPU bf16-operands: $(step 60 python3 "$art/compare_npy.py" "$rep/b.npy" "$rep/g.npy" 5e-3 64 | tail -1)"
   say "  - CPU bf16-operands against CPU f32: $(step 60 python3 "$art/compare_npy.py" "$rep/c.npy" "$rep/b.npy" 5e-3 64 | tail -1)"
 done
+# k3-tiny's sm_90a kernels on this machine's CPU (k3-compile --emulate):
+# the same kernels, the same roundings, so only libdevice's math and the
+# hardware's summation order should differ; a large distance means the
+# emulation (or the kernels' reading of the PTX ISA) is wrong.
+if [ -e "$k3b/tiny.emu90.k3b" ]; then
+  rm -f "$rep/e.npy" "$rep/g.npy"
+  step 300 env KMP_BLOCKTIME=0 "$bin/k3-run" "$k3b/tiny.emu90.k3b" --tokens=$prompt --generate=2 --dump-logits="$rep/e.npy" > /dev/null
+  step 120 "$bin/k3-run" "$k3b/tiny.sm90a.k3b" --device=cuda --tokens=$prompt --generate=2 --dump-logits="$rep/g.npy" > /dev/null
+  say "- tiny: GPU against its kernels emulated on the CPU: $(step 60 python3 "$art/compare_npy.py" "$rep/e.npy" "$rep/g.npy" 1e-4 64 | tail -1)"
+fi
 if [ -e "$k3b/moe_small.cpubf16.k3b" ]; then
   out=$(step 120 "$bin/k3-bench" device "$k3b/moe_small.sm90a.k3b" --function=moe --dim=63 \
         --compare="$k3b/moe_small.cpubf16.k3b" --repeat=1 --range=0:-0.05,0.05 --range=9:123,130 --range=10:123,130 --range=11:123,130)
