@@ -556,6 +556,9 @@ int main(int argc, char **argv) {
   if (emulate && (tensorParallel > 1 || expertParallel > 1))
     return fail("--emulate builds one rank (the GPU's collectives are NCCL calls); drop --tp "
                 "and --ep");
+  if (emulate && (ptxasPath.getNumOccurrences() || maxSpillBytes.getNumOccurrences()))
+    return fail("--emulate runs the kernels on the CPU: --ptxas and --max-spill-bytes do not "
+                "apply");
   if (emulate && llvm::find(emulatedPhases, compileTo) == std::end(emulatedPhases))
     return fail("--compile-to=" + compileTo + ": unknown phase for --target=" + target +
                 " --emulate (available: input, k3, tiles, gpu, cpu, bundle)");
