@@ -12,10 +12,11 @@
 // prompt at every batch size: its tokens must not depend on the batch, in
 // any round (`same_tokens`, exit status 1 if not).
 //
-// Today's engine advances each request with its own call: B calls a step,
-// each gathering its request's MLA pages. This is the baseline that issue
-// 29's batched decode (one call a step over the paged cache) is measured
-// against.
+// A binary with a decode_batch entry (CPU binaries of one rank, unless
+// compiled with --no-batched-decode) runs all B requests' step as one call
+// over the paged cache (0 bytes gathered); one without it advances each
+// request with its own call, gathering its MLA pages: the baseline the
+// batched form is measured against (README, "Batched decode").
 //
 //===----------------------------------------------------------------------===//
 
