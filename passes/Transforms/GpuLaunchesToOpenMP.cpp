@@ -289,6 +289,7 @@ struct K3GpuLaunchesToOpenMPPass
     mma.erase();
     return success();
   }
+
   /// The thread's accumulators go to a stack buffer, k3emu_wgmma updates
   /// them from the arena's tiles, and the struct is rebuilt from it.
   LogicalResult emulateWgmma(ModuleOp module, OpBuilder &b, NVVM::WgmmaMmaAsyncOp op, Value tid,

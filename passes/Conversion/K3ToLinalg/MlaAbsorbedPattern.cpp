@@ -364,8 +364,11 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
                                                {rowsM, size}, ones2);
       Value c = tensor::ExtractSliceOp::create(b, loc, rows, {start, b.getIndexAttr(0)},
                                                {size, b.getIndexAttr(l)}, ones2);
-      return softmaxParts(b, loc, splitDim(b, loc, s, 1, count, len),
-                          splitDim(b, loc, c, 0, count, len));
+      // Made one after the other, not as arguments (whose order C++ leaves
+      // to the compiler): the IR must not depend on which compiler built k3.
+      Value cParts = splitDim(b, loc, c, 0, count, len);
+      Value sParts = splitDim(b, loc, s, 1, count, len);
+      return softmaxParts(b, loc, sParts, cParts);
     };
     SmallVector<Partial> partials;
     // Whether the one partial holds a single part (o = u / sum).
