@@ -328,9 +328,15 @@ struct KernelBuilder {
     auto mul = [&](Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, idx(y)); };
     auto div = [&](Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, idx(y)); };
     auto rem = [&](Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, idx(y)); };
+    // One op after another, never two as one call's arguments (C++ leaves
+    // their order to the compiler, and the IR must not depend on it).
     Value step = mul(div(kk, 16), rows * 16);
-    Value core = mul(add(mul(div(r, 8), 2), div(rem(kk, 16), 8)), 64);
-    return add(add(step, core), add(mul(rem(r, 8), 8), rem(kk, 8)));
+    Value kHalf = div(rem(kk, 16), 8);
+    Value rowGroup = mul(div(r, 8), 2);
+    Value core = mul(add(rowGroup, kHalf), 64);
+    Value kInCore = rem(kk, 8);
+    Value inCore = add(mul(rem(r, 8), 8), kInCore);
+    return add(add(step, core), inCore);
   }
 
   /// The 128 threads copy rows [row0, row0 + rows) x [k0, k0 + kStageK) of
@@ -420,8 +426,8 @@ struct KernelBuilder {
     // column 8 (i / 4) + 2t + i % 2; added into C where in bounds.
     Value warp = arith::DivUIOp::create(b, loc, tid, idx(32));
     Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
-    Value rowLo = add(add(m0, arith::MulIOp::create(b, loc, warp, idx(16))),
-                      arith::DivUIOp::create(b, loc, lane, idx(4)));
+    Value group = arith::DivUIOp::create(b, loc, lane, idx(4));
+    Value rowLo = add(add(m0, arith::MulIOp::create(b, loc, warp, idx(16))), group);
     Value col0 = add(n0, arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, idx(4)),
                                                idx(2)));
     for (int64_t i = 0; i < kWgRows * kBlockN / (kWarps * 32); ++i) {
