@@ -36,15 +36,23 @@ const char *dtypeName(DType dtype) {
   return "?";
 }
 
-void pausePolling(int spins) {
-  if (spins < 64) {
+void pausePolling(std::chrono::steady_clock::time_point since) {
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  if (waited < 0.05) {
+    // A collective between ranks that run the same kernels waits for the
+    // slowest rank: milliseconds in a prefill (k3-small, 512 tokens: 24
+    // all-reduces of 2 MB, 3 ms each). OpenMPI's non-blocking collectives
+    // advance only inside MPI_Test, so every sleep here is added to the
+    // collective (sleeping after 64 yields, as before, cost TP 2 a fifth of
+    // its prefill rate). A yield lets a rank that shares the core run.
     sched_yield();
   } else {
-    // 0.2 ms for the first tenth of a second or so, then 2 ms: a wait that long
-    // is a peer far behind (or a served grid's idle follower waiting for
-    // rank 0's next step), where 2 ms more latency is nothing and polling
-    // every 0.2 ms would keep a core 4% busy.
-    timespec pause{0, spins < 500 ? 200000 : 2000000};
+    // 0.2 ms for the first half second, then 2 ms: a wait that long is a
+    // peer far behind (or a served grid's idle follower waiting for rank
+    // 0's next step), where 2 ms more latency is nothing and polling every
+    // 0.2 ms would keep a core 4% busy.
+    timespec pause{0, waited < 0.5 ? 200000 : 2000000};
     nanosleep(&pause, nullptr);
   }
 }

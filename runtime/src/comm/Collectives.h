@@ -22,6 +22,7 @@
 
 #include "runtime/include/k3rt/k3rt.h"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -110,9 +111,10 @@ protected:
   std::map<std::vector<int>, std::unique_ptr<Communicator>> communicators;
 };
 
-/// Between two polls of a pending collective: yield for the first spins,
-/// then sleep 0.2 ms (ranks may share cores), 2 ms once the wait is long.
-void pausePolling(int spins);
+/// Between two polls of a pending collective that started at `since`:
+/// yield for its first 50 ms (ranks may share cores), then sleep 0.2 ms,
+/// 2 ms once the wait passes half a second.
+void pausePolling(std::chrono::steady_clock::time_point since);
 
 /// The refusal of a collective that outlived the timeout.
 k3rt_status_t timedOut(const std::string &what, double timeoutSeconds);

@@ -72,8 +72,9 @@ std::string mpiError(int code) {
 /// may share cores). On expiry the request is left pending: the process is
 /// expected to exit.
 k3rt_status_t wait(MPI_Request &request, double timeoutSeconds, const std::string &what) {
-  const auto deadline = Clock::now() + std::chrono::duration<double>(timeoutSeconds);
-  for (int spins = 0;; ++spins) {
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration<double>(timeoutSeconds);
+  for (;;) {
     int done = 0;
     if (int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE); rc != MPI_SUCCESS)
       return makeStatus(K3RT_INTERNAL, what + " failed: " + mpiError(rc));
@@ -81,7 +82,7 @@ k3rt_status_t wait(MPI_Request &request, double timeoutSeconds, const std::strin
       return nullptr;
     if (Clock::now() > deadline)
       return timedOut(what, timeoutSeconds);
-    pausePolling(spins);
+    pausePolling(start);
   }
 }
 

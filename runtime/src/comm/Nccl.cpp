@@ -190,9 +190,9 @@ private:
       return makeStatus(K3RT_INTERNAL, what + " failed: " + api.getErrorString(rc));
     // A blocking-mode communicator (ncclCommInitRank's) may block in the
     // call itself while it connects to a peer: the deadline starts after.
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
-    for (int spins = 0;; ++spins) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + std::chrono::duration<double>(timeout);
+    for (;;) {
       int state = query(stream);
       if (state == 0)
         return nullptr;
@@ -209,7 +209,7 @@ private:
         abort(what); // NCCL's way out of a hung collective
         return timedOut(what, timeout);
       }
-      pausePolling(spins);
+      pausePolling(start);
     }
   }
 
