@@ -419,7 +419,8 @@ def K3GpuLaunchesToOpenMPPass : Pass<"k3-gpu-launches-to-openmp", "::mlir::Modul
     wgmma fences, commit and wait and `nvvm.fence.proxy` are dropped. The
     functions live in lib/Target/Cpu/k3emu.c (a library given to
     mlir-runner with libomp in the tests; compiled into the binary by
-    `--emulate`). A warp-wide op must be reached by the whole block at
+    `--emulate`, where it also stands in for libomp's team entry points and
+    runs a block's threads as fibers). A warp-wide op must be reached by the whole block at
     once, true of block-uniform kernels; any other GPU op is an error, and
     a team smaller than its block (an OpenMP thread limit) stops the run
     with one line (`k3emu_team`).

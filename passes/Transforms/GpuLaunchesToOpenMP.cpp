@@ -24,7 +24,10 @@
 //                             wait, and fence.proxy, are no-ops (the call
 //                             completes before it returns)
 //
-// The functions live in lib/Target/Cpu/k3emu.c. A warp-wide op needs every
+// The functions live in lib/Target/Cpu/k3emu.c. Under mlir-runner the
+// teams are libomp's; in an `--emulate` binary k3emu.c also defines the
+// OpenMP entry points the teams call and runs a block's threads as fibers
+// on one OS thread (a barrier is a switch, not a wake-up). A warp-wide op needs every
 // thread of the block to reach it together: true of k3's kernels, whose
 // MMAs are block-uniform. Anything else a kernel may hold (shuffles, other
 // shapes or types) is reported on the op.

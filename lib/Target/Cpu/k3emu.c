@@ -183,3 +183,236 @@ __attribute__((visibility("hidden"))) float __truncsfbf2(float x) {
   memcpy(&f, &r, sizeof f);
   return f;
 }
+
+/*===- A block's threads as fibers ------------------------------------------===*
+ *
+ * In an emulated binary (`k3-compile --emulate`) the blocks' OpenMP teams
+ * do not run on libomp: these hidden definitions of the five entry points
+ * the teams use bind the binary's own calls here. A team is one fiber per
+ * GPU thread, all on the calling OS thread: each runs until it reaches a
+ * barrier or its end, then the next; when every fiber has, the barrier
+ * opens. On libomp a block of 128 threads was 128 OS threads meeting at
+ * every barrier on the machine's cores (Kimi-Linear-small: 293 s a decode
+ * step on two cores); here a barrier is two context switches a thread.
+ * The blocks stay one after the other (the pass's loop), so the kernels
+ * run on one core. A thread that has finished counts as arrived, as on the
+ * GPU. The mlir-runner tests load this file as a library, where the JIT's
+ * calls still go to libomp (hidden symbols are not exported), so the pass
+ * is checked with real threads there.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include <stdarg.h>
+#include <sys/mman.h>
+#if !(defined(__x86_64__) && defined(__ELF__))
+#include <ucontext.h>
+#endif
+
+#define K3EMU_HIDDEN __attribute__((visibility("hidden")))
+
+typedef void (*k3emu_microtask)(int32_t *, int32_t *, ...);
+
+enum {
+  kFiberStack = 512 << 10, /* the kernels' per-thread frames: a few KiB */
+  kMaxForkArgs = 4,
+};
+
+typedef struct {
+  void *stack;  /* mmap'd, kFiberStack bytes, the lowest page a guard */
+  void *sp;     /* saved stack pointer while switched out (x86-64) */
+  int done;
+#if !(defined(__x86_64__) && defined(__ELF__))
+  ucontext_t context;
+#endif
+} k3emu_fiber;
+
+/* One team at a time per OS thread (the pass's blocks run in sequence). */
+static _Thread_local struct {
+  k3emu_fiber *fibers; /* grown to the largest block seen, stacks kept */
+  int capacity;
+  int size;       /* the running team's threads; 0 outside a team */
+  int current;    /* the running fiber */
+  int pending;    /* __kmpc_push_num_threads' count for the next fork */
+  void *schedulerSp;
+#if !(defined(__x86_64__) && defined(__ELF__))
+  ucontext_t scheduler;
+#endif
+  k3emu_microtask fn;
+  int argc;
+  void *args[kMaxForkArgs];
+} team;
+
+#if defined(__x86_64__) && defined(__ELF__)
+/* k3emu_switch(&from->sp, to->sp): saves the callee-saved registers, the
+ * SSE control word and the x87 control word on the current stack, stores
+ * the stack pointer, loads the other one and restores its registers. */
+void k3emu_switch(void **from, void *to);
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".hidden k3emu_switch\n"
+        ".type k3emu_switch,@function\n"
+        "k3emu_switch:\n"
+        "  pushq %rbp\n"
+        "  pushq %rbx\n"
+        "  pushq %r12\n"
+        "  pushq %r13\n"
+        "  pushq %r14\n"
+        "  pushq %r15\n"
+        "  subq $8, %rsp\n"
+        "  stmxcsr (%rsp)\n"
+        "  fnstcw 4(%rsp)\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  ldmxcsr (%rsp)\n"
+        "  fldcw 4(%rsp)\n"
+        "  addq $8, %rsp\n"
+        "  popq %r15\n"
+        "  popq %r14\n"
+        "  popq %r13\n"
+        "  popq %r12\n"
+        "  popq %rbx\n"
+        "  popq %rbp\n"
+        "  ret\n"
+        ".size k3emu_switch, .-k3emu_switch\n");
+#endif
+
+static void fiberMain(void) {
+  int32_t gtid = team.current, btid = 0;
+  void **a = team.args;
+  switch (team.argc) {
+  case 0: team.fn(&gtid, &btid); break;
+  case 1: team.fn(&gtid, &btid, a[0]); break;
+  case 2: team.fn(&gtid, &btid, a[0], a[1]); break;
+  case 3: team.fn(&gtid, &btid, a[0], a[1], a[2]); break;
+  default: team.fn(&gtid, &btid, a[0], a[1], a[2], a[3]); break;
+  }
+  team.fibers[team.current].done = 1;
+#if defined(__x86_64__) && defined(__ELF__)
+  k3emu_switch(&team.fibers[team.current].sp, team.schedulerSp);
+#endif
+  /* ucontext: returning resumes uc_link, the scheduler. */
+}
+
+static void toFiber(int i) {
+  team.current = i;
+#if defined(__x86_64__) && defined(__ELF__)
+  k3emu_switch(&team.schedulerSp, team.fibers[i].sp);
+#else
+  swapcontext(&team.scheduler, &team.fibers[i].context);
+#endif
+}
+
+static void toScheduler(void) {
+#if defined(__x86_64__) && defined(__ELF__)
+  k3emu_switch(&team.fibers[team.current].sp, team.schedulerSp);
+#else
+  swapcontext(&team.fibers[team.current].context, &team.scheduler);
+#endif
+}
+
+static void die(const char *what) {
+  fprintf(stderr, "k3emu: %s\n", what);
+  abort();
+}
+
+/* Fiber i at the start of fiberMain on its own stack. */
+static void startFiber(int i) {
+  k3emu_fiber *f = &team.fibers[i];
+  if (!f->stack) {
+    void *s = mmap(NULL, kFiberStack, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (s == MAP_FAILED)
+      die("cannot map a fiber's stack");
+    mprotect(s, 4096, PROT_NONE); /* an overflow faults, never corrupts */
+    f->stack = s;
+  }
+  f->done = 0;
+#if defined(__x86_64__) && defined(__ELF__)
+  /* The frame k3emu_switch pops: control words, r15..rbp, then fiberMain
+   * as the return address, entered with the stack 8 mod 16 as after a
+   * call. */
+  uint64_t *top = (uint64_t *)((char *)f->stack + kFiberStack);
+  uint32_t mxcsr;
+  uint16_t fcw;
+  __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+  __asm__ volatile("fnstcw %0" : "=m"(fcw));
+  top[-1] = 0;
+  top[-2] = (uint64_t)(uintptr_t)fiberMain;
+  for (int r = 3; r <= 8; ++r)
+    top[-r] = 0;
+  top[-9] = (uint64_t)mxcsr | ((uint64_t)fcw << 32);
+  f->sp = &top[-9];
+#else
+  getcontext(&f->context);
+  f->context.uc_stack.ss_sp = f->stack;
+  f->context.uc_stack.ss_size = kFiberStack;
+  f->context.uc_link = &team.scheduler;
+  makecontext(&f->context, fiberMain, 0);
+#endif
+}
+
+K3EMU_HIDDEN int32_t __kmpc_global_thread_num(void *loc) {
+  (void)loc;
+  return team.size ? team.current : 0;
+}
+
+K3EMU_HIDDEN int omp_get_thread_num(void) { return team.size ? team.current : 0; }
+
+K3EMU_HIDDEN int omp_get_num_threads(void) { return team.size ? team.size : 1; }
+
+K3EMU_HIDDEN void __kmpc_push_num_threads(void *loc, int32_t gtid, int32_t n) {
+  (void)loc;
+  (void)gtid;
+  team.pending = n;
+}
+
+K3EMU_HIDDEN void __kmpc_barrier(void *loc, int32_t gtid) {
+  (void)loc;
+  (void)gtid;
+  if (team.size > 1)
+    toScheduler();
+}
+
+K3EMU_HIDDEN void __kmpc_fork_call(void *loc, int32_t argc, k3emu_microtask fn, ...) {
+  (void)loc;
+  if (team.size)
+    die("a parallel region inside a block");
+  if (argc > kMaxForkArgs)
+    die("a parallel region with more than four captured arguments");
+  int n = team.pending > 0 ? team.pending : 1;
+  team.pending = 0;
+  if (n > kMaxThreads)
+    die("a block of more than 1024 threads");
+  va_list ap;
+  va_start(ap, fn);
+  for (int i = 0; i < argc; ++i)
+    team.args[i] = va_arg(ap, void *);
+  va_end(ap);
+  team.fn = fn;
+  team.argc = argc;
+  if (n > team.capacity) {
+    k3emu_fiber *grown = (k3emu_fiber *)realloc(team.fibers, (size_t)n * sizeof *grown);
+    if (!grown)
+      die("out of memory for a block's fibers");
+    memset(grown + team.capacity, 0, (size_t)(n - team.capacity) * sizeof *grown);
+    team.fibers = grown;
+    team.capacity = n;
+  }
+  team.size = n;
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_setcsr(_mm_getcsr() & ~0x8040u); /* k3emu_team's, for the host too */
+#endif
+  for (int i = 0; i < n; ++i)
+    startFiber(i);
+  /* Rounds: each unfinished fiber runs to its next barrier or its end. */
+  for (int finished = 0; finished < n;) {
+    finished = 0;
+    for (int i = 0; i < n; ++i) {
+      if (!team.fibers[i].done)
+        toFiber(i);
+      finished += team.fibers[i].done;
+    }
+  }
+  team.size = 0;
+  team.current = 0;
+}

@@ -158,7 +158,7 @@ PY
     [ "$1" = tiny ] && omit=() # k3-tiny's runs use its own weights
     k3c "$2" "${omit[@]}" --contraction-inputs=bf16 -o "$out/k3b/$1.cpubf16.k3b"
   done
-  # The sm_90a build's own kernels run on the CPU (--emulate, OpenMP teams):
+  # The sm_90a build's own kernels run on the CPU (--emulate, fibers):
   # run.sh compares the GPU with them, which checks the emulation (wgmma's
   # descriptors, the fragment layouts) against the hardware.
   k3c "$out/tmp/tiny" --target=sm_90a --emulate -o "$out/k3b/tiny.emu90.k3b"

@@ -319,7 +319,7 @@ done
 # emulation (or the kernels' reading of the PTX ISA) is wrong.
 if [ -e "$k3b/tiny.emu90.k3b" ]; then
   rm -f "$rep/e.npy" "$rep/g.npy"
-  step 300 env KMP_BLOCKTIME=0 "$bin/k3-run" "$k3b/tiny.emu90.k3b" --tokens=$prompt --generate=2 --dump-logits="$rep/e.npy" > /dev/null
+  step 120 "$bin/k3-run" "$k3b/tiny.emu90.k3b" --tokens=$prompt --generate=2 --dump-logits="$rep/e.npy" > /dev/null
   step 120 "$bin/k3-run" "$k3b/tiny.sm90a.k3b" --device=cuda --tokens=$prompt --generate=2 --dump-logits="$rep/g.npy" > /dev/null
   say "- tiny: GPU against its kernels emulated on the CPU: $(step 60 python3 "$art/compare_npy.py" "$rep/e.npy" "$rep/g.npy" 1e-4 64 | tail -1)"
 fi
