@@ -578,6 +578,22 @@ bool mlir::k3::emitHostSharedObject(ModuleOp module, std::vector<uint8_t> &so,
   // GPU kernels run on the CPU (k3-gpu-launches-to-openmp, which checks
   // every block's team with k3emu_team): the tensor cores' instructions.
   bool emulated = m->getFunction("k3emu_team") != nullptr;
+  // Its teams run as fibers on k3emu.c's own definitions of the OpenMP
+  // entry points they call; a call to any other would reach libomp from a
+  // fiber, with a thread id libomp never gave out.
+  if (emulated)
+    for (llvm::Function &f : *m) {
+      llvm::StringRef name = f.getName();
+      if (f.isDeclaration() && (name.starts_with("__kmpc_") || name.starts_with("omp_")) &&
+          !llvm::is_contained({"__kmpc_fork_call", "__kmpc_push_num_threads", "__kmpc_barrier",
+                               "__kmpc_global_thread_num", "omp_get_thread_num",
+                               "omp_get_num_threads"},
+                              name)) {
+        error = "the emulated kernels call the OpenMP runtime's " + name.str() +
+                ", which the emulation (lib/Target/Cpu/k3emu.c) does not provide";
+        return false;
+      }
+    }
   std::unique_ptr<llvm::Module> host = splitEntries(*m, entrySet);
   std::unique_ptr<llvm::TargetMachine> hostTm(target->createTargetMachine(
       triple, cpu, "", options, llvm::Reloc::PIC_, std::nullopt,

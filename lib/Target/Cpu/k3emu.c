@@ -187,8 +187,9 @@ __attribute__((visibility("hidden"))) float __truncsfbf2(float x) {
 /*===- A block's threads as fibers ------------------------------------------===*
  *
  * In an emulated binary (`k3-compile --emulate`) the blocks' OpenMP teams
- * do not run on libomp: these hidden definitions of the five entry points
- * the teams use bind the binary's own calls here. A team is one fiber per
+ * do not run on libomp: these hidden definitions of the six entry points
+ * the teams use bind the binary's own calls here (CpuTarget.cpp refuses a
+ * module that calls any other). A team is one fiber per
  * GPU thread, all on the calling OS thread: each runs until it reaches a
  * barrier or its end, then the next; when every fiber has, the barrier
  * opens. On libomp a block of 128 threads was 128 OS threads meeting at
@@ -204,7 +205,7 @@ __attribute__((visibility("hidden"))) float __truncsfbf2(float x) {
 
 #include <stdarg.h>
 #include <sys/mman.h>
-#if !(defined(__x86_64__) && defined(__ELF__))
+#if !(defined(__x86_64__) && defined(__LP64__) && defined(__ELF__))
 #include <ucontext.h>
 #endif
 
@@ -214,14 +215,18 @@ typedef void (*k3emu_microtask)(int32_t *, int32_t *, ...);
 
 enum {
   kFiberStack = 512 << 10, /* the kernels' per-thread frames: a few KiB */
+  /* Below each stack, unmapped: the kernels' code has no stack probes, so
+   * a frame that overflows could step over a single page into the next
+   * fiber's stack (the mappings lie side by side). */
+  kGuard = 64 << 10,
   kMaxForkArgs = 4,
 };
 
 typedef struct {
-  void *stack;  /* mmap'd, kFiberStack bytes, the lowest page a guard */
+  void *stack;  /* mmap'd, kFiberStack bytes, the lowest kGuard a guard */
   void *sp;     /* saved stack pointer while switched out (x86-64) */
   int done;
-#if !(defined(__x86_64__) && defined(__ELF__))
+#if !(defined(__x86_64__) && defined(__LP64__) && defined(__ELF__))
   ucontext_t context;
 #endif
 } k3emu_fiber;
@@ -234,7 +239,7 @@ static _Thread_local struct {
   int current;    /* the running fiber */
   int pending;    /* __kmpc_push_num_threads' count for the next fork */
   void *schedulerSp;
-#if !(defined(__x86_64__) && defined(__ELF__))
+#if !(defined(__x86_64__) && defined(__LP64__) && defined(__ELF__))
   ucontext_t scheduler;
 #endif
   k3emu_microtask fn;
@@ -242,7 +247,7 @@ static _Thread_local struct {
   void *args[kMaxForkArgs];
 } team;
 
-#if defined(__x86_64__) && defined(__ELF__)
+#if defined(__x86_64__) && defined(__LP64__) && defined(__ELF__)
 /* k3emu_switch(&from->sp, to->sp): saves the callee-saved registers, the
  * SSE control word and the x87 control word on the current stack, stores
  * the stack pointer, loads the other one and restores its registers. */
@@ -287,7 +292,7 @@ static void fiberMain(void) {
   default: team.fn(&gtid, &btid, a[0], a[1], a[2], a[3]); break;
   }
   team.fibers[team.current].done = 1;
-#if defined(__x86_64__) && defined(__ELF__)
+#if defined(__x86_64__) && defined(__LP64__) && defined(__ELF__)
   k3emu_switch(&team.fibers[team.current].sp, team.schedulerSp);
 #endif
   /* ucontext: returning resumes uc_link, the scheduler. */
@@ -295,7 +300,7 @@ static void fiberMain(void) {
 
 static void toFiber(int i) {
   team.current = i;
-#if defined(__x86_64__) && defined(__ELF__)
+#if defined(__x86_64__) && defined(__LP64__) && defined(__ELF__)
   k3emu_switch(&team.schedulerSp, team.fibers[i].sp);
 #else
   swapcontext(&team.scheduler, &team.fibers[i].context);
@@ -303,7 +308,7 @@ static void toFiber(int i) {
 }
 
 static void toScheduler(void) {
-#if defined(__x86_64__) && defined(__ELF__)
+#if defined(__x86_64__) && defined(__LP64__) && defined(__ELF__)
   k3emu_switch(&team.fibers[team.current].sp, team.schedulerSp);
 #else
   swapcontext(&team.fibers[team.current].context, &team.scheduler);
@@ -323,11 +328,11 @@ static void startFiber(int i) {
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (s == MAP_FAILED)
       die("cannot map a fiber's stack");
-    mprotect(s, 4096, PROT_NONE); /* an overflow faults, never corrupts */
+    mprotect(s, kGuard, PROT_NONE); /* an overflow faults, never corrupts */
     f->stack = s;
   }
   f->done = 0;
-#if defined(__x86_64__) && defined(__ELF__)
+#if defined(__x86_64__) && defined(__LP64__) && defined(__ELF__)
   /* The frame k3emu_switch pops: control words, r15..rbp, then fiberMain
    * as the return address, entered with the stack 8 mod 16 as after a
    * call. */
