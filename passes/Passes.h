@@ -95,18 +95,31 @@ struct LinalgForms {
   /// convert-k3-to-linalg's `panel-columns`: 16 (two AVX2 vectors of f32)
   /// or 32 (two AVX-512 vectors).
   int64_t panelColumns = 16;
+  /// convert-k3-to-linalg's `attn-res`: `linalg` or `kernel`
+  /// (k3.attn_res_mix, one kernel on a GPU).
+  std::string attnRes = "linalg";
   static LinalgForms cpu() {
     LinalgForms forms{"grouped", "heads", "loops", "loops", 0, "parts"};
     forms.linear = "blocked";
     return forms;
   }
-  static LinalgForms gpu() { return {"mma", "kernel", "chunks", "picks", 256, "fused"}; }
+  static LinalgForms gpu() {
+    LinalgForms forms{"mma", "kernel", "chunks", "picks", 256, "fused"};
+    forms.attnRes = "kernel";
+    return forms;
+  }
 };
 void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::cpu());
 /// `gpuReductions`: reductions lowered as on the GPU, to loops carrying
 /// their accumulators with fills folded in (k3-gpu-register-accumulators),
 /// so that the CPU checks that lowering against the references.
 void buildCpuLlvmStage(OpPassManager &pm, bool gpuReductions = false);
+
+/// k3-gpu-attn-res's threads a block for rows of `d` values: the largest
+/// power of two up to 256 that divides d, if it is at least 32 and leaves a
+/// thread at most 32 channels (kept in registers); else 0 (the op stays
+/// linalg).
+int64_t attnResTeam(int64_t d);
 
 /// Whether k3-gpu-attend-parts builds its kernel for rows of `d` values
 /// and `l` value columns (registers and shared memory); else `why` says

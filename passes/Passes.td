@@ -51,7 +51,9 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     (one kernel on a GPU: k3-gpu-attend-parts) whose last part is short.
     MXFP4 linear weights are decoded inside the dot products' inner loop
     (with `linear=blocked`, into each K block's weight panels); MXFP4 codes
-    must be the bytes of a `k3.unpack_e2m1`.
+    must be the bytes of a `k3.unpack_e2m1`. With `attn-res=kernel`,
+    `k3.attn_res` becomes one `k3.attn_res_mix` (one kernel on a GPU:
+    k3-gpu-attn-res; AttnResMixPattern.cpp) where attnResTeam allows.
   }];
   let options = [
     Option<"moeDispatch", "moe-dispatch", "std::string", [{"grouped"}],
@@ -64,6 +66,10 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
            "heads (an scf.forall over them: the CPU form), "
            "batched (every step once for all heads) or kernel (k3.kda_step, "
            "for k3-gpu-kda-step: the GPU form)">,
+    Option<"attnRes", "attn-res", "std::string", [{"linalg"}],
+           "How k3.attn_res runs: linalg (loop nests per candidate) or kernel "
+           "(k3.attn_res_mix, for k3-gpu-attn-res: the GPU form, where the "
+           "row width allows)">,
     Option<"kdaPrefill", "kda-prefill", "std::string", [{"loops"}],
            "How k3.kda and k3.kda_chunked run: loops (a loop over tokens or "
            "chunks, each step a loop nest), scan (one loop nest over the "
@@ -389,6 +395,29 @@ def K3GpuKdaStepPass : Pass<"k3-gpu-kda-step"> {
     state is read once and written once for K ≤ 128. The new windows must not be
     the old windows' buffers when value heads share q/k heads, which this
     pass reports.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def K3GpuAttnResPass : Pass<"k3-gpu-attn-res"> {
+  let summary = "Run a bufferized k3.attn_res_mix (Attention Residuals) as one kernel";
+  let description = [{
+    Rewrites each `k3.attn_res_mix` on memrefs (`attn-res=kernel`) into one
+    `gpu.launch`: a block per token, a team of `attnResTeam(D)` threads (a
+    power of two, 32 to 256, dividing D), thread j owning channels j, j + n,
+    ... of the row. Each candidate (the stack's blocks, then the other
+    sources) is read once into registers: its Σ v·norm·query and Σ v² are
+    block-reduced in shared memory, the score is dot / sqrt(Σv²/D + eps), and
+    an online softmax rescales the running sum of p · v held in registers;
+    the row is written as sum / denominator. The linalg form takes a loop
+    nest per candidate and a few more for the softmax (seven kernels for a
+    decode step's stack and running sum); this is one, f32 throughout, the
+    same sums in another order (and the softmax online rather than from the
+    maximum first). A destination that is one of the sources is an error.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -1338,6 +1338,70 @@ LogicalResult AttnResOp::verify() {
   return c.positive(getEps().convertToFloat(), "eps");
 }
 
+LogicalResult AttnResMixOp::verify() {
+  if (failed(verifyDestinationForms(*this)))
+    return failure();
+  Value out = getOutInit();
+  Checker c(*this);
+  c.require(!getSources().empty(),
+            [](InFlightDiagnostic &d) {
+              d << "needs at least one source (the running sum)";
+            })
+      .rank(out, "out", {"T", "D"})
+      .rank(getNormWeight(), "norm", {"D"})
+      .rank(getQuery(), "query", {"D"});
+  if (!c.ok())
+    return failure();
+  ValueRange flat = getSources();
+  SmallVector<std::string> names;
+  for (size_t i = 0; i < flat.size(); ++i)
+    names.push_back("source " + std::to_string(i));
+  if (rankOf(flat.front()) == 3) {
+    Value s = flat.front();
+    c.rank(s, names.front(), {"N", "T", "D"});
+    c.agree({{out, "out", 0}, {s, names.front(), 1}});
+    c.agree({{out, "out", 1}, {s, names.front(), 2}});
+    flat = flat.drop_front();
+    names.erase(names.begin());
+  }
+  SmallVector<std::pair<Value, StringRef>> shapes{{out, "out"}};
+  for (auto [src, name] : llvm::zip(flat, names))
+    shapes.push_back({src, name});
+  c.sameShape(shapes);
+  c.agree({{out, "out", 1}, {getNormWeight(), "norm", 0}, {getQuery(), "query", 0}});
+  auto isFloat = [](Value v) { return isa<BFloat16Type, Float16Type, Float32Type>(elementOf(v)); };
+  return c
+      .require(llvm::all_of(getOperands(), isFloat),
+               [&](InFlightDiagnostic &d) { d << "operands must be bf16, f16 or f32"; })
+      .positive(getEps().convertToFloat(), "eps");
+}
+
+void AttnResMixOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  destinationEffects(*this, nullptr, effects);
+}
+
+bool AttnResMixOp::bufferizesToMemoryRead(OpOperand &operand,
+                                          const bufferization::AnalysisState &) {
+  return !isDpsInit(&operand);
+}
+
+bool AttnResMixOp::bufferizesToMemoryWrite(OpOperand &operand,
+                                           const bufferization::AnalysisState &) {
+  return isDpsInit(&operand);
+}
+
+bufferization::AliasingValueList
+AttnResMixOp::getAliasingValues(OpOperand &operand, const bufferization::AnalysisState &) {
+  return destinationAliases(*this, operand);
+}
+
+LogicalResult AttnResMixOp::bufferize(RewriterBase &rewriter,
+                                      const bufferization::BufferizationOptions &options,
+                                      bufferization::BufferizationState &state) {
+  return bufferizeOnBuffers(*this, rewriter, options, state);
+}
+
 //===----------------------------------------------------------------------===//
 // Communication
 //===----------------------------------------------------------------------===//

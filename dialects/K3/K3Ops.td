@@ -1007,6 +1007,42 @@ def K3_AttnResOp : K3_Op<"attn_res", [Pure]> {
   let hasVerifier = 1;
 }
 
+def K3_AttnResMixOp : K3_Op<"attn_res_mix", [
+    DestinationStyleOpInterface, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite", "getAliasingValues",
+         "bufferize"]>]> {
+  let summary = "Attention Residuals read over depth, in destination-passing style";
+  let description = [{
+    `k3.attn_res` with a destination, as one GPU kernel (`k3-gpu-attn-res`,
+    a block per token): the same candidates (`sources`: a stack `[N, T, D]`
+    first or not, then `[T, D]` ones), `norm_weight: [D]`, `query: [D]` and
+    `eps`, the mix written to `out: [T, D]`. On tensors it has a result like
+    linalg; after bufferization it writes its `outs` buffer, which must not
+    be a source's.
+
+    Example:
+    ```mlir
+    %h = k3.attn_res_mix [%stack, %r] norm(%n) query(%p) outs(%o) {eps = 1.0e-05 : f32}
+        : (tensor<?x?x64xf32>, tensor<?x64xf32>, tensor<64xbf16>, tensor<64xbf16>,
+           tensor<?x64xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyShaped>:$sources, AnyShaped:$norm_weight, AnyShaped:$query,
+                   AnyShaped:$out_init, F32Attr:$eps);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    ` ` `[` $sources `]` `norm` `(` $norm_weight `)` `query` `(` $query `)`
+    `outs` `(` $out_init `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(), getNumOperands() - 1, 1);
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Communication
 //===----------------------------------------------------------------------===//

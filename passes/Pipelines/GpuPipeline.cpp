@@ -8,7 +8,8 @@
 //          the CPU's register mapping of the `k3.tile` marks; by default
 //          LinalgForms::gpu(): the MoE's MXFP4 experts as k3.moe_experts
 //          (float experts as slot GEMMs), the KDA decode step as
-//          k3.kda_step, KDA prefill as two chunk kernels and MLA
+//          k3.kda_step, AttnRes as k3.attn_res_mix, KDA prefill as two
+//          chunk kernels and MLA
 //          decode's keys in parts side by side, the forms without
 //          data-dependent or per-head host loops), then
 //          k3-gpu-fuse-elementwise (one kernel per elementwise chain),
@@ -23,7 +24,8 @@
 //          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
 //          a fused MLA decode's parts as one kernel (k3-gpu-attend-parts),
 //          KDA prefill's chunks as two kernels (k3-gpu-kda-chunks), the
-//          KDA decode step as one (k3-gpu-kda-step), the
+//          KDA decode step as one (k3-gpu-kda-step), AttnRes as one
+//          (k3-gpu-attn-res), the
 //          MXFP4 experts as four (k3-gpu-moe-experts),
 //          buffer copies as linalg (k3-gpu-device-copies), reductions
 //          to loops accumulating in registers, a zero fill before one
@@ -65,7 +67,7 @@
 namespace {
 
 constexpr const char *kGpuTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} mla-decode={5}},"
+    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} mla-decode={5} attn-res={6}},"
     "convert-elementwise-to-linalg,canonicalize,"
     "k3-gpu-fuse-elementwise,canonicalize,k3-lower-collectives";
 
@@ -76,7 +78,7 @@ constexpr const char *kGpuStage =
     "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
     "ownership-based-buffer-deallocation,canonicalize,k3-simplify-deallocations,"
     "k3-return-arguments,k3-entry-deallocations,bufferization-lower-deallocations,cse,canonicalize,"
-    "convert-bufferization-to-memref,k3-comm-to-calls,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-moe-experts,"
+    "convert-bufferization-to-memref,k3-comm-to-calls,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-attn-res,k3-gpu-moe-experts,"
     "k3-gpu-device-copies,"
     "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"
     "k3-gpu-map-loops{{threads={0} min-blocks={2}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations";
@@ -118,7 +120,7 @@ void add(mlir::OpPassManager &pm, const std::string &pipeline) {
 
 void mlir::k3::buildGpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
   add(pm, llvm::formatv(kGpuTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill,
-                        forms.router, forms.mlaSplitKeys, forms.mlaDecode)
+                        forms.router, forms.mlaSplitKeys, forms.mlaDecode, forms.attnRes)
               .str());
 }
 

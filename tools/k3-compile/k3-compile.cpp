@@ -665,6 +665,7 @@ int main(int argc, char **argv) {
   mlir::k3::LinalgForms forms{moeDispatch, kdaDecodeForm, kdaPrefillForm,
                               routerForm,  mlaSplitKeys,  mlaDecodeKernel,
                               contractionInputs == "bf16"};
+  forms.attnRes = chip ? mlir::k3::LinalgForms::gpu().attnRes : "linalg";
   // --contraction-inputs=bf16 imitates the GPU build's numerics, so its
   // projections take the GPU's dot form unless --linear says otherwise (the
   // blocked form's panel products would round x where the GPU's MXFP4

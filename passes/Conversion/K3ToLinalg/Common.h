@@ -260,6 +260,9 @@ void populateKdaDecodePatterns(RewritePatternSet &patterns, bool batched, bool p
 /// `k3.kda_decode` as one `k3.kda_step` (the GPU's decode kernel,
 /// `kda-decode=kernel`), over the loop forms.
 void populateKdaStepPatterns(RewritePatternSet &patterns);
+/// `k3.attn_res` as one `k3.attn_res_mix` (the GPU's kernel,
+/// `attn-res=kernel`) where the row width fits it, over the linalg form.
+void populateAttnResMixPatterns(RewritePatternSet &patterns);
 /// `splitKeys` > 0: a fixed-token-count op (decode) splits its keys into
 /// parts of that many keys side by side instead of its `splits` in turn;
 /// `fused`: as one k3.attend_parts.

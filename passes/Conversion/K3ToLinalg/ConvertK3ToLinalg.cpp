@@ -40,6 +40,11 @@ struct ConvertK3ToLinalgPass
           << "'";
       return signalPassFailure();
     }
+    if (attnRes != "linalg" && attnRes != "kernel") {
+      emitError(getOperation()->getLoc())
+          << "convert-k3-to-linalg: attn-res must be linalg or kernel, got '" << attnRes << "'";
+      return signalPassFailure();
+    }
     if (kdaPrefill != "loops" && kdaPrefill != "scan" && kdaPrefill != "chunks") {
       emitError(getOperation()->getLoc())
           << "convert-k3-to-linalg: kda-prefill must be loops, scan or chunks, got '" << kdaPrefill
@@ -85,6 +90,8 @@ struct ConvertK3ToLinalgPass
     // shapes; a dynamic step stays and a later stage reports it).
     if (kdaDecode == "kernel")
       k3::lowering::populateKdaStepPatterns(patterns);
+    if (attnRes == "kernel")
+      k3::lowering::populateAttnResMixPatterns(patterns);
     k3::lowering::populateMoePatterns(patterns, moeDispatch, panelColumns);
     k3::lowering::populatePlumbingPatterns(patterns, linear == "blocked", panelColumns);
     k3::lowering::populateChannelMixingPatterns(patterns, router == "picks");
