@@ -1305,57 +1305,25 @@ LogicalResult MoeOp::verify() {
 // Depth mixing
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttnResOp::verify() {
-  Value out = getOut();
-  Checker c(*this);
-  c.require(!getSources().empty(),
-            [](InFlightDiagnostic &d) {
-              d << "needs at least one source (the running sum)";
-            })
-      .rank(out, "out", {"T", "D"})
-      .rank(getNormWeight(), "norm", {"D"})
-      .rank(getQuery(), "query", {"D"});
-  if (!c.ok())
-    return failure();
-  SmallVector<std::string> names;
-  for (size_t i = 0; i < getSources().size(); ++i)
-    names.push_back("source " + std::to_string(i));
-  // The first source may be a stack of blocks [N, T, D] (N may be dynamic).
-  ValueRange flat = getSources();
-  if (auto stack = cast<RankedTensorType>(flat.front().getType()); stack.getRank() == 3) {
-    Value s = flat.front();
-    c.rank(s, names.front(), {"N", "T", "D"});
-    c.agree({{out, "out", 0}, {s, names.front(), 1}});
-    c.agree({{out, "out", 1}, {s, names.front(), 2}});
-    flat = flat.drop_front();
-    names.erase(names.begin());
-  }
-  SmallVector<std::pair<Value, StringRef>> shapes{{out, "out"}};
-  for (auto [src, name] : llvm::zip(flat, names))
-    shapes.push_back({src, name});
-  c.sameShape(shapes);
-  c.agree({{out, "out", 1}, {getNormWeight(), "norm", 0}, {getQuery(), "query", 0}});
-  return c.positive(getEps().convertToFloat(), "eps");
-}
+namespace {
 
-LogicalResult AttnResMixOp::verify() {
-  if (failed(verifyDestinationForms(*this)))
-    return failure();
-  Value out = getOutInit();
-  Checker c(*this);
-  c.require(!getSources().empty(),
+/// The shapes k3.attn_res and k3.attn_res_mix share: candidates [T, D] (the
+/// first may be a stack of blocks [N, T, D], N maybe dynamic), out [T, D],
+/// norm and query [D]; false once `c` has failed.
+bool checkAttnResShapes(Checker &c, ValueRange sources, Value out, Value norm, Value query) {
+  c.require(!sources.empty(),
             [](InFlightDiagnostic &d) {
               d << "needs at least one source (the running sum)";
             })
       .rank(out, "out", {"T", "D"})
-      .rank(getNormWeight(), "norm", {"D"})
-      .rank(getQuery(), "query", {"D"});
+      .rank(norm, "norm", {"D"})
+      .rank(query, "query", {"D"});
   if (!c.ok())
-    return failure();
-  ValueRange flat = getSources();
+    return false;
   SmallVector<std::string> names;
-  for (size_t i = 0; i < flat.size(); ++i)
+  for (size_t i = 0; i < sources.size(); ++i)
     names.push_back("source " + std::to_string(i));
+  ValueRange flat = sources;
   if (rankOf(flat.front()) == 3) {
     Value s = flat.front();
     c.rank(s, names.front(), {"N", "T", "D"});
@@ -1368,7 +1336,25 @@ LogicalResult AttnResMixOp::verify() {
   for (auto [src, name] : llvm::zip(flat, names))
     shapes.push_back({src, name});
   c.sameShape(shapes);
-  c.agree({{out, "out", 1}, {getNormWeight(), "norm", 0}, {getQuery(), "query", 0}});
+  c.agree({{out, "out", 1}, {norm, "norm", 0}, {query, "query", 0}});
+  return c.ok();
+}
+
+} // namespace
+
+LogicalResult AttnResOp::verify() {
+  Checker c(*this);
+  if (!checkAttnResShapes(c, getSources(), getOut(), getNormWeight(), getQuery()))
+    return failure();
+  return c.positive(getEps().convertToFloat(), "eps");
+}
+
+LogicalResult AttnResMixOp::verify() {
+  if (failed(verifyDestinationForms(*this)))
+    return failure();
+  Checker c(*this);
+  if (!checkAttnResShapes(c, getSources(), getOutInit(), getNormWeight(), getQuery()))
+    return failure();
   auto isFloat = [](Value v) { return isa<BFloat16Type, Float16Type, Float32Type>(elementOf(v)); };
   return c
       .require(llvm::all_of(getOperands(), isFloat),

@@ -53,26 +53,6 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   k3::AttnResMixOp op;
   int64_t d, threads;
 
-  /// The team's sums of `values` (one per thread) through `trees`, then a
-  /// barrier so that the next call may overwrite them.
-  SmallVector<Value> teamSums(Value tid, ArrayRef<Value> values, ArrayRef<Value> trees) {
-    for (auto [v, tree] : llvm::zip(values, trees))
-      store(v, tree, {tid});
-    gpu::BarrierOp::create(b, loc);
-    for (int64_t s = threads / 2; s >= 1; s /= 2) {
-      when(lt(tid, s), [&] {
-        for (Value tree : trees)
-          store(fadd(load(tree, {tid}), load(tree, {add(tid, s)})), tree, {tid});
-      });
-      gpu::BarrierOp::create(b, loc);
-    }
-    SmallVector<Value> sums;
-    for (Value tree : trees)
-      sums.push_back(load(tree, {idx(0)}));
-    gpu::BarrierOp::create(b, loc);
-    return sums;
-  }
-
   /// The softmax state (m, denominator, sum_0 .. sum_{C-1}) after one more
   /// candidate whose values are `x`.
   SmallVector<Value> mix(Value tid, ArrayRef<Value> x, ArrayRef<Value> weights,
@@ -82,7 +62,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       dot = fadd(dot, fmul(v, w));
       sq = fadd(sq, fmul(v, v));
     }
-    SmallVector<Value> sums = teamSums(tid, {dot, sq}, trees);
+    // The trees are written again by the next candidate.
+    SmallVector<Value> sums = teamSums(tid, threads, {dot, sq}, trees, /*reusable=*/true);
     Value mean = arith::DivFOp::create(b, loc, sums[1], f32(double(d)));
     Value rms = math::SqrtOp::create(b, loc, fadd(mean, f32(op.getEps().convertToDouble())));
     Value score = arith::DivFOp::create(b, loc, sums[0], rms);

@@ -104,25 +104,6 @@ struct KernelBuilder : k3::GpuKernelBuilder {
             {idx(width - 2), ch});
   }
 
-  /// The team's sums of `values` (one per thread), each through its tree of
-  /// `threads` words, reduced together: log2 n barriered steps.
-  SmallVector<Value> teamSums(Value tid, ArrayRef<Value> values, ArrayRef<Value> trees) {
-    for (auto [v, tree] : llvm::zip(values, trees))
-      store(v, tree, {tid});
-    gpu::BarrierOp::create(b, loc);
-    for (int64_t s = threads / 2; s >= 1; s /= 2) {
-      when(lt(tid, s), [&] {
-        for (Value tree : trees)
-          store(fadd(load(tree, {tid}), load(tree, {add(tid, s)})), tree, {tid});
-      });
-      gpu::BarrierOp::create(b, loc);
-    }
-    SmallVector<Value> sums;
-    for (Value tree : trees)
-      sums.push_back(load(tree, {idx(0)}));
-    return sums;
-  }
-
   void build(gpu::LaunchOp launch) {
     Value tid = launch.getThreadIds().x, h = launch.getBlockIds().x;
     SmallVector<Value> sh = sharedWords(shared(), b.getF32Type());
@@ -165,7 +146,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
                return SmallVector<Value>{fadd(acc[0], fmul(x, x))};
              }).front();
     };
-    SmallVector<Value> ss = teamSums(tid, {squares(qS), squares(kS)}, {sh[5], sh[6]});
+    SmallVector<Value> ss = teamSums(tid, threads, {squares(qS), squares(kS)}, {sh[5], sh[6]});
     auto inverseNorm = [&](Value sumSq, double mult) {
       return arith::DivFOp::create(b, loc, f32(mult),
                                    math::SqrtOp::create(b, loc, fadd(sumSq, f32(1e-6))))
@@ -235,7 +216,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     }).front();
 
     // 4. The gated RMS norm of o.
-    Value sumSq = teamSums(tid, {oSquares}, {sh[7]}).front();
+    Value sumSq = teamSums(tid, threads, {oSquares}, {sh[7]}).front();
     Value mean = arith::DivFOp::create(b, loc, sumSq, f32(double(dv)));
     Value inv = math::RsqrtOp::create(b, loc, fadd(mean, f32(op.getEps().convertToDouble())));
     Value out = op.getOutInit();

@@ -92,6 +92,30 @@ struct GpuKernelBuilder {
     then();
   }
 
+  /// The sums over a team of `threads` (a power of two) of `values`, one
+  /// per thread, each through its shared tree of `threads` words, reduced
+  /// together in log2 n barriered steps. `reusable`: a barrier after every
+  /// thread has read the sums, so that the trees may be written again.
+  SmallVector<Value> teamSums(Value tid, int64_t threads, ArrayRef<Value> values,
+                              ArrayRef<Value> trees, bool reusable = false) {
+    for (auto [v, tree] : llvm::zip(values, trees))
+      store(v, tree, {tid});
+    gpu::BarrierOp::create(b, loc);
+    for (int64_t s = threads / 2; s >= 1; s /= 2) {
+      when(lt(tid, s), [&] {
+        for (Value tree : trees)
+          store(fadd(load(tree, {tid}), load(tree, {add(tid, s)})), tree, {tid});
+      });
+      gpu::BarrierOp::create(b, loc);
+    }
+    SmallVector<Value> sums;
+    for (Value tree : trees)
+      sums.push_back(load(tree, {idx(0)}));
+    if (reusable)
+      gpu::BarrierOp::create(b, loc);
+    return sums;
+  }
+
   /// Consecutive arrays of `sizes` 32-bit words of `type` (i32 or f32) in
   /// dynamic shared memory.
   SmallVector<Value> sharedWords(ArrayRef<int64_t> sizes, Type type) {
