@@ -98,6 +98,9 @@ struct LinalgForms {
   /// convert-k3-to-linalg's `attn-res`: `linalg` or `kernel`
   /// (k3.attn_res_mix, one kernel on a GPU).
   std::string attnRes = "linalg";
+  /// convert-k3-to-linalg's `mla-paged`: `loops` or `kernel`
+  /// (k3.paged_attend, one kernel on a GPU).
+  std::string mlaPaged = "loops";
   static LinalgForms cpu() {
     LinalgForms forms{"grouped", "heads", "loops", "loops", 0, "parts"};
     forms.linear = "blocked";
@@ -106,6 +109,7 @@ struct LinalgForms {
   static LinalgForms gpu() {
     LinalgForms forms{"mma", "kernel", "chunks", "picks", 256, "fused"};
     forms.attnRes = "kernel";
+    forms.mlaPaged = "kernel";
     return forms;
   }
 };
@@ -120,6 +124,12 @@ void buildCpuLlvmStage(OpPassManager &pm, bool gpuReductions = false);
 /// thread at most 32 channels (kept in registers); else 0 (the op stays
 /// linalg).
 int64_t attnResTeam(int64_t d);
+
+/// k3-gpu-paged-attend's threads a block for a latent width `l`: the
+/// largest power of two up to 128 that divides l, if it is at least 32 and
+/// leaves a thread at most 16 columns; else 0 (k3.mla_paged keeps the
+/// loop form).
+int64_t pagedAttendTeam(int64_t l);
 
 /// Whether k3-gpu-attend-parts builds its kernel for rows of `d` values
 /// and `l` value columns (registers and shared memory); else `why` says

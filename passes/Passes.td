@@ -70,6 +70,10 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
            "How k3.attn_res runs: linalg (loop nests per candidate) or kernel "
            "(k3.attn_res_mix, for k3-gpu-attn-res: the GPU form, where the "
            "row width allows)">,
+    Option<"mlaPaged", "mla-paged", "std::string", [{"loops"}],
+           "How k3.mla_paged attends: loops (per request an scf.for over its "
+           "pages, each page a part of an online softmax: the CPU form) or "
+           "kernel (k3.paged_attend, for k3-gpu-paged-attend: the GPU form)">,
     Option<"kdaPrefill", "kda-prefill", "std::string", [{"loops"}],
            "How k3.kda and k3.kda_chunked run: loops (a loop over tokens or "
            "chunks, each step a loop nest), scan (one loop nest over the "
@@ -395,6 +399,47 @@ def K3GpuKdaStepPass : Pass<"k3-gpu-kda-step"> {
     state is read once and written once for K ≤ 128. The new windows must not be
     the old windows' buffers when value heads share q/k heads, which this
     pass reports.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def K3GpuBatchKdaStepPass : Pass<"k3-gpu-batch-kda-step"> {
+  let summary = "Fold decode_batch's loop of KDA steps into one batched k3.kda_step";
+  let description = [{
+    decode_batch runs each request's KDA step in an `scf.forall` over the
+    B requests (its rows of the projections, windows and state in, the new
+    ones inserted back at its row). On tensors, after convert-k3-to-linalg
+    (`kda-decode=kernel`), a loop that is exactly that — one unbatched
+    `k3.kda_step` whose per-token operands and windows are the request's
+    rows of tensors defined outside the loop, whose weights are defined
+    outside, whose state is the request's row of a shared output, and
+    whose results are each inserted once at the request's row of a shared
+    output — becomes one `k3.kda_step` on the whole [B, ...] tensors, with
+    fresh output and window destinations and the state updated in place.
+    k3-gpu-kda-step then builds it as one kernel (a block per value head
+    and request) in place of a loop of launches. Any other loop is left
+    as it is.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def K3GpuPagedAttendPass : Pass<"k3-gpu-paged-attend"> {
+  let summary = "Run a bufferized k3.paged_attend (MLA over the paged cache) as one kernel";
+  let description = [{
+    Rewrites each `k3.paged_attend` on memrefs (`mla-paged=kernel`, the
+    attention of decode_batch's `k3.mla_paged`) into one `gpu.launch`: block
+    (h, b) for query head h of request b, a team of `pagedAttendTeam(L)`
+    threads. The request's length and block table are read on the device;
+    its keys (its first min(length, MB·PT) rows, read in place from their
+    pages, then its own new row) go by in chunks of one key a thread: the
+    thread's whole score, the chunk's maximum and sum of exponentials
+    reduced in shared memory (an online softmax), then the chunk's rows'
+    latent columns weighted and accumulated in registers, thread t owning
+    columns t, t + n, ... No launch for zero requests.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -600,46 +600,64 @@ LogicalResult KdaChunkedOp::verify() {
 
 /// The rules shared by k3.kda_decode and k3.kda_step: the step's shapes
 /// and attributes, `out`, `newState` and the new windows its results or
-/// destinations.
+/// destinations. `batched` (k3.kda_step over B requests) puts a request
+/// dimension first: B tokens for the one, each window and the state [B, ...].
 template <typename OpTy>
 LogicalResult verifyKdaStep(OpTy op, Value out, Value newCq, Value newCk, Value newCv,
-                            Value s) {
+                            Value s, bool batched = false) {
   Checker c(op);
   Value xq = op.getXq(), xk = op.getXk(), xv = op.getXv(), wq = op.getWq(), wk = op.getWk(),
         wv = op.getWv(), cq = op.getCq(), ck = op.getCk(), cv = op.getCv(), f = op.getF(),
         a = op.getALog(), dt = op.getDtBias(), b = op.getBetaLogits(),
         w = op.getNormWeight(), og = op.getOutGate();
-  c.rank(xq, "xq", {"1", "H*K"}).rank(xk, "xk", {"1", "H*K"}).rank(xv, "xv", {"1", "HV*V"})
+  // The token dimension's name, and where a window's or the state's own
+  // dimensions start.
+  const StringRef t = batched ? "B" : "1";
+  const int64_t o = batched ? 1 : 0;
+  auto lead = [&](std::initializer_list<StringRef> dims) {
+    SmallVector<StringRef, 4> all;
+    if (batched)
+      all.push_back("B");
+    all.append(dims.begin(), dims.end());
+    return all;
+  };
+  c.rank(xq, "xq", {t, "H*K"}).rank(xk, "xk", {t, "H*K"}).rank(xv, "xv", {t, "HV*V"})
       .rank(wq, "wq", {"H*K", "W"}).rank(wk, "wk", {"H*K", "W"}).rank(wv, "wv", {"HV*V", "W"})
-      .rank(cq, "cq", {"W-1", "H*K"}).rank(ck, "ck", {"W-1", "H*K"})
-      .rank(cv, "cv", {"W-1", "HV*V"}).rank(f, "f", {"1", "HV", "K"}).rank(a, "a_log", {"HV"})
-      .rank(dt, "dt_bias", {"HV", "K"}).rank(b, "beta_logits", {"1", "HV"})
-      .rank(s, "state", {"HV", "K", "V"}).rank(w, "norm_weight", {"V"})
-      .rank(og, "out_gate", {"1", "HV", "V"}).rank(out, "out", {"1", "HV", "V"});
+      .rank(cq, "cq", lead({"W-1", "H*K"})).rank(ck, "ck", lead({"W-1", "H*K"}))
+      .rank(cv, "cv", lead({"W-1", "HV*V"})).rank(f, "f", {t, "HV", "K"})
+      .rank(a, "a_log", {"HV"}).rank(dt, "dt_bias", {"HV", "K"})
+      .rank(b, "beta_logits", {t, "HV"}).rank(s, "state", lead({"HV", "K", "V"}))
+      .rank(w, "norm_weight", {"V"}).rank(og, "out_gate", {t, "HV", "V"})
+      .rank(out, "out", {t, "HV", "V"});
   if (!c.ok())
     return failure();
-  for (auto [v, name] : {std::pair{xq, "xq"}, {xk, "xk"}, {xv, "xv"}, {f, "f"},
-                         {b, "beta_logits"}, {og, "out_gate"}, {out, "out"}})
-    c.dim(v, name, 0, 1, "one decode token");
+  if (batched)
+    c.agree({{xq, "xq", 0}, {xk, "xk", 0}, {xv, "xv", 0}, {f, "f", 0}, {b, "beta_logits", 0},
+             {og, "out_gate", 0}, {out, "out", 0}, {cq, "cq", 0}, {ck, "ck", 0}, {cv, "cv", 0},
+             {s, "state", 0}});
+  else
+    for (auto [v, name] : {std::pair{xq, "xq"}, {xk, "xk"}, {xv, "xv"}, {f, "f"},
+                           {b, "beta_logits"}, {og, "out_gate"}, {out, "out"}})
+      c.dim(v, name, 0, 1, "one decode token");
   int64_t hk = c.agree({{xq, "xq", 1}, {xk, "xk", 1}, {wq, "wq", 0}, {wk, "wk", 0},
-                        {cq, "cq", 1}, {ck, "ck", 1}});
-  c.agree({{xv, "xv", 1}, {wv, "wv", 0}, {cv, "cv", 1}});
+                        {cq, "cq", 1 + o}, {ck, "ck", 1 + o}});
+  c.agree({{xv, "xv", 1}, {wv, "wv", 0}, {cv, "cv", 1 + o}});
   int64_t width = c.agree({{wq, "wq", 1}, {wk, "wk", 1}, {wv, "wv", 1}});
   for (Value win : {cq, ck, cv})
-    c.dim(win, win == cq ? "cq" : win == ck ? "ck" : "cv", 0, sub(width, 1), "the filters");
+    c.dim(win, win == cq ? "cq" : win == ck ? "ck" : "cv", o, sub(width, 1), "the filters");
   // With the filters' width dynamic the windows still share their rows.
-  c.agree({{cq, "cq", 0}, {ck, "ck", 0}, {cv, "cv", 0}});
+  c.agree({{cq, "cq", o}, {ck, "ck", o}, {cv, "cv", o}});
   int64_t hv = c.agree({{f, "f", 1}, {a, "a_log", 0}, {dt, "dt_bias", 0}, {b, "beta_logits", 1},
-                        {s, "state", 0}, {og, "out_gate", 1}, {out, "out", 1}});
-  int64_t dk = c.agree({{f, "f", 2}, {dt, "dt_bias", 1}, {s, "state", 1}});
-  int64_t dv = c.agree({{s, "state", 2}, {w, "norm_weight", 0}, {og, "out_gate", 2},
+                        {s, "state", o}, {og, "out_gate", 1}, {out, "out", 1}});
+  int64_t dk = c.agree({{f, "f", 2}, {dt, "dt_bias", 1}, {s, "state", 1 + o}});
+  int64_t dv = c.agree({{s, "state", 2 + o}, {w, "norm_weight", 0}, {og, "out_gate", 2},
                         {out, "out", 2}});
   // Each of the v stream's widths, whichever are static (a dynamic xv must
   // not leave the filters and the window unchecked).
   if (isStatic(hv) && isStatic(dv)) {
     c.dim(xv, "xv", 1, hv * dv, "HV·V of the state");
     c.dim(wv, "wv", 0, hv * dv, "HV·V of the state");
-    c.dim(cv, "cv", 1, hv * dv, "HV·V of the state");
+    c.dim(cv, "cv", 1 + o, hv * dv, "HV·V of the state");
   }
   c.require(!isStatic(dk) || dk > 0, [&](InFlightDiagnostic &d) { d << "the state has no key channels"; });
   if (isStatic(hk) && isStatic(dk) && dk > 0)
@@ -1133,7 +1151,7 @@ LogicalResult MoeExpertsOp::bufferize(RewriterBase &rewriter,
 LogicalResult KdaStepOp::verify() {
   if (failed(verifyDestinationForms(*this)) ||
       failed(verifyKdaStep(*this, getOutInit(), getNewCqInit(), getNewCkInit(),
-                           getNewCvInit(), getStateInit())))
+                           getNewCvInit(), getStateInit(), /*batched=*/isBatched())))
     return failure();
   // The tensor form's ops constrain these; the memref form needs it here.
   auto isFloat = [](Value v) { return isa<BFloat16Type, Float16Type, Float32Type>(elementOf(v)); };
@@ -1385,6 +1403,68 @@ AttnResMixOp::getAliasingValues(OpOperand &operand, const bufferization::Analysi
 LogicalResult AttnResMixOp::bufferize(RewriterBase &rewriter,
                                       const bufferization::BufferizationOptions &options,
                                       bufferization::BufferizationState &state) {
+  return bufferizeOnBuffers(*this, rewriter, options, state);
+}
+
+LogicalResult PagedAttendOp::verify() {
+  if (failed(verifyDestinationForms(*this)))
+    return failure();
+  Value q = getQ(), pages = getPages(), table = getBlockTable(), lengths = getLengths(),
+        rows = getRows(), out = getOutInit();
+  Checker c(*this);
+  c.rank(q, "q", {"B", "H", "L+R"})
+      .rank(pages, "pages", {"N", "PT", "L+R"})
+      .rank(table, "block_table", {"B", "MB"})
+      .rank(lengths, "lengths", {"B"})
+      .rank(rows, "rows", {"B", "L+R"})
+      .rank(out, "out", {"B", "H", "L"});
+  if (!c.ok())
+    return failure();
+  c.agree({{q, "q", 0}, {table, "block_table", 0}, {lengths, "lengths", 0}, {rows, "rows", 0},
+           {out, "out", 0}});
+  c.agree({{q, "q", 1}, {out, "out", 1}});
+  int64_t width = c.agree({{q, "q", 2}, {pages, "pages", 2}, {rows, "rows", 1}});
+  int64_t l = extent(out, 2);
+  auto isFloat = [](Value v) { return isa<BFloat16Type, Float16Type, Float32Type>(elementOf(v)); };
+  return c
+      .require(!isStatic(width) || !isStatic(l) || l <= width,
+               [&](InFlightDiagnostic &d) {
+                 d << "out's latent width " << l << " is more than the rows' " << width;
+               })
+      .require(elementOf(q).isF32() && elementOf(out).isF32(),
+               [&](InFlightDiagnostic &d) { d << "q and out must be f32"; })
+      .require(isFloat(pages) && elementOf(rows) == elementOf(pages),
+               [&](InFlightDiagnostic &d) {
+                 d << "pages must be bf16, f16 or f32 and rows the same, got "
+                   << elementOf(pages) << " and " << elementOf(rows);
+               })
+      .require(elementOf(table).isInteger(32) && elementOf(lengths).isInteger(32),
+               [&](InFlightDiagnostic &d) { d << "block_table and lengths must be i32"; });
+}
+
+void PagedAttendOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  destinationEffects(*this, nullptr, effects);
+}
+
+bool PagedAttendOp::bufferizesToMemoryRead(OpOperand &operand,
+                                           const bufferization::AnalysisState &) {
+  return !isDpsInit(&operand);
+}
+
+bool PagedAttendOp::bufferizesToMemoryWrite(OpOperand &operand,
+                                            const bufferization::AnalysisState &) {
+  return isDpsInit(&operand);
+}
+
+bufferization::AliasingValueList
+PagedAttendOp::getAliasingValues(OpOperand &operand, const bufferization::AnalysisState &) {
+  return destinationAliases(*this, operand);
+}
+
+LogicalResult PagedAttendOp::bufferize(RewriterBase &rewriter,
+                                       const bufferization::BufferizationOptions &options,
+                                       bufferization::BufferizationState &state) {
   return bufferizeOnBuffers(*this, rewriter, options, state);
 }
 

@@ -737,6 +737,46 @@ def K3_MoeExpertsOp : K3_Op<"moe_experts", [
   let hasVerifier = 1;
 }
 
+def K3_PagedAttendOp : K3_Op<"paged_attend", [
+    DestinationStyleOpInterface, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite", "getAliasingValues",
+         "bufferize"]>]> {
+  let summary = "The attention of k3.mla_paged over its pages, in destination-passing style";
+  let description = [{
+    The part of `k3.mla_paged` between the absorbed queries and the value
+    up-projection, as one GPU kernel (`k3-gpu-paged-attend`, a block per
+    head and request): `q: [B, H, L+R]` f32, the absorbed queries with the
+    scale applied; `pages: [N, PT, L+R]`, `block_table: [B, MB]` i32 and
+    `lengths: [B]` i32 as in `k3.mla_paged`; `rows: [B, L+R]`, each
+    request's new row as stored. Request b's query row h attends to the
+    first min(lengths[b], MB·PT) rows of its pages, then to its own row:
+    `out[b, h, :] = Σ_j softmax_j(q[b, h] · key_j) · key_j[0 : L]` into
+    `out: [B, H, L]` f32. The pages are read in place through the table;
+    lengths and table are read on the device.
+
+    Example:
+    ```mlir
+    %o = k3.paged_attend %q pages(%pool) table(%bt) lengths(%len) rows(%rows) outs(%o0)
+        : (tensor<?x2x40xf32>, tensor<?x16x40xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+           tensor<?x40xbf16>, tensor<?x2x32xf32>) -> tensor<?x2x32xf32>
+    ```
+  }];
+  let arguments = (ins AnyShaped:$q, AnyShaped:$pages, AnyShaped:$block_table,
+                   AnyShaped:$lengths, AnyShaped:$rows, AnyShaped:$out_init);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $q `pages` `(` $pages `)` `table` `(` $block_table `)` `lengths` `(` $lengths `)`
+    `rows` `(` $rows `)` `outs` `(` $out_init `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(), 5, 1);
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 def K3_KdaStepOp : K3_Op<"kda_step", [
     DestinationStyleOpInterface, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,
@@ -754,6 +794,12 @@ def K3_KdaStepOp : K3_Op<"kda_step", [
     [1, HV, V]`, the three new windows (their windows' shapes) and `state:
     [HV, K, V]` f32, which is read as the state before the step and updated
     in place.
+
+    Batched (B requests' steps in one kernel, a block per value head and
+    request): a state of rank 4 `[B, HV, K, V]` makes every per-token
+    operand `[B, ...]` in place of `[1, ...]` (`xq`, `xk`, `xv`, `f`,
+    `beta_logits`, `out_gate`, `out`) and gives each window and new window
+    a leading request dimension (`[B, W−1, ·]`); the weights are shared.
 
     On tensors it has destination operands and results like linalg; after
     bufferization it updates its `outs` buffers. The new windows must not
@@ -787,6 +833,10 @@ def K3_KdaStepOp : K3_Op<"kda_step", [
   let extraClassDeclaration = [{
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return ::mlir::MutableOperandRange(getOperation(), 15, 5);
+    }
+    /// B requests' steps at once: the state is [B, HV, K, V].
+    bool isBatched() {
+      return ::llvm::cast<::mlir::ShapedType>(getStateInit().getType()).getRank() == 4;
     }
   }];
   let hasVerifier = 1;

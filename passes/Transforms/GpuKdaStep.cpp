@@ -2,8 +2,10 @@
 //
 // Part of k3. Implements k3-gpu-kda-step: a bufferized k3.kda_step (a KDA
 // layer's whole one-token step, KDA.md §4, §5, §7) becomes one gpu.launch,
-// block h per value head, a team of n threads (a power of two from 32 to
-// 128, at least min(max(K, V), 128) where that allows):
+// block h per value head (block (h, r) for request r of a batched step:
+// k3-gpu-batch-kda-step's form of decode_batch), a team of n threads (a
+// power of two from 32 to 128, at least min(max(K, V), 128) where that
+// allows):
 //
 //   1. thread c takes channels c, c + n, ... of the head's q and k (q/k
 //      head h / group under GVA) and of its v: the causal conv over the
@@ -72,6 +74,23 @@ int64_t teamSize(int64_t dk, int64_t dv) {
 struct KernelBuilder : k3::GpuKernelBuilder {
   k3::KdaStepOp op;
   int64_t dk, dv, width, group, threads;
+  /// The block's request (block y) when the step is batched, else null.
+  Value req;
+
+  /// An index into a per-token operand ([1, ...] or [B, ...]).
+  SmallVector<Value> tok(ArrayRef<Value> rest) {
+    SmallVector<Value> at{req ? req : idx(0)};
+    at.append(rest.begin(), rest.end());
+    return at;
+  }
+  /// An index into a window or the state (the request first if batched).
+  SmallVector<Value> per(ArrayRef<Value> rest) {
+    SmallVector<Value> at;
+    if (req)
+      at.push_back(req);
+    at.append(rest.begin(), rest.end());
+    return at;
+  }
 
   /// Shared memory: q, k, α [K]; v, o [V]; three reduction trees [n]; q̂
   /// and k̂ [K].
@@ -86,8 +105,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   Value conv(Value window, Value x, Value w, Value ch) {
     Value sum = f32(0.0);
     for (int64_t i = 0; i + 1 < width; ++i)
-      sum = fadd(sum, fmul(toF32(load(w, {ch, idx(i)})), toF32(load(window, {idx(i), ch}))));
-    Value t = fmul(toF32(load(w, {ch, idx(width - 1)})), toF32(load(x, {idx(0), ch})));
+      sum = fadd(sum, fmul(toF32(load(w, {ch, idx(i)})), toF32(load(window, per({idx(i), ch})))));
+    Value t = fmul(toF32(load(w, {ch, idx(width - 1)})), toF32(load(x, tok({ch}))));
     if (width > 1)
       t = fadd(sum, t);
     return fmul(t, sigmoid(t));
@@ -98,14 +117,16 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   void shift(Value window, Value x, Value next, Value ch) {
     Type elt = cast<MemRefType>(next.getType()).getElementType();
     for (int64_t r = 0; r + 2 < width; ++r)
-      store(load(window, {idx(r + 1), ch}), next, {idx(r), ch});
+      store(load(window, per({idx(r + 1), ch})), next, per({idx(r), ch}));
     if (width > 1)
-      store(k3::lowering::convertScalar(b, loc, toF32(load(x, {idx(0), ch})), elt), next,
-            {idx(width - 2), ch});
+      store(k3::lowering::convertScalar(b, loc, toF32(load(x, tok({ch}))), elt), next,
+            per({idx(width - 2), ch}));
   }
 
   void build(gpu::LaunchOp launch) {
     Value tid = launch.getThreadIds().x, h = launch.getBlockIds().x;
+    if (op.isBatched())
+      req = launch.getBlockIds().y;
     SmallVector<Value> sh = sharedWords(shared(), b.getF32Type());
     Value qS = sh[0], kS = sh[1], alphaS = sh[2], vS = sh[3], oS = sh[4];
     Value step = idx(threads);
@@ -120,7 +141,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       Value ch = add(qBase, c);
       store(conv(op.getCq(), op.getXq(), op.getWq(), ch), qS, {c});
       store(conv(op.getCk(), op.getXk(), op.getWk(), ch), kS, {c});
-      Value g = k3::lowering::kdaDecay(b, loc, bounded, lb, toF32(load(op.getF(), {idx(0), h, c})),
+      Value g = k3::lowering::kdaDecay(b, loc, bounded, lb, toF32(load(op.getF(), tok({h, c}))),
                                        aLog, load(op.getDtBias(), {h, c}));
       store(math::ExpOp::create(b, loc, g), alphaS, {c});
       auto shiftQk = [&] {
@@ -154,7 +175,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     };
     Value qInv = inverseNorm(ss[0], op.getScale().convertToDouble());
     Value kInv = inverseNorm(ss[1], 1.0);
-    Value beta = sigmoid(toF32(load(op.getBetaLogits(), {idx(0), h})));
+    Value beta = sigmoid(toF32(load(op.getBetaLogits(), tok({h}))));
     // q̂ and k̂ for the update and the read. The prediction forms k̂ from k
     // (the same product, so the same value): a load of the same address in
     // both passes would be merged by LLVM, keeping all K values of k̂ live
@@ -177,7 +198,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       auto rows = [&](int64_t first, int64_t n) {
         SmallVector<Value> r;
         for (int64_t i = first; i < first + n; ++i)
-          r.push_back(load(state, {h, idx(i), j}));
+          r.push_back(load(state, per({h, idx(i), j})));
         return r;
       };
       auto decayed = [&](Value s, int64_t i) { return fmul(s, load(alphaS, {idx(i)})); };
@@ -207,7 +228,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
         SmallVector<Value> run = resident ? column : decayedRun(first, n);
         for (int64_t i = 0; i < n; ++i) {
           Value next = fadd(run[i], fmul(load(kHat, {idx(first + i)}), delta));
-          store(next, state, {h, idx(first + i), j});
+          store(next, state, per({h, idx(first + i), j}));
           o = fadd(o, fmul(next, load(qHat, {idx(first + i)})));
         }
       }
@@ -223,8 +244,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     Type outElt = cast<MemRefType>(out.getType()).getElementType();
     forEach(tid, idx(dv), step, [&](Value j) {
       Value y = fmul(fmul(load(oS, {j}), inv), toF32(load(op.getNormWeight(), {j})));
-      y = fmul(y, sigmoid(toF32(load(op.getOutGate(), {idx(0), h, j}))));
-      store(k3::lowering::convertScalar(b, loc, y, outElt), out, {idx(0), h, j});
+      y = fmul(y, sigmoid(toF32(load(op.getOutGate(), tok({h, j})))));
+      store(k3::lowering::convertScalar(b, loc, y, outElt), out, tok({h, j}));
     });
     gpu::TerminatorOp::create(b, loc);
   }
@@ -259,16 +280,22 @@ struct K3GpuKdaStepPass : k3::impl::K3GpuKdaStepPassBase<K3GpuKdaStepPass> {
         return signalPassFailure();
       }
       auto cqType = cast<MemRefType>(op.getCq().getType());
-      if (!sType.hasStaticShape() || !cqType.hasStaticShape() ||
-          !cast<MemRefType>(op.getCk().getType()).hasStaticShape() ||
-          !cast<MemRefType>(op.getCv().getType()).hasStaticShape()) {
+      // A batched step's request count is the one extent known at run time.
+      const int64_t o = op.isBatched() ? 1 : 0;
+      auto staticPerRequest = [&](Value v) {
+        ArrayRef<int64_t> shape = cast<MemRefType>(v.getType()).getShape();
+        return llvm::none_of(shape.drop_front(o), ShapedType::isDynamic);
+      };
+      if (!staticPerRequest(op.getStateInit()) || !staticPerRequest(op.getCq()) ||
+          !staticPerRequest(op.getCk()) || !staticPerRequest(op.getCv())) {
         op.emitOpError() << "k3-gpu-kda-step needs static heads, head dims and windows, got state "
                          << sType << " and windows " << cqType << ", " << op.getCk().getType()
                          << ", " << op.getCv().getType();
         return signalPassFailure();
       }
-      const int64_t hv = sType.getDimSize(0), dk = sType.getDimSize(1), dv = sType.getDimSize(2);
-      const int64_t group = hv / (cqType.getDimSize(1) / dk);
+      const int64_t hv = sType.getDimSize(o), dk = sType.getDimSize(1 + o),
+                    dv = sType.getDimSize(2 + o);
+      const int64_t group = hv / (cqType.getDimSize(1 + o) / dk);
       // Under GVA the group's other blocks still read the old q/k windows
       // while its first block writes the new ones.
       if (group > 1)
@@ -281,7 +308,8 @@ struct K3GpuKdaStepPass : k3::impl::K3GpuKdaStepPassBase<K3GpuKdaStepPass> {
           }
       OpBuilder b(op);
       Location loc = op.getLoc();
-      KernelBuilder kb{{b, loc}, op, dk, dv, cqType.getDimSize(0) + 1, group, teamSize(dk, dv)};
+      KernelBuilder kb{{b, loc}, op, dk, dv, cqType.getDimSize(o) + 1, group, teamSize(dk, dv),
+                       Value()};
       // A launch gets 48 KB of dynamic shared memory without opting in.
       const int64_t bytes = KernelBuilder::sharedBytes(kb.shared());
       if (bytes > kMaxSharedBytes) {
@@ -289,13 +317,24 @@ struct K3GpuKdaStepPass : k3::impl::K3GpuKdaStepPassBase<K3GpuKdaStepPass> {
                          << dk << " and V = " << dv << ", over " << kMaxSharedBytes;
         return signalPassFailure();
       }
-      Value one = kb.idx(1);
-      Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes);
-      auto launch = gpu::LaunchOp::create(b, loc, kb.idx(hv), one, one, kb.idx(kb.threads), one,
-                                          one, smem, /*asyncTokenType=*/nullptr, ValueRange(),
-                                          TypeRange());
-      b.setInsertionPointToStart(&launch.getBody().front());
-      kb.build(launch);
+      auto launch = [&](Value requests) {
+        Value one = kb.idx(1);
+        Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes);
+        auto launch = gpu::LaunchOp::create(b, loc, kb.idx(hv), requests, one, kb.idx(kb.threads),
+                                            one, one, smem, /*asyncTokenType=*/nullptr,
+                                            ValueRange(), TypeRange());
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&launch.getBody().front());
+        kb.build(launch);
+      };
+      if (op.isBatched()) {
+        // Block (h, r) for request r; no launch for no requests (a launch
+        // of no blocks is an error on a GPU).
+        Value requests = memref::DimOp::create(b, loc, op.getStateInit(), 0);
+        kb.when(kb.lt(kb.idx(0), requests), [&] { launch(requests); });
+      } else {
+        launch(kb.idx(1));
+      }
       op.erase();
     }
   }

@@ -3,8 +3,9 @@
 // Part of k3. The index arithmetic, loops and branches, dynamic shared
 // memory arrays, bf16 packing and m16n8k16 MMA that the passes building
 // whole kernels by hand (k3-gpu-attend-parts, k3-gpu-kda-chunks,
-// k3-gpu-moe-experts, k3-gpu-kda-step) share. Fragment layouts of mma.sync m16n8k16 (PTX
-// ISA, "Matrix Fragments for mma.m16n8k16"), g = lane / 4, t = lane % 4,
+// k3-gpu-moe-experts, k3-gpu-kda-step, k3-gpu-attn-res, k3-gpu-paged-attend)
+// share. Fragment layouts of mma.sync m16n8k16 (PTX ISA, "Matrix Fragments
+// for mma.m16n8k16"), g = lane / 4, t = lane % 4,
 // the lower index of a pair in a register's low 16 bits:
 //
 //   A (16 x 16, row-major): a0 (g, 2t..2t+1), a1 (g+8, 2t..), a2 (g, 2t+8..),
@@ -92,28 +93,36 @@ struct GpuKernelBuilder {
     then();
   }
 
-  /// The sums over a team of `threads` (a power of two) of `values`, one
-  /// per thread, each through its shared tree of `threads` words, reduced
-  /// together in log2 n barriered steps. `reusable`: a barrier after every
-  /// thread has read the sums, so that the trees may be written again.
-  SmallVector<Value> teamSums(Value tid, int64_t threads, ArrayRef<Value> values,
-                              ArrayRef<Value> trees, bool reusable = false) {
+  /// The reductions by `combine` over a team of `threads` (a power of two)
+  /// of `values`, one per thread, each through its shared tree of
+  /// `threads` words, reduced together in log2 n barriered steps.
+  /// `reusable`: a barrier after every thread has read the results, so that
+  /// the trees may be written again.
+  SmallVector<Value> teamReduce(Value tid, int64_t threads, ArrayRef<Value> values,
+                                ArrayRef<Value> trees, function_ref<Value(Value, Value)> combine,
+                                bool reusable = false) {
     for (auto [v, tree] : llvm::zip(values, trees))
       store(v, tree, {tid});
     gpu::BarrierOp::create(b, loc);
     for (int64_t s = threads / 2; s >= 1; s /= 2) {
       when(lt(tid, s), [&] {
         for (Value tree : trees)
-          store(fadd(load(tree, {tid}), load(tree, {add(tid, s)})), tree, {tid});
+          store(combine(load(tree, {tid}), load(tree, {add(tid, s)})), tree, {tid});
       });
       gpu::BarrierOp::create(b, loc);
     }
-    SmallVector<Value> sums;
+    SmallVector<Value> results;
     for (Value tree : trees)
-      sums.push_back(load(tree, {idx(0)}));
+      results.push_back(load(tree, {idx(0)}));
     if (reusable)
       gpu::BarrierOp::create(b, loc);
-    return sums;
+    return results;
+  }
+  /// teamReduce's sums.
+  SmallVector<Value> teamSums(Value tid, int64_t threads, ArrayRef<Value> values,
+                              ArrayRef<Value> trees, bool reusable = false) {
+    return teamReduce(tid, threads, values, trees, [&](Value x, Value y) { return fadd(x, y); },
+                      reusable);
   }
 
   /// Consecutive arrays of `sizes` 32-bit words of `type` (i32 or f32) in

@@ -5,9 +5,9 @@
 // most `maxBatch` in flight, every step advancing each running request by
 // one prefill chunk or one decode (or speculative verify) step, so prefills
 // and decodes interleave (continuous batching). With the binary's
-// `decode_batch` entry (a CPU binary of one rank), the plain decode steps of
-// all running requests run as one call; prefill chunks and speculative
-// verifies run one request per call.
+// `decode_batch` entry (a binary of one rank, CPU or GPU), the plain decode
+// steps of all running requests run as one call; prefill chunks and
+// speculative verifies run one request per call.
 //
 // Per request: a private KDA working state (conv windows and recurrent
 // state of every KDA layer, one run of pages) and per MLA layer a table of

@@ -263,7 +263,7 @@ static cl::opt<bool> panelExperts(
 static cl::opt<bool> noBatchedDecode(
     "no-batched-decode",
     cl::desc("Leave out the decode_batch entry point (B requests' decode steps in one "
-             "call, over the paged MLA cache) that a CPU binary of one rank has; the "
+             "call, over the paged MLA cache) that a binary of one rank has; the "
              "request engine then runs one decode call per request"),
     cl::cat(k3Category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Synthetic weights seed"),
@@ -666,6 +666,7 @@ int main(int argc, char **argv) {
                               routerForm,  mlaSplitKeys,  mlaDecodeKernel,
                               contractionInputs == "bf16"};
   forms.attnRes = chip ? mlir::k3::LinalgForms::gpu().attnRes : "linalg";
+  forms.mlaPaged = chip ? mlir::k3::LinalgForms::gpu().mlaPaged : "loops";
   // --contraction-inputs=bf16 imitates the GPU build's numerics, so its
   // projections take the GPU's dot form unless --linear says otherwise (the
   // blocked form's panel products would round x where the GPU's MXFP4
@@ -721,8 +722,8 @@ int main(int argc, char **argv) {
     options.kdaSnapshotInterval = kdaSnapshotInterval;
     options.tp = tensorParallel;
     options.ep = expertParallel;
-    // The GPU's kernels and a grid's collectives do not take its forms yet.
-    options.batchedDecode = target == "cpu" && tensorParallel == 1 && expertParallel == 1 &&
+    // A grid's collectives do not take its forms yet.
+    options.batchedDecode = tensorParallel == 1 && expertParallel == 1 &&
                             !noBatchedDecode;
     module = mlir::k3::importCheckpoint(context, *checkpoint, options);
   } else {

@@ -266,7 +266,9 @@ void populateAttnResMixPatterns(RewritePatternSet &patterns);
 /// `splitKeys` > 0: a fixed-token-count op (decode) splits its keys into
 /// parts of that many keys side by side instead of its `splits` in turn;
 /// `fused`: as one k3.attend_parts.
-void populateMlaAbsorbedPatterns(RewritePatternSet &patterns, int64_t splitKeys, bool fused);
+/// `pagedKernel`: k3.mla_paged's attention as one k3.paged_attend.
+void populateMlaAbsorbedPatterns(RewritePatternSet &patterns, int64_t splitKeys, bool fused,
+                                 bool pagedKernel = false);
 /// The MoE by `dispatch`: "grouped" (grouped GEMMs, GroupedMoePattern.cpp),
 /// "slots" (slot-parallel GEMMs, SlotMoePattern.cpp), "mma" (MXFP4 experts
 /// as k3.moe_experts, MmaMoePattern.cpp, the rest as slots) or "per-token"

@@ -45,6 +45,11 @@ struct ConvertK3ToLinalgPass
           << "convert-k3-to-linalg: attn-res must be linalg or kernel, got '" << attnRes << "'";
       return signalPassFailure();
     }
+    if (mlaPaged != "loops" && mlaPaged != "kernel") {
+      emitError(getOperation()->getLoc())
+          << "convert-k3-to-linalg: mla-paged must be loops or kernel, got '" << mlaPaged << "'";
+      return signalPassFailure();
+    }
     if (kdaPrefill != "loops" && kdaPrefill != "scan" && kdaPrefill != "chunks") {
       emitError(getOperation()->getLoc())
           << "convert-k3-to-linalg: kda-prefill must be loops, scan or chunks, got '" << kdaPrefill
@@ -100,7 +105,8 @@ struct ConvertK3ToLinalgPass
     k3::lowering::populateKdaChunkedPatterns(patterns);
     k3::lowering::populateKdaDecodePatterns(patterns, kdaDecode == "batched" || kdaDecode == "kernel",
                                             kdaDecode == "heads");
-    k3::lowering::populateMlaAbsorbedPatterns(patterns, mlaSplitKeys, mlaDecode == "fused");
+    k3::lowering::populateMlaAbsorbedPatterns(patterns, mlaSplitKeys, mlaDecode == "fused",
+                                             mlaPaged == "kernel");
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -444,8 +444,13 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
 /// page's rows read in place (a slice of the pool, no gather; the last page
 /// cut at the request's length) as one part of an online softmax; then its own new row as a last part. The value
 /// up-projection and the gate run over all B tokens again.
+///
+/// `kernel` (the GPU form): the attention between the absorbed queries and
+/// the value up-projection is one k3.paged_attend instead (k3-gpu-paged-
+/// attend: one kernel, a block per head and request, which reads the
+/// lengths and the table on the device), the rest as above.
 struct LowerMlaPaged : OpRewritePattern<MlaPagedOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerMlaPaged(MLIRContext *ctx, bool kernel) : OpRewritePattern(ctx), kernel(kernel) {}
 
   LogicalResult matchAndRewrite(MlaPagedOp op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
@@ -467,6 +472,18 @@ struct LowerMlaPaged : OpRewritePattern<MlaPagedOp> {
     // Each request's new row as the pages will hold it: it attends to the
     // stored value, as every later step will.
     Value rows = newCacheRows(b, loc, cacheElt, op.getLatent(), op.getKRope());
+    if (kernel && pagedAttendTeam(l) > 0) {
+      Value q3 = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get({ShapedType::kDynamic, h, l + r}, f32), qt,
+          ArrayRef<ReassociationIndices>{{0, 1}, {2}},
+          ArrayRef<OpFoldResult>{tokens, b.getIndexAttr(h), b.getIndexAttr(l + r)});
+      Value out = empty(b, loc, {tokens, b.getIndexAttr(h), b.getIndexAttr(l)}, f32);
+      auto attend = PagedAttendOp::create(b, loc, TypeRange{out.getType()}, q3, op.getPages(),
+                                          op.getBlockTable(), op.getLengths(), rows, out);
+      Value o = valueUp(b, loc, attend.getResult(0), kvb, tokens, dn, dv);
+      finishMla(b, op, o, op.getGate(), rows);
+      return success();
+    }
     Value pageRows = tensor::DimOp::create(b, loc, op.getPages(), 1);
 
     AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
@@ -547,12 +564,15 @@ struct LowerMlaPaged : OpRewritePattern<MlaPagedOp> {
     finishMla(b, op, o, op.getGate(), rows);
     return success();
   }
+
+  bool kernel;
 };
 
 } // namespace
 
 void mlir::k3::lowering::populateMlaAbsorbedPatterns(RewritePatternSet &patterns,
-                                                     int64_t splitKeys, bool fused) {
+                                                     int64_t splitKeys, bool fused,
+                                                     bool pagedKernel) {
   patterns.add<LowerMlaAbsorbed>(patterns.getContext(), splitKeys, fused);
-  patterns.add<LowerMlaPaged>(patterns.getContext());
+  patterns.add<LowerMlaPaged>(patterns.getContext(), pagedKernel);
 }

@@ -69,3 +69,27 @@ func.func @f(%xq: memref<1x4xf32>, %xk: memref<1x4xf32>, %xv: memref<1x4xf32>, %
       : (memref<1x4xf32>, memref<1x4xf32>, memref<1x4xf32>, memref<4x4xf32>, memref<4x4xf32>, memref<4x4xf32>, memref<3x4xf32>, memref<3x4xf32>, memref<3x4xf32>, memref<1x1x4xf32>, memref<1xf32>, memref<1x4xf32>, memref<1x1xf32>, memref<4xf32>, memref<1x1x4xf32>, memref<1x1x3xf32>, memref<3x4xf32>, memref<3x4xf32>, memref<3x4xf32>, memref<1x4x4xf32>) -> ()
   return
 }
+
+// -----
+
+// Batched (a state of rank 4): the windows carry the request dimension too.
+func.func @f(%xq: memref<2x4xf32>, %w: memref<4x4xf32>, %c: memref<3x4xf32>, %f: memref<2x1x4xf32>, %a: memref<1xf32>, %dt: memref<1x4xf32>, %b: memref<2x1xf32>, %nw: memref<4xf32>, %og: memref<2x1x4xf32>, %o: memref<2x1x4xf32>, %s: memref<2x1x4x4xf32>) {
+  // expected-error @+1 {{cq must have rank 3 [B, W-1, H*K], got rank 2}}
+  k3.kda_step x(%xq, %xq, %xq) filters(%w, %w, %w) windows(%c, %c, %c)
+      gate(%f, %a, %dt) beta(%b) norm(%nw) out_gate(%og) outs(%o, %c, %c, %c, %s)
+      lower_bound lb = -5.0 scale = 0.5 eps = 1.0e-05
+      : (memref<2x4xf32>, memref<2x4xf32>, memref<2x4xf32>, memref<4x4xf32>, memref<4x4xf32>, memref<4x4xf32>, memref<3x4xf32>, memref<3x4xf32>, memref<3x4xf32>, memref<2x1x4xf32>, memref<1xf32>, memref<1x4xf32>, memref<2x1xf32>, memref<4xf32>, memref<2x1x4xf32>, memref<2x1x4xf32>, memref<3x4xf32>, memref<3x4xf32>, memref<3x4xf32>, memref<2x1x4x4xf32>) -> ()
+  return
+}
+
+// -----
+
+// Batched: every request dimension is the same B.
+func.func @f(%xq: memref<2x4xf32>, %w: memref<4x4xf32>, %c: memref<2x3x4xf32>, %f: memref<2x1x4xf32>, %a: memref<1xf32>, %dt: memref<1x4xf32>, %b: memref<2x1xf32>, %nw: memref<4xf32>, %og: memref<2x1x4xf32>, %o: memref<2x1x4xf32>, %s: memref<3x1x4x4xf32>) {
+  // expected-error @+1 {{state dim 0 (B) is 3, expected 2 from xq}}
+  k3.kda_step x(%xq, %xq, %xq) filters(%w, %w, %w) windows(%c, %c, %c)
+      gate(%f, %a, %dt) beta(%b) norm(%nw) out_gate(%og) outs(%o, %c, %c, %c, %s)
+      lower_bound lb = -5.0 scale = 0.5 eps = 1.0e-05
+      : (memref<2x4xf32>, memref<2x4xf32>, memref<2x4xf32>, memref<4x4xf32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x3x4xf32>, memref<2x3x4xf32>, memref<2x3x4xf32>, memref<2x1x4xf32>, memref<1xf32>, memref<1x4xf32>, memref<2x1xf32>, memref<4xf32>, memref<2x1x4xf32>, memref<2x1x4xf32>, memref<2x3x4xf32>, memref<2x3x4xf32>, memref<2x3x4xf32>, memref<3x1x4x4xf32>) -> ()
+  return
+}

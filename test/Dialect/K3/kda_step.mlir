@@ -43,3 +43,23 @@ func.func @buffers(%xq: memref<1x8xf32>, %xv: memref<1x8xf32>, %w: memref<8x4xf3
          memref<1x2x4xf32>, memref<3x8xf32>, memref<3x8xf32>, memref<3x8xf32>, memref<2x4x4xf32>) -> ()
   return
 }
+
+// Batched: B requests' steps at once (k3-gpu-batch-kda-step's form): a
+// state of rank 4, every per-token operand and window a request's row.
+// CHECK-LABEL: func.func @batched
+//       CHECK:   k3.kda_step {{.+}} lower_bound lb = -5.000000e+00
+//  CHECK-SAME:     -> (tensor<?x2x4xf32>, tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<?x2x4x4xf32>)
+func.func @batched(%xq: tensor<?x8xf32>, %xv: tensor<?x8xf32>, %w: tensor<8x4xf32>, %c: tensor<?x3x8xf32>,
+                   %f: tensor<?x2x4xf32>, %a: tensor<2xf32>, %dt: tensor<2x4xf32>, %b: tensor<?x2xf32>,
+                   %nw: tensor<4xf32>, %og: tensor<?x2x4xf32>, %o: tensor<?x2x4xf32>,
+                   %nq: tensor<?x3x8xf32>, %s: tensor<?x2x4x4xf32>) -> tensor<?x2x4x4xf32> {
+  %r:5 = k3.kda_step x(%xq, %xq, %xv) filters(%w, %w, %w) windows(%c, %c, %c)
+      gate(%f, %a, %dt) beta(%b) norm(%nw) out_gate(%og) outs(%o, %nq, %nq, %nq, %s)
+      lower_bound lb = -5.0 scale = 0.25 eps = 1.0e-05
+      : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>,
+         tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<?x2x4xf32>, tensor<2xf32>, tensor<2x4xf32>,
+         tensor<?x2xf32>, tensor<4xf32>, tensor<?x2x4xf32>,
+         tensor<?x2x4xf32>, tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<?x2x4x4xf32>)
+      -> (tensor<?x2x4xf32>, tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<?x2x4x4xf32>)
+  return %r#4 : tensor<?x2x4x4xf32>
+}

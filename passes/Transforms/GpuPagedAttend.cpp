@@ -1,0 +1,209 @@
+//===- GpuPagedAttend.cpp - k3.paged_attend as one decode kernel ----------===//
+//
+// Part of k3. Implements k3-gpu-paged-attend: a bufferized k3.paged_attend
+// (decode_batch's MLA attention over the paged latent cache, CACHE.md,
+// MLA.md §3) becomes one gpu.launch, block (h, b) for query head h of
+// request b, a team of n = pagedAttendTeam(L) threads:
+//
+//   - the block's absorbed query row [L+R] goes to shared memory;
+//   - the request's keys are the first len = min(lengths[b], MB·PT) rows
+//     of its pages (row j is row j mod PT of page table[b, j / PT], read in
+//     place) and then its own new row; the table and the length are read
+//     on the device, so one launch serves any lengths;
+//   - the keys go by in chunks of n: thread t takes key j0 + t and its
+//     whole dot product with the query; the chunk's largest score and
+//     Σ e^{s−m} are team reductions in shared memory (an online softmax
+//     across chunks, the running sum rescaled by e^{m_old − m_new}); then
+//     the chunk's probabilities weight its rows' first L columns, thread t
+//     owning columns t, t + n, ... (consecutive threads read consecutive
+//     columns of a row), accumulated in registers;
+//   - out[b, h, c] = Σ / denominator.
+//
+// f32 throughout, the pages' bf16 values widened as read. The CPU's form
+// (MlaAbsorbedPattern.cpp) takes a page at a time as one part of the same
+// online softmax; the sums differ in order only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/K3/K3Ops.h"
+#include "passes/Passes.h"
+#include "passes/Transforms/GpuKernelBuilder.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+namespace mlir::k3 {
+#define GEN_PASS_DEF_K3GPUPAGEDATTENDPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::k3
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kMaxThreads = 128;
+// Columns a thread accumulates in registers: K3's and Kimi Linear's L =
+// 512 over 128 threads is 4.
+constexpr int64_t kMaxColumns = 16;
+
+struct KernelBuilder : k3::GpuKernelBuilder {
+  k3::PagedAttendOp op;
+  int64_t l, width, threads;
+
+  Value idxOf(Value i32) { return arith::IndexCastOp::create(b, loc, b.getIndexType(), i32); }
+
+  /// The values `body` computes from key `j` of request `req`, given as a
+  /// memref and the indices before the column: its own row where j is its
+  /// length, else row j mod PT of page table[req, j / PT]. The branch is
+  /// the whole block's (one key for all threads) and taken once per key,
+  /// not per column.
+  SmallVector<Value> onKey(Value req, Value len, Value pageRows, Value j, TypeRange types,
+                           function_ref<SmallVector<Value>(Value, SmallVector<Value>)> body) {
+    auto own = scf::IfOp::create(b, loc, types, eq(j, len), /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&own.getThenRegion().front());
+    scf::YieldOp::create(b, loc, body(op.getRows(), {req}));
+    b.setInsertionPointToStart(&own.getElseRegion().front());
+    Value page = idxOf(load(op.getBlockTable(), {req, arith::DivUIOp::create(b, loc, j, pageRows)}));
+    Value row = arith::RemUIOp::create(b, loc, j, pageRows);
+    scf::YieldOp::create(b, loc, body(op.getPages(), {page, row}));
+    return SmallVector<Value>(own.getResults());
+  }
+  /// Column `c` of a row (f32).
+  Value column(Value m, SmallVector<Value> at, Value c) {
+    at.push_back(c);
+    return toF32(load(m, at));
+  }
+
+  void build(gpu::LaunchOp launch) {
+    Value tid = launch.getThreadIds().x, h = launch.getBlockIds().x,
+          req = launch.getBlockIds().y;
+    SmallVector<Value> sh =
+        sharedWords({width, threads, threads, threads}, b.getF32Type());
+    Value qS = sh[0], pS = sh[1], maxTree = sh[2], sumTree = sh[3];
+    Value step = idx(threads);
+    forEach(tid, idx(width), step,
+            [&](Value c) { store(load(op.getQ(), {req, h, c}), qS, {c}); });
+    gpu::BarrierOp::create(b, loc);
+
+    // The rows this request may read: at most the table's.
+    Value pageRows = memref::DimOp::create(b, loc, op.getPages(), 1);
+    Value tableRows = arith::MulIOp::create(
+        b, loc, memref::DimOp::create(b, loc, op.getBlockTable(), 1), pageRows);
+    Value len = minIdx(idxOf(load(op.getLengths(), {req})), tableRows);
+    Value keys = add(len, 1);
+
+    const int64_t columns = l / threads;
+    Value negInf = f32(-std::numeric_limits<double>::infinity());
+    SmallVector<Value> init{negInf, f32(0.0)};
+    for (int64_t k = 0; k < columns; ++k)
+      init.push_back(f32(0.0));
+    SmallVector<Value> acc = loop(idx(0), keys, step, init, [&](Value j0, ValueRange state) {
+      // This thread's key of the chunk (the last one's where the chunk
+      // runs past the keys: a valid address, its score masked).
+      Value j = add(j0, tid);
+      Value valid = lt(j, keys);
+      Value jRead = select(valid, j, len);
+      Type f32Type = b.getF32Type();
+      Value dot = onKey(req, len, pageRows, jRead, f32Type, [&](Value m, SmallVector<Value> at) {
+                    return loop(idx(0), idx(width), idx(1), {f32(0.0)}, [&](Value c, ValueRange s) {
+                      return SmallVector<Value>{fadd(s[0], fmul(load(qS, {c}), column(m, at, c)))};
+                    });
+                  }).front();
+      Value score = select(valid, dot, negInf);
+      auto maxOf = [&](Value x, Value y) -> Value {
+        return arith::MaximumFOp::create(b, loc, x, y);
+      };
+      Value chunkMax =
+          teamReduce(tid, threads, {score}, {maxTree}, maxOf, /*reusable=*/true).front();
+      Value m = maxOf(state[0], chunkMax);
+      Value p = select(valid, Value(math::ExpOp::create(b, loc, fsub(score, m))), f32(0.0));
+      store(p, pS, {tid});
+      // The sum's barriers also publish pS.
+      Value chunkSum = teamSums(tid, threads, {p}, {sumTree}, /*reusable=*/true).front();
+      // e^{−inf − m} = 0 on the first chunk.
+      Value keep = math::ExpOp::create(b, loc, fsub(state[0], m));
+      SmallVector<Value> next{m, fadd(fmul(state[1], keep), chunkSum)};
+      SmallVector<Value> u;
+      for (Value v : state.drop_front(2))
+        u.push_back(fmul(v, keep));
+      Value n = minIdx(step, arith::SubIOp::create(b, loc, keys, j0));
+      SmallVector<Type> types(u.size(), b.getF32Type());
+      u = loop(idx(0), n, idx(1), u, [&](Value i, ValueRange us) {
+        Value pi = load(pS, {i});
+        return onKey(req, len, pageRows, add(j0, i), types, [&](Value m, SmallVector<Value> at) {
+          SmallVector<Value> out;
+          for (auto [k, v] : llvm::enumerate(us))
+            out.push_back(fadd(v, fmul(pi, column(m, at, add(tid, int64_t(k) * threads)))));
+          return out;
+        });
+      });
+      next.append(u.begin(), u.end());
+      return next;
+    });
+    Value inv = arith::DivFOp::create(b, loc, f32(1.0), acc[1]);
+    for (int64_t k = 0; k < columns; ++k)
+      store(fmul(acc[2 + k], inv), op.getOutInit(), {req, h, add(tid, k * threads)});
+    gpu::TerminatorOp::create(b, loc);
+  }
+};
+
+struct K3GpuPagedAttendPass : k3::impl::K3GpuPagedAttendPassBase<K3GpuPagedAttendPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<k3::PagedAttendOp> work;
+    getOperation()->walk([&](k3::PagedAttendOp op) { work.push_back(op); });
+    for (k3::PagedAttendOp op : work) {
+      auto outType = dyn_cast<MemRefType>(op.getOutInit().getType());
+      if (!outType) {
+        op.emitOpError() << "k3-gpu-paged-attend runs after bufferization, got tensors";
+        return signalPassFailure();
+      }
+      auto qType = cast<MemRefType>(op.getQ().getType());
+      const int64_t heads = outType.getDimSize(1), l = outType.getDimSize(2),
+                    width = qType.getDimSize(2);
+      const int64_t threads = k3::pagedAttendTeam(l);
+      if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(width) || threads == 0) {
+        op.emitOpError() << "k3-gpu-paged-attend needs static heads and row widths, and a latent "
+                            "width that a team of 32 to "
+                         << kMaxThreads << " threads (a power of two dividing it, at most "
+                         << kMaxColumns << " columns each) covers, got out " << outType
+                         << " and q " << qType;
+        return signalPassFailure();
+      }
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      KernelBuilder kb{{b, loc}, op, l, width, threads};
+      // Block (h, b); no launch for no requests (a launch of no blocks is
+      // an error on a GPU).
+      Value requests = memref::DimOp::create(b, loc, op.getOutInit(), 0);
+      kb.when(kb.lt(kb.idx(0), requests), [&] {
+        Value one = kb.idx(1);
+        Value smem = arith::ConstantIntOp::create(
+            b, loc, b.getI32Type(),
+            KernelBuilder::sharedBytes({width, threads, threads, threads}));
+        auto launch = gpu::LaunchOp::create(b, loc, kb.idx(heads), requests, one,
+                                            kb.idx(threads), one, one, smem,
+                                            /*asyncTokenType=*/nullptr, ValueRange(), TypeRange());
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&launch.getBody().front());
+        kb.build(launch);
+      });
+      op.erase();
+    }
+  }
+};
+
+} // namespace
+
+int64_t mlir::k3::pagedAttendTeam(int64_t l) {
+  if (l <= 0)
+    return 0;
+  int64_t n = 1;
+  while (n < kMaxThreads && l % (2 * n) == 0)
+    n *= 2;
+  return n >= 32 && l / n <= kMaxColumns ? n : 0;
+}

@@ -1,0 +1,62 @@
+// RUN: k3-opt %s --split-input-file --k3-gpu-paged-attend --verify-diagnostics | FileCheck %s
+
+// k3-tiny's shapes: 2 heads, latent 32, rope 8. One launch of (heads,
+// requests) blocks of pagedAttendTeam(32) = 32 threads, none for zero
+// requests; shared memory for the query row (40 words) and three arrays
+// of 32 (probabilities and two reduction trees): 544 bytes. The length and
+// the table are read in the kernel; the length is clamped to the table's
+// rows; a key's row is found once per key (one branch: its own row or a
+// page), then read column by column.
+// CHECK-LABEL: func.func @attend
+//       CHECK:   %[[B:.+]] = memref.dim %arg5, %c0
+//       CHECK:   scf.if
+//       CHECK:     %[[SMEM:.+]] = arith.constant 544 : i32
+//       CHECK:     gpu.launch blocks(%[[H:.+]], %[[R:.+]], %{{.+}}) in (%{{.+}} = %c2, %{{.+}} = %[[B]], %{{.+}} = %c1) threads(%[[T:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c32, {{.+}} dynamic_shared_memory_size %[[SMEM]]
+//       CHECK:       memref.load %arg0[%[[R]], %[[H]], %{{.+}}] : memref<?x2x40xf32>
+//       CHECK:       gpu.barrier
+//       CHECK:       %[[LEN:.+]] = memref.load %arg3[%[[R]]] : memref<?xi32>
+//       CHECK:       arith.minui
+//       CHECK:       scf.for
+//       CHECK:         scf.if
+//       CHECK:           scf.for
+//       CHECK:             memref.load %arg4[%[[R]], %{{.+}}] : memref<?x40xbf16>
+//       CHECK:         } else {
+//       CHECK:           memref.load %arg2[%[[R]], %{{.+}}] : memref<?x?xi32>
+//       CHECK:           scf.for
+//       CHECK:             memref.load %arg1[%{{.+}}, %{{.+}}, %{{.+}}] : memref<?x?x40xbf16>
+//       CHECK:         arith.maximumf
+//       CHECK:         math.exp
+//       CHECK:       memref.store %{{.+}}, %arg5[%[[R]], %[[H]], %{{.+}}] : memref<?x2x32xf32>
+//   CHECK-NOT:   k3.paged_attend
+func.func @attend(%q: memref<?x2x40xf32>, %pool: memref<?x?x40xbf16>, %bt: memref<?x?xi32>,
+                  %len: memref<?xi32>, %rows: memref<?x40xbf16>, %o: memref<?x2x32xf32>) {
+  k3.paged_attend %q pages(%pool) table(%bt) lengths(%len) rows(%rows) outs(%o)
+      : (memref<?x2x40xf32>, memref<?x?x40xbf16>, memref<?x?xi32>, memref<?xi32>,
+         memref<?x40xbf16>, memref<?x2x32xf32>) -> ()
+  return
+}
+
+// -----
+
+// K3's and Kimi Linear's latent width, 512: 128 threads of 4 columns each.
+// CHECK-LABEL: func.func @wide
+//       CHECK:   gpu.launch {{.+}} threads({{.+}}) in (%{{.+}} = %c128,
+func.func @wide(%q: memref<?x4x576xf32>, %pool: memref<?x?x576xbf16>, %bt: memref<?x?xi32>,
+                %len: memref<?xi32>, %rows: memref<?x576xbf16>, %o: memref<?x4x512xf32>) {
+  k3.paged_attend %q pages(%pool) table(%bt) lengths(%len) rows(%rows) outs(%o)
+      : (memref<?x4x576xf32>, memref<?x?x576xbf16>, memref<?x?xi32>, memref<?xi32>,
+         memref<?x576xbf16>, memref<?x4x512xf32>) -> ()
+  return
+}
+
+// -----
+
+// A latent width no team covers (24: no power of two from 32 divides it).
+func.func @narrow(%q: memref<?x2x32xf32>, %pool: memref<?x?x32xf32>, %bt: memref<?x?xi32>,
+                  %len: memref<?xi32>, %rows: memref<?x32xf32>, %o: memref<?x2x24xf32>) {
+  // expected-error @+1 {{k3-gpu-paged-attend needs static heads and row widths, and a latent width that a team of 32 to 128 threads (a power of two dividing it, at most 16 columns each) covers, got out 'memref<?x2x24xf32>' and q 'memref<?x2x32xf32>'}}
+  k3.paged_attend %q pages(%pool) table(%bt) lengths(%len) rows(%rows) outs(%o)
+      : (memref<?x2x32xf32>, memref<?x?x32xf32>, memref<?x?xi32>, memref<?xi32>,
+         memref<?x32xf32>, memref<?x2x24xf32>) -> ()
+  return
+}
