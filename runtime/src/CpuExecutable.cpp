@@ -365,6 +365,8 @@ k3rt_status_t CpuExecutable::bindWeightsOnDevice() {
 }
 
 CpuExecutable::~CpuExecutable() {
+  for (auto &[signature, captured] : graphs)
+    dropGraph(*captured);
   for (auto detach : detaches)
     detach();
   if (device && deviceWeights)
@@ -483,12 +485,46 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
                             "' is kept in another executable's memory or is larger than its buffer");
   }
 
+  // CUDA graphs: the call this one captures, or the captured one it
+  // replays. The entry that runs every step, over signatures that change
+  // only when the batch or a block table grows.
+  CapturedCall *graph = nullptr;
+  bool capturing = false;
+  std::string signature;
+  if (device && cudaGraphs && name == "decode_batch" && device->graphsAvailable()) {
+    for (const HostTensor *t : inputs) {
+      signature += std::to_string(int(t->dtype));
+      for (int64_t d : t->shape)
+        signature += "," + std::to_string(d);
+      if (t->kept)
+        signature += "@" + std::to_string(uintptr_t(t->kept.get()));
+      signature += ";";
+    }
+    if (!uncapturable.count(signature)) {
+      // A bounded cache: the batch sizes and table widths seen last, up to 16
+      // (each graph holds its intermediate buffers).
+      if (!graphs.count(signature) && graphs.size() >= 16) {
+        for (auto &[s, captured] : graphs)
+          dropGraph(*captured);
+        graphs.clear();
+      }
+      std::unique_ptr<CapturedCall> &slot = graphs[signature];
+      capturing = !slot;
+      if (!slot)
+        slot = std::make_unique<CapturedCall>();
+      graph = slot.get();
+    }
+  }
+
   // Bind the arguments in step order; a zero-size buffer still gets a
   // non-null address.
   std::vector<std::vector<int64_t>> descs;
   std::set<uintptr_t> owned; // buffers the kernel must not free
-  // On a device, each input is staged in managed memory (index → buffer).
+  // On a device, each input is staged in managed memory (index → buffer):
+  // per call, or a graph's own buffers (copied into on every call).
   std::map<uint32_t, void *> staged;
+  std::map<uint32_t, void *> &bound = graph ? graph->staged : staged;
+  std::set<uint32_t> copied;
   for (const Binding *a : *step->args()) {
     if (a->kind() == BindingKind_Weight) {
       const Weight *w = bundle->root->weights()->Get(a->index());
@@ -513,11 +549,12 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
       // A kept tensor is already where the kernels read (the device's
       // managed memory, or a CPU kernel's buffer): bound in place.
       if (device && !t->kept) {
-        void *&buffer = staged[a->index()];
-        if (!buffer) {
+        void *&buffer = bound[a->index()];
+        if (!buffer)
           buffer = device->allocate(t->bytes.size());
-          if (!buffer)
-            break;
+        if (!buffer)
+          break;
+        if (copied.insert(a->index()).second) {
           if (!t->bytes.empty()) // an empty vector's data() may be null
             std::memcpy(buffer, t->bytes.data(), t->bytes.size());
           device->counters.stagedBytes += t->bytes.size();
@@ -532,6 +569,10 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     if (k3rt_status_t s = device->takeError()) {
       for (auto &[i, buffer] : staged)
         device->release(buffer);
+      if (graph) {
+        dropGraph(*graph);
+        graphs.erase(signature);
+      }
       return s;
     }
   size_t numOutputs = ep->outputs() ? ep->outputs()->size() : 0;
@@ -544,13 +585,50 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     args.push_back(d.data());
   if (auto set = threadSetters.find(name); set != threadSetters.end())
     set->second(k3rt_threads());
-  const bool completed = callKernel(fn->second, args.data(), device);
+  bool completed = true;
+  if (graph && !capturing) {
+    device->launch(*graph->graph);
+    result = graph->result;
+  } else if (capturing) {
+    device->beginCapture();
+    completed = callKernel(fn->second, args.data(), device);
+    std::string why;
+    graph->graph = device->endCapture(why);
+    if (!completed || !graph->graph) {
+      // Nothing ran (the launches were only recorded): free what the
+      // program allocated and run the call as usual, this signature never
+      // captured again.
+      (void)device->takeError();
+      if (completed)
+        freeResults(result, *ep, owned, {});
+      dropGraph(*graph);
+      graphs.erase(signature);
+      uncapturable.insert(signature);
+      if (uncapturable.size() == 1)
+        std::fprintf(stderr, "k3: %s runs without a CUDA graph: %s\n", name.c_str(),
+                     why.c_str());
+      return run(name, inputs, outputs, keep);
+    }
+    graph->result = result;
+    size_t at = 0;
+    for (size_t i = 0; i < numOutputs; ++i) {
+      uintptr_t alloc = uintptr_t(result[at]);
+      at += 3 + 2 * ep->outputs()->Get(i)->shape()->size();
+      if (isCallsOwn(alloc, owned))
+        graph->results.insert(alloc);
+    }
+    device->launch(*graph->graph);
+  } else {
+    completed = callKernel(fn->second, args.data(), device);
+  }
   if (device) {
     device->synchronize();
     // A failed call leaves the caller's inputs as they were and frees what
     // it can: its results when the program returned them, else only the
     // staged inputs (the program's own buffers stay in the pool's live set).
     if (k3rt_status_t s = device->takeError()) {
+      if (graph) // its buffers are the graph's, kept for the next replay
+        return s;
       if (completed)
         freeResults(result, *ep, owned, staged);
       else
@@ -560,7 +638,7 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
       return s;
     }
     // Inputs come back: the entry may update them in place.
-    for (auto &[i, buffer] : staged)
+    for (auto &[i, buffer] : bound)
       if (!inputs[i]->bytes.empty()) {
         std::memcpy(inputs[i]->bytes.data(), buffer, inputs[i]->bytes.size());
         device->counters.returnedBytes += inputs[i]->bytes.size();
@@ -599,7 +677,8 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
       // its room for the next call's rows).
       t.kept = std::shared_ptr<uint8_t>(same->second.first, base + d[2] * eb);
       t.keptBytes = same->second.second - int64_t(d[2] * eb + (uintptr_t(base) - alloc));
-    } else if (wanted && isCallsOwn(alloc, owned)) {
+    } else if (wanted && !graph && isCallsOwn(alloc, owned)) {
+      // (A graph's results are its own: copied out, never adopted.)
       std::shared_ptr<uint8_t> &owner = keptAllocs[alloc];
       if (!owner)
         owner = adopt(alloc);
@@ -616,7 +695,8 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
   std::set<uintptr_t> notFreed = owned;
   for (auto &[alloc, owner] : keptAllocs)
     notFreed.insert(alloc);
-  freeResults(result, *ep, notFreed, staged);
+  if (!graph)
+    freeResults(result, *ep, notFreed, staged);
   if (device)
     if (k3rt_status_t s = device->takeError())
       return s;
@@ -626,6 +706,18 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     return makeStatus(k3rt_status_code(comm->failure),
                       name + ": " + k3rt_status_message(comm->failure));
   return nullptr;
+}
+
+void CpuExecutable::dropGraph(CapturedCall &c) {
+  if (c.graph)
+    device->destroy(*c.graph);
+  c.graph.reset();
+  for (auto &[i, buffer] : c.staged)
+    device->release(buffer);
+  c.staged.clear();
+  for (uintptr_t alloc : c.results)
+    device->release(reinterpret_cast<void *>(alloc));
+  c.results.clear();
 }
 
 std::string CpuExecutable::commFailure() const {

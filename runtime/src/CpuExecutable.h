@@ -91,6 +91,15 @@ public:
   k3rt_status_t run(const std::string &name, std::vector<HostTensor *> inputs,
                     std::vector<HostTensor> &outputs, const std::vector<bool> &keep = {});
 
+  /// On a device with CUDA graphs: `decode_batch` is captured once per
+  /// signature (every input's shape, and each kept input's address, which
+  /// the kernels' parameters hold) and replayed as one graph launch, its
+  /// other inputs copied into the graph's own buffers first and its results
+  /// copied out of them. A call that cannot be captured (see
+  /// CudaDevice::beginCapture) runs as before, and its signature is not
+  /// tried again. On by default; `false` launches every kernel.
+  void setCudaGraphs(bool on) { cudaGraphs = on; }
+
   /// A sharded binary's first failed collective, "" while none failed
   /// (once one did, every later call fails with it).
   std::string commFailure() const;
@@ -123,6 +132,20 @@ private:
   /// k3_set_threads of each entry point's object, where it has one.
   std::map<std::string, void (*)(int)> threadSetters;
   std::unique_ptr<struct CommBinding> comm;
+  bool cudaGraphs = true;
+  /// A captured call: its graph, the buffers its non-kept inputs are
+  /// copied into (by input index), its result descriptors and the result
+  /// allocations the graph writes.
+  struct CapturedCall {
+    std::unique_ptr<CudaDevice::Graph> graph;
+    std::map<uint32_t, void *> staged;
+    std::vector<int64_t> result;
+    std::set<uintptr_t> results;
+  };
+  std::map<std::string, std::unique_ptr<CapturedCall>> graphs; ///< by signature
+  std::set<std::string> uncapturable;                           ///< signatures
+  /// Frees a captured call's graph and buffers.
+  void dropGraph(CapturedCall &c);
 };
 
 /// A sharded binary's collectives: the grid, its communicators by axis

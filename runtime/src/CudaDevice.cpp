@@ -55,6 +55,13 @@ struct CudaApi {
   CUresult (*cuEventRecord)(void *, void *);
   CUresult (*cuEventElapsedTime)(float *, void *, void *);
   CUresult (*cuEventDestroy)(void *);
+  // Optional: CUDA graphs (absent: every call launches its kernels).
+  CUresult (*cuStreamBeginCapture)(void *, int) = nullptr;
+  CUresult (*cuStreamEndCapture)(void *, void **) = nullptr;
+  CUresult (*cuGraphInstantiateWithFlags)(void **, void *, unsigned long long) = nullptr;
+  CUresult (*cuGraphLaunch)(void *, void *) = nullptr;
+  CUresult (*cuGraphExecDestroy)(void *) = nullptr;
+  CUresult (*cuGraphDestroy)(void *) = nullptr;
 };
 
 namespace {
@@ -64,6 +71,10 @@ constexpr int kJitInfoLog = 3, kJitInfoLogSize = 4, kJitErrorLog = 5, kJitErrorL
 constexpr int kFuncMaxDynamicShared = 8;
 constexpr unsigned kMemAttachGlobal = 1;
 constexpr unsigned kDefaultSharedLimit = 48 * 1024;
+// CU_STREAM_CAPTURE_MODE_RELAXED: the host program allocates from the pool
+// (cuMemAllocManaged on a miss) while its launches are captured, which the
+// default (global) mode refuses as a potentially unsafe call.
+constexpr int kCaptureModeRelaxed = 2;
 
 std::string oneLine(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\0' || s.back() == ' '))
@@ -178,6 +189,12 @@ k3rt_status_t CudaDevice::open(int ordinal, std::unique_ptr<CudaDevice> &out) {
     sym(a.cuEventElapsedTime, "cuEventElapsedTime");
   sym(a.cuEventDestroy, "cuEventDestroy_v2");
   sym(a.cuStreamQuery, "cuStreamQuery");
+  sym(a.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+  sym(a.cuStreamEndCapture, "cuStreamEndCapture");
+  sym(a.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  sym(a.cuGraphLaunch, "cuGraphLaunch");
+  sym(a.cuGraphExecDestroy, "cuGraphExecDestroy");
+  sym(a.cuGraphDestroy, "cuGraphDestroy");
   g_streamQuery = a.cuStreamQuery;
   g_streamSynchronize = a.cuStreamSynchronize;
   const bool events = a.cuEventCreate && a.cuEventRecord &&
@@ -277,12 +294,24 @@ k3rt_status_t CudaDevice::takeError() {
 }
 
 void CudaDevice::copy(void *dst, const void *src, size_t bytes) {
+  if (capture.active) { // cuMemcpy is not a stream operation: not captured
+    capture.spoiled = "the program copies memory";
+    return;
+  }
   if (error.empty() && bytes)
     if (CUresult r = api->cuMemcpy(CUdeviceptr(uintptr_t(dst)), CUdeviceptr(uintptr_t(src)), bytes))
       fail("CUDA: cuMemcpy failed: " + resultName(*api, r));
 }
 
 void CudaDevice::synchronize() {
+  if (capture.active) {
+    // The program's last wait stays out of the graph (the caller waits for
+    // the graph launch); an earlier one means host code reads device
+    // memory between launches, which a replay would not redo.
+    if (++capture.synchronizations > 1)
+      capture.spoiled = "the program waits for the device before its end";
+    return;
+  }
   bool timing = eventStartPending && api->cuEventRecord(eventEnd, stream) == 0;
   eventStartPending = false;
   ++counters.synchronizations;
@@ -348,6 +377,12 @@ void CudaDevice::release(void *ptr) {
     fail("CUDA: free of a pointer the device did not allocate");
     return;
   }
+  if (capture.active) {
+    // The graph's launches use it again on every replay: held until the
+    // graph goes (`destroy`), still live.
+    capture.held.push_back(ptr);
+    return;
+  }
   if (it->second == 0) {
     api->cuMemFree(CUdeviceptr(uintptr_t(ptr)));
   } else if (checking.poison) {
@@ -362,6 +397,76 @@ void CudaDevice::release(void *ptr) {
   }
   requested.erase(ptr);
   live.erase(it);
+}
+
+bool CudaDevice::graphsAvailable() const {
+  return api->cuStreamBeginCapture && api->cuStreamEndCapture &&
+         api->cuGraphInstantiateWithFlags && api->cuGraphLaunch && api->cuGraphExecDestroy &&
+         api->cuGraphDestroy && !checking.sync && !checking.poison && !checking.nan;
+}
+
+void CudaDevice::beginCapture() {
+  capture = Capture();
+  if (!error.empty())
+    return;
+  // Kernel times are measured around the graph launches instead.
+  if (eventStartPending)
+    synchronize();
+  if (CUresult r = api->cuStreamBeginCapture(stream, kCaptureModeRelaxed)) {
+    fail("CUDA: cuStreamBeginCapture failed: " + resultName(*api, r));
+    return;
+  }
+  capture.active = true;
+}
+
+std::unique_ptr<CudaDevice::Graph> CudaDevice::endCapture(std::string &why) {
+  if (!capture.active) {
+    why = error.empty() ? "no capture" : error;
+    return nullptr;
+  }
+  capture.active = false;
+  auto g = std::make_unique<Graph>();
+  g->held = std::move(capture.held);
+  g->kernels = capture.kernels;
+  CUresult r = api->cuStreamEndCapture(stream, &g->graph);
+  if (r)
+    why = "cuStreamEndCapture failed: " + resultName(*api, r);
+  else if (!error.empty())
+    why = error;
+  else if (!capture.spoiled.empty())
+    why = capture.spoiled;
+  else if (CUresult ri = api->cuGraphInstantiateWithFlags(&g->exec, g->graph, 0))
+    why = "cuGraphInstantiateWithFlags failed: " + resultName(*api, ri);
+  if (!why.empty()) {
+    destroy(*g);
+    return nullptr;
+  }
+  ++counters.graphsCaptured;
+  return g;
+}
+
+void CudaDevice::launch(const Graph &g) {
+  if (!error.empty())
+    return;
+  if (timed && !eventStartPending)
+    eventStartPending = api->cuEventRecord(eventStart, stream) == 0;
+  if (CUresult r = api->cuGraphLaunch(g.exec, stream)) {
+    fail("CUDA: cuGraphLaunch failed: " + resultName(*api, r));
+    return;
+  }
+  ++counters.graphLaunches;
+  counters.graphKernels += g.kernels;
+}
+
+void CudaDevice::destroy(Graph &g) {
+  if (g.exec)
+    api->cuGraphExecDestroy(g.exec);
+  if (g.graph)
+    api->cuGraphDestroy(g.graph);
+  g.exec = g.graph = nullptr;
+  for (void *p : g.held)
+    release(p);
+  g.held.clear();
 }
 
 bool CudaDevice::findBuffer(const void *p, char *&start, size_t &bytes) const {
@@ -529,13 +634,17 @@ struct GpuCallbacks {
       d.synchronize();
       before = d.paramBuffers(params, paramsCount);
     }
-    if (d.timed && !d.eventStartPending)
+    if (d.timed && !d.eventStartPending && !d.capture.active)
       d.eventStartPending = d.api->cuEventRecord(d.eventStart, d.stream) == 0;
     if (CUresult r = d.api->cuLaunchKernel(f, unsigned(gx), unsigned(gy), unsigned(gz),
                                            unsigned(bx), unsigned(by), unsigned(bz),
                                            unsigned(smem), d.stream, params, extra)) {
       d.fail("CUDA: kernel '" + name + "': launch with " + dims() + " failed: " +
              resultName(*d.api, r));
+      return;
+    }
+    if (d.capture.active) {
+      ++d.capture.kernels; // recorded into the graph, not run
       return;
     }
     ++d.counters.launches;
@@ -568,6 +677,10 @@ struct GpuCallbacks {
   }
   static void fill(void *ctx, void *dst, unsigned value, size_t count) {
     CudaDevice &d = device(ctx);
+    if (d.capture.active) { // cuMemsetD32 is not a stream operation
+      d.capture.spoiled = "the program fills memory";
+      return;
+    }
     if (d.error.empty())
       if (CUresult r = d.api->cuMemsetD32(CUdeviceptr(uintptr_t(dst)), value, count))
         d.fail("CUDA: cuMemsetD32 failed: " + resultName(*d.api, r));

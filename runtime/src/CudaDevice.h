@@ -75,6 +75,32 @@ public:
   /// The first error since the last call, or null.
   k3rt_status_t takeError();
 
+  /// A host program's launches captured once (cuStreamBeginCapture) and
+  /// replayed as one graph launch. It owns the buffers the program freed
+  /// while it was captured (the replays write them again), kept out of the
+  /// pool until `destroy`.
+  struct Graph {
+    void *graph = nullptr, *exec = nullptr;
+    std::vector<void *> held;
+    uint64_t kernels = 0; ///< kernel launches recorded
+  };
+  /// Whether the driver has CUDA graphs and no K3_CUDA_CHECK is on (each
+  /// check synchronises or fills buffers between launches).
+  bool graphsAvailable() const;
+  /// Starts capturing the stream: launches are recorded, not run; a freed
+  /// buffer is held for the graph; allocations are served as usual. A
+  /// copy, a fill, or a second synchronisation (a host program waits once,
+  /// at its end, unless it reads device memory on the way: not capturable)
+  /// spoils the capture.
+  void beginCapture();
+  /// Ends the capture: the instantiated graph, or null with `why` set (the
+  /// held buffers then go back to the pool).
+  std::unique_ptr<Graph> endCapture(std::string &why);
+  /// Launches `g` on the stream (one graph launch).
+  void launch(const Graph &g);
+  /// Frees `g`'s graph and returns its held buffers to the pool.
+  void destroy(Graph &g);
+
   /// While set, a host program's callback that meets an error longjmps
   /// here (see CpuExecutable: setjmp around each call into a host program);
   /// the program's own allocations are then left to the device's close.
@@ -88,6 +114,9 @@ public:
     uint64_t stagedBytes = 0, returnedBytes = 0;
     /// Stream synchronisations (the host waiting for the kernels).
     uint64_t synchronizations = 0;
+    /// CUDA graphs: captured, launched, and the kernels those launches ran
+    /// (not in `launches`, which counts kernels launched one by one).
+    uint64_t graphsCaptured = 0, graphLaunches = 0, graphKernels = 0;
     /// Summed GPU time of the launches: CUDA events from the first launch
     /// after a synchronisation to the end of the last before the next one
     /// (launches are asynchronous, so events around each would serialise
@@ -138,6 +167,14 @@ private:
   std::jmp_buf *escapeTo = nullptr;
   bool timed = false;
   bool eventStartPending = false; ///< eventStart recorded, eventEnd not yet
+  /// The capture in progress (beginCapture to endCapture).
+  struct Capture {
+    bool active = false;
+    std::string spoiled; ///< why it cannot be replayed, if it cannot
+    unsigned synchronizations = 0;
+    std::vector<void *> held;
+    uint64_t kernels = 0;
+  } capture;
   std::string error; ///< sticky, see takeError
   std::map<size_t, std::vector<void *>> freeLists; ///< by size class
   std::map<void *, size_t> live;                    ///< pointer → size class (0: exact)

@@ -3,7 +3,8 @@
  * Part of k3 (tests only). Implements the driver entry points the runtime's
  * CUDA device uses, on host memory, so that machines without a GPU test the
  * device plumbing: driver loading, module loading by kernel reference, the
- * cubin-or-PTX choice, JIT error logs, launches, the memory pool. Kernels
+ * cubin-or-PTX choice, JIT error logs, launches, the memory pool, CUDA
+ * graphs (capture, instantiation, launch). Kernels
  * are recorded, never executed: outputs are not meaningful.
  *
  * Environment: K3_FAKE_CUDA_TRACE=FILE appends one line per module load and
@@ -13,7 +14,9 @@
  * K3_FAKE_CUDA_DEVICES=0 reports no device; K3_FAKE_CUDA_NAN=NAME makes a
  * launch of a kernel whose name contains NAME write a NaN (0x7fc00000) at
  * the address its first parameter holds, when that is inside a live
- * allocation (the runtime's K3_CUDA_CHECK=nan finds it).
+ * allocation (the runtime's K3_CUDA_CHECK=nan finds it);
+ * K3_FAKE_CUDA_CAPTURE_ERROR=1 fails every cuStreamEndCapture (a capture
+ * the driver invalidated).
  *
  *===---------------------------------------------------------------------===*/
 
@@ -100,13 +103,27 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
 }
 CUresult cuFuncSetAttribute(void *f, int attr, int value) { return 0; }
 static void writeNaN(void *at);
+/* CUDA graphs: while the stream is captured, launches are recorded (traced
+ * as "capture ...") instead of run; a graph launch is one trace line with
+ * the number of kernels it holds. A capture in the global mode fails the
+ * way the driver fails an allocation inside it, so the runtime's choice of
+ * the relaxed mode is checked. */
+typedef struct {
+  unsigned kernels;
+} Graph;
+static Graph *capturing;
+static int captureMode;
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                         unsigned by, unsigned bz, unsigned smem, void *stream, void **params,
                         void **extra) {
   if (trace())
-    fprintf(trace(), "launch %s grid %u %u %u block %u %u %u smem %u\n",
-            ((Function *)f)->name, gx, gy, gz, bx, by, bz, smem),
+    fprintf(trace(), "%s %s grid %u %u %u block %u %u %u smem %u\n",
+            capturing ? "capture" : "launch", ((Function *)f)->name, gx, gy, gz, bx, by, bz, smem),
         fflush(trace());
+  if (capturing) {
+    ++capturing->kernels;
+    return 0;
+  }
   const char *nan = getenv("K3_FAKE_CUDA_NAN");
   if (nan && *nan && params && strstr(((Function *)f)->name, nan)) {
     void *at;
@@ -120,7 +137,7 @@ CUresult cuStreamCreate(void **s, unsigned flags) {
   *s = &stream;
   return 0;
 }
-CUresult cuStreamSynchronize(void *s) { return 0; }
+CUresult cuStreamSynchronize(void *s) { return capturing ? 900 : 0; }
 CUresult cuStreamQuery(void *s) { return 0; } /* launches complete at once */
 CUresult cuStreamDestroy_v2(void *s) { return 0; }
 /* Live allocations, so that a double or foreign free is an error (the real
@@ -138,6 +155,8 @@ static void writeNaN(void *at) {
 }
 CUresult cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned flags) {
   void *m = NULL;
+  if (capturing && captureMode != 2)
+    return 900; /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
   if (posix_memalign(&m, 256, bytes ? bytes : 1))
     return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
   memset(m, 0, bytes);
@@ -165,6 +184,44 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
         fflush(trace());
   return 1; /* CUDA_ERROR_INVALID_VALUE */
 }
+CUresult cuStreamBeginCapture_v2(void *s, int mode) {
+  if (capturing)
+    return 900;
+  capturing = calloc(1, sizeof(Graph));
+  captureMode = mode;
+  return 0;
+}
+CUresult cuStreamEndCapture(void *s, void **graph) {
+  if (!capturing)
+    return 901; /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
+  *graph = capturing;
+  capturing = NULL;
+  if (getenv("K3_FAKE_CUDA_CAPTURE_ERROR")) {
+    free(*graph);
+    *graph = NULL;
+    return 901;
+  }
+  return 0;
+}
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
+  Graph *g = malloc(sizeof(Graph));
+  *g = *(Graph *)graph;
+  *exec = g;
+  return 0;
+}
+CUresult cuGraphLaunch(void *exec, void *s) {
+  if (trace())
+    fprintf(trace(), "graph %u kernels\n", ((Graph *)exec)->kernels), fflush(trace());
+  return 0;
+}
+CUresult cuGraphExecDestroy(void *exec) {
+  free(exec);
+  return 0;
+}
+CUresult cuGraphDestroy(void *graph) {
+  free(graph);
+  return 0;
+}
 CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) {
   memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
   return 0;
@@ -177,6 +234,8 @@ CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
 }
 CUresult cuGetErrorName(CUresult r, const char **name) {
   *name = r == 218 ? "CUDA_ERROR_INVALID_PTX"
+          : r == 900 ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
+          : r == 901 ? "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
           : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY"
           : r == 1 ? "CUDA_ERROR_INVALID_VALUE"
                    : "CUDA_ERROR_UNKNOWN";

@@ -63,13 +63,16 @@ k3rt::HostTensor randomTensor(std::vector<int64_t> shape, std::mt19937_64 &rng, 
 }
 
 Loaded::~Loaded() {
-  exe.reset();
+  exe.reset(); // detaches from the device before it closes
+  device.reset();
   if (bundle)
     k3rt_bundle_release(bundle);
 }
 
-bool load(const std::string &path, const std::string &entry, Loaded &out, std::string &error) {
+bool load(const std::string &path, const std::string &entry, Loaded &out, std::string &error,
+          bool cuda) {
   out.exe.reset(); // a second load replaces the first
+  out.device.reset();
   if (out.bundle)
     k3rt_bundle_release(out.bundle);
   out.bundle = nullptr;
@@ -78,7 +81,13 @@ bool load(const std::string &path, const std::string &entry, Loaded &out, std::s
     k3rt_status_free(s);
     return false;
   }
-  if (k3rt_status_t s = k3rt::CpuExecutable::load(*out.bundle, out.exe)) {
+  if (cuda)
+    if (k3rt_status_t s = k3rt::CudaDevice::open(0, out.device)) {
+      error = std::string("--device=cuda: ") + k3rt_status_message(s);
+      k3rt_status_free(s);
+      return false;
+    }
+  if (k3rt_status_t s = k3rt::CpuExecutable::load(*out.bundle, out.exe, out.device.get())) {
     error = k3rt_status_message(s);
     k3rt_status_free(s);
     return false;

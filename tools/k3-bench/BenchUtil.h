@@ -9,6 +9,7 @@
 #define TOOLS_K3_BENCH_BENCHUTIL_H
 
 #include "runtime/src/CpuExecutable.h"
+#include "runtime/src/CudaDevice.h"
 
 #include <random>
 #include <string>
@@ -32,12 +33,15 @@ k3rt::HostTensor randomTensor(std::vector<int64_t> shape, std::mt19937_64 &rng, 
 /// A loaded binary.
 struct Loaded {
   k3rt_bundle_t *bundle = nullptr;
+  std::unique_ptr<k3rt::CudaDevice> device; ///< with `cuda`: GPU 0, opened
   std::unique_ptr<k3rt::CpuExecutable> exe;
   ~Loaded();
 };
 
-/// Opens `path` and loads its kernels; it must have entry point `entry`.
-bool load(const std::string &path, const std::string &entry, Loaded &out, std::string &error);
+/// Opens `path` and loads its kernels (`cuda`: its GPU kernels on GPU 0,
+/// through the dlopen'd driver); it must have entry point `entry`.
+bool load(const std::string &path, const std::string &entry, Loaded &out, std::string &error,
+          bool cuda = false);
 
 /// Runs `entry` once on copies of `inputs` (copied untimed: kernels may
 /// update inputs in place); the seconds the call took, or a negative value

@@ -12,8 +12,11 @@
 // prompt at every batch size: its tokens must not depend on the batch, in
 // any round (`same_tokens`, exit status 1 if not).
 //
-// A binary with a decode_batch entry (CPU binaries of one rank, unless
-// compiled with --no-batched-decode) runs all B requests' step as one call
+// `--device=cuda` runs a GPU binary's kernels on GPU 0 (the pool of pages
+// and the recurrent-state slots in its managed memory, read in place).
+//
+// A binary with a decode_batch entry (binaries of one rank, CPU or GPU,
+// unless compiled with --no-batched-decode) runs all B requests' step as one call
 // over the paged cache (0 bytes gathered); one without it advances each
 // request with its own call, gathering its MLA pages: the baseline the
 // batched form is measured against (README, "Batched decode").
@@ -36,13 +39,15 @@ struct BatchRun {
   double tokensPerS = 0, stepsPerS = 0;
   int64_t steps = 0, tokens = 0;
   double callsPerStep = 0, gatherPerStep = 0, statePerStep = 0;
+  /// On a device: kernels launched one by one, and graph launches.
+  double launchesPerStep = 0, graphLaunchesPerStep = 0;
   std::vector<int32_t> first; ///< request 0's tokens
 };
 
 /// One round at batch size `b`: prefill every request (the first step),
 /// then time the decode steps until all are done.
-bool runBatch(k3rt::CpuExecutable &exe, int64_t b, int64_t prompt, int64_t decode,
-              int64_t vocab, BatchRun &out, std::string &error) {
+bool runBatch(k3rt::CpuExecutable &exe, k3rt::CudaDevice *device, int64_t b, int64_t prompt,
+              int64_t decode, int64_t vocab, BatchRun &out, std::string &error) {
   k3rt::EngineOptions options;
   options.maxBatch = b;
   options.prefixCache = false; // distinct prompts; nothing to reuse
@@ -93,6 +98,8 @@ bool runBatch(k3rt::CpuExecutable &exe, int64_t b, int64_t prompt, int64_t decod
     return false;
   }
   const k3rt::EngineStats before = engine->stats();
+  const k3rt::CudaDevice::Counters devBefore =
+      device ? device->counters : k3rt::CudaDevice::Counters();
   auto t0 = std::chrono::steady_clock::now();
   while (!engine->idle()) {
     engine->step(events);
@@ -108,6 +115,11 @@ bool runBatch(k3rt::CpuExecutable &exe, int64_t b, int64_t prompt, int64_t decod
   out.callsPerStep = double(after.calls - before.calls) / steps;
   out.gatherPerStep = double(after.mlaGatherBytes - before.mlaGatherBytes) / steps;
   out.statePerStep = double(after.stateCopyBytes - before.stateCopyBytes) / steps;
+  if (device) {
+    out.launchesPerStep = double(device->counters.launches - devBefore.launches) / steps;
+    out.graphLaunchesPerStep =
+        double(device->counters.graphLaunches - devBefore.graphLaunches) / steps;
+  }
   return true;
 }
 
@@ -116,10 +128,12 @@ bool runBatch(k3rt::CpuExecutable &exe, int64_t b, int64_t prompt, int64_t decod
 int runDecodeBench(int argc, char **argv) {
   if (argc < 3)
     return fail("usage: k3-bench decode BINARY.k3b [--batch=1,4,16 --prompt=64 --decode=32 "
-                "--threads=N --repeat=3]");
+                "--threads=N --repeat=3 --device=cpu|cuda --no-cuda-graphs]");
   std::string path = argv[2];
   std::vector<int64_t> batches;
   int64_t prompt = 64, decode = 32, repeat = 3, threads = 0;
+  std::string device = "cpu";
+  bool cudaGraphs = true;
   for (int i = 3; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--batch=", 0) == 0) {
@@ -129,11 +143,22 @@ int runDecodeBench(int argc, char **argv) {
                     a.substr(8) + "'");
       continue;
     }
+    if (a == "--no-cuda-graphs") {
+      cudaGraphs = false;
+      continue;
+    }
+    if (a.rfind("--device=", 0) == 0) {
+      device = a.substr(9);
+      if (device != "cpu" && device != "cuda")
+        return fail("--device: '" + device + "' is not cpu or cuda");
+      continue;
+    }
     if (positiveFlag(a, "--prompt=", prompt) || positiveFlag(a, "--decode=", decode) ||
         positiveFlag(a, "--repeat=", repeat) || positiveFlag(a, "--threads=", threads))
       continue;
     return fail("unknown flag '" + a +
-                "' (decode takes --batch= --prompt= --decode= --threads= --repeat=)");
+                "' (decode takes --batch= --prompt= --decode= --threads= --repeat= --device= "
+                "--no-cuda-graphs)");
   }
   if (batches.empty())
     batches = {1, 4, 16};
@@ -146,9 +171,10 @@ int runDecodeBench(int argc, char **argv) {
     k3rt_set_threads(int(threads));
   Loaded model;
   std::string error;
-  if (!load(path, "prefill", model, error))
+  if (!load(path, "prefill", model, error, device == "cuda"))
     return fail(error);
   const int64_t vocab = model.bundle->root->config()->vocab_size();
+  model.exe->setCudaGraphs(cudaGraphs);
 
   std::vector<BatchRun> best(batches.size());
   std::vector<int32_t> reference; // request 0's tokens in the first run
@@ -156,7 +182,8 @@ int runDecodeBench(int argc, char **argv) {
   for (int64_t round = 0; round < repeat; ++round)
     for (size_t i = 0; i < batches.size(); ++i) {
       BatchRun run;
-      if (!runBatch(*model.exe, batches[i], prompt, decode, vocab, run, error))
+      if (!runBatch(*model.exe, model.device.get(), batches[i], prompt, decode, vocab, run,
+                    error))
         return fail("batch " + std::to_string(batches[i]) + ": " + error);
       if (round == 0 && i == 0)
         reference = run.first;
@@ -164,17 +191,22 @@ int runDecodeBench(int argc, char **argv) {
       if (run.tokensPerS > best[i].tokensPerS)
         best[i] = std::move(run);
     }
-  std::printf("decode: prompt=%lld decode=%lld threads=%d, best of %lld rounds, batch sizes "
-              "alternating; %s\n",
-              (long long)prompt, (long long)decode, k3rt_threads(), (long long)repeat,
+  std::printf("decode: prompt=%lld decode=%lld threads=%d device=%s, best of %lld rounds, batch "
+              "sizes alternating; %s\n",
+              (long long)prompt, (long long)decode, k3rt_threads(),
+              model.device ? model.device->describe().c_str() : "cpu", (long long)repeat,
               model.exe->entry("decode_batch") ? "one decode_batch call per step"
                                          : "one engine call per request per step");
   for (size_t i = 0; i < batches.size(); ++i) {
     const BatchRun &r = best[i];
     std::printf("batch %lld: %.1f tokens/s, %.1f steps/s, %.1f calls/step, "
-                "mla_gather_bytes/step %.0f, state_copy_bytes/step %.0f\n",
+                "mla_gather_bytes/step %.0f, state_copy_bytes/step %.0f",
                 (long long)batches[i], r.tokensPerS, r.stepsPerS, r.callsPerStep, r.gatherPerStep,
                 r.statePerStep);
+    if (model.device)
+      std::printf(", kernel_launches/step %.1f, graph_launches/step %.1f", r.launchesPerStep,
+                  r.graphLaunchesPerStep);
+    std::printf("\n");
   }
   if (batches.size() > 1)
     std::printf("batch%lld_over_batch%lld: %.2f (tokens/s)\n", (long long)batches.back(),

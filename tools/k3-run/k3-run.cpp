@@ -92,6 +92,7 @@ bool parseFloat(const std::string &s, double &out) {
 
 struct Options {
   std::string path, device = "cpu", dumpLogits, function;
+  bool cudaGraphs = true; ///< --no-cuda-graphs turns them off
   std::vector<long long> tokens;
   bool haveTokens = false;
   bool sampled = false; ///< a sampling flag was given
@@ -268,6 +269,8 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       (key == "--input" ? o.inputs : o.outputs).push_back(v.substr(1));
     } else if (key == "--requests") {
       o.requests.path = take();
+    } else if (key == "--no-cuda-graphs") {
+      o.cudaGraphs = false;
     } else if (key == "--no-prefix-cache") {
       o.requests.engine.prefixCache = false;
       o.servingFlag = true;
@@ -635,6 +638,9 @@ int main(int argc, char **argv) {
           "  --prefill-chunk=2048 --pool-kib=262144 --dump-logits-dir=DIR\n"
           "Machine:\n"
           "  --device=cpu|cuda|auto  where the kernels run (default cpu)\n"
+          "  --no-cuda-graphs        on a GPU, launch decode_batch's kernels one by one\n"
+          "                          (default: each batch shape captured once, then one\n"
+          "                          graph launch a step)\n"
           "  --threads=N             CPU kernel threads (default: the cores this process may use)\n"
           "  --synthetic-weights=S   fill an --omit-weights binary with seed S's weights\n"
           "Ranks (a binary compiled with k3-compile --tp/--ep, one file per rank):\n"
@@ -804,6 +810,7 @@ int main(int argc, char **argv) {
     k3run::waitForLines(ranks);
     return finish(1);
   }
+  exe->setCudaGraphs(o.cudaGraphs);
   if (ranks.active && ranks.rank == o.exitRank)
     std::_Exit(3);
   if (ranks.active && ranks.rank == o.stallRank)
@@ -818,12 +825,14 @@ int main(int argc, char **argv) {
     std::fprintf(stderr,
                  "device: %s; %llu kernel launches, %llu modules (%llu compiled from PTX), "
                  "%llu allocations (%llu reused), %llu synchronisations, "
-                 "%llu bytes staged in, %llu bytes returned\n",
+                 "%llu bytes staged in, %llu bytes returned; %llu CUDA graphs captured, "
+                 "%llu graph launches (%llu kernels)\n",
                  device->describe().c_str(), (unsigned long long)c.launches,
                  (unsigned long long)c.modules, (unsigned long long)c.jitModules,
                  (unsigned long long)c.allocations, (unsigned long long)c.poolHits,
                  (unsigned long long)c.synchronizations, (unsigned long long)c.stagedBytes,
-                 (unsigned long long)c.returnedBytes);
+                 (unsigned long long)c.returnedBytes, (unsigned long long)c.graphsCaptured,
+                 (unsigned long long)c.graphLaunches, (unsigned long long)c.graphKernels);
   }
   exe.reset(); // detaches from the device before it closes
   ncclGrid.reset(); // its communicators before the MPI grid they came from

@@ -111,6 +111,10 @@ if want ranks; then
   cp "$build/lib/libk3rt-mpi.so" "$out/lib/"
 fi
 gpu_only tiny_parts "$out/tmp/tiny" --mla-decode-kernel=parts
+# Batched decode (run.sh, e2e and bench): k3-tiny's GPU build without
+# decode_batch, one engine call per request per step, the baseline of the
+# default build's one call per step.
+gpu_only tiny_nobatch "$out/tmp/tiny" --no-batched-decode
 gpu_only small_parts "$out/tmp/small" --omit-weights --mla-decode-kernel=parts
 # The debug section (run.sh): k3-small's GPU build with one part at a time
 # in another form (KDA as the f32 column scan, the MoE as slot GEMMs, the
