@@ -553,8 +553,9 @@ bool mlir::k3::writeBundle(ModuleOp module, const Checkpoint *checkpoint,
         std::vector<fb::GridDim> grid(3, fb::GridDim(1, 0, 1));
         steps.push_back(fb::CreateStepDirect(b, *hostKernel, &grid, &args));
       }
-      eps.push_back(fb::CreateEntryPointDirect(b, fn.getName().str().c_str(),
-                                               &ins, &outs, &steps, 0));
+      eps.push_back(fb::CreateEntryPointDirect(b, fn.getName().str().c_str(), &ins, &outs,
+                                               &steps, 0,
+                                               code.graphCapturable.count(fn.getName().str())));
     }
     // Device kernels: launched by the host objects, never by a step.
     for (const DeviceKernel &k : code.deviceKernels) {

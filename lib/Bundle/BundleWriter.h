@@ -14,6 +14,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct BundleCode {
   std::vector<uint8_t> hostObject; ///< empty: signatures only
   std::string cpu;
   std::vector<DeviceKernel> deviceKernels;
+  /// Entry points whose GPU host program a CUDA graph may capture (their
+  /// gpu phase's `k3.graph_capturable`).
+  std::set<std::string> graphCapturable;
 };
 
 /// Writes `module` as a .k3b at `path`. The module's functions, after

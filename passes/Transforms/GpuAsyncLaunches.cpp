@@ -13,7 +13,10 @@
 // pass does not know, and a return or branch. scf yields do not wait, nor
 // do a call to a private function whose host code only launches, allocates
 // and frees (a layer function of k3-outline-layers) and that function's
-// return: its kernels queue on the same stream as the caller's.
+// return: its kernels queue on the same stream as the caller's. An entry
+// point whose host code, through all its calls, does nothing but launch,
+// allocate, free and wait gets `k3.graph_capturable`: the runtime may
+// capture it as a CUDA graph and replay it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +75,30 @@ bool touchesMemoryInside(Operation *op, const HostLocal &hostLocal) {
       found = true;
   });
   return found;
+}
+
+/// Whether `fn`'s host code, through every call, only launches, allocates
+/// and frees device buffers and waits: nothing a replay of its launches
+/// (a CUDA graph) would leave out. No host memory access at all, not even
+/// to host-local buffers, no copy, no fill, no call into the runtime.
+bool launchesOnly(func::FuncOp fn, ModuleOp module, llvm::DenseMap<Operation *, bool> &memo) {
+  auto [it, inserted] = memo.try_emplace(fn, false); // a recursive call: no
+  if (!inserted)
+    return it->second;
+  bool ok = !fn.isExternal();
+  fn.walk([&](Operation *inner) {
+    if (!ok || inner == fn || inner->getNumRegions() != 0 ||
+        isa<gpu::LaunchFuncOp, gpu::DeallocOp, gpu::AllocOp, gpu::WaitOp>(inner) ||
+        inner->hasTrait<OpTrait::IsTerminator>())
+      return;
+    if (auto call = dyn_cast<func::CallOp>(inner)) {
+      auto callee = module.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+      ok = callee && launchesOnly(callee, module, memo);
+      return;
+    }
+    ok = isMemoryEffectFree(inner);
+  });
+  return memo[fn] = ok;
 }
 
 /// The control flow whose bodies are chained on their own.
@@ -236,6 +263,12 @@ struct K3GpuAsyncLaunchesPass
       if (!fn.isExternal())
         Chainer(&getContext(), launchOnly, hostLocal, !launchOnly.count(fn))
             .chain(fn.getBody().front(), /*pending=*/false);
+    // Entry points a CUDA graph may capture (the runtime's CudaDevice): the
+    // bundle records them (EntryPoint.graph_capturable).
+    llvm::DenseMap<Operation *, bool> memo;
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (fn.isPublic() && launchesOnly(fn, getOperation(), memo))
+        fn->setAttr("k3.graph_capturable", UnitAttr::get(&getContext()));
   }
 };
 

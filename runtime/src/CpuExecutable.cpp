@@ -491,7 +491,8 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
   CapturedCall *graph = nullptr;
   bool capturing = false;
   std::string signature;
-  if (device && cudaGraphs && name == "decode_batch" && device->graphsAvailable()) {
+  if (device && cudaGraphs && name == "decode_batch" && ep->graph_capturable() &&
+      device->graphsAvailable()) {
     for (const HostTensor *t : inputs) {
       signature += std::to_string(int(t->dtype));
       for (int64_t d : t->shape)
@@ -500,20 +501,21 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
         signature += "@" + std::to_string(uintptr_t(t->kept.get()));
       signature += ";";
     }
-    if (!uncapturable.count(signature)) {
-      // A bounded cache: the batch sizes and table widths seen last, up to 16
-      // (each graph holds its intermediate buffers).
-      if (!graphs.count(signature) && graphs.size() >= 16) {
-        for (auto &[s, captured] : graphs)
-          dropGraph(*captured);
-        graphs.clear();
-      }
-      std::unique_ptr<CapturedCall> &slot = graphs[signature];
-      capturing = !slot;
-      if (!slot)
-        slot = std::make_unique<CapturedCall>();
-      graph = slot.get();
+    // A bounded cache: the 16 signatures used last (each graph holds its
+    // intermediate buffers).
+    if (!graphs.count(signature) && graphs.size() >= 16) {
+      auto oldest = std::min_element(graphs.begin(), graphs.end(), [](auto &a, auto &b) {
+        return a.second->lastUse < b.second->lastUse;
+      });
+      dropGraph(*oldest->second);
+      graphs.erase(oldest);
     }
+    std::unique_ptr<CapturedCall> &slot = graphs[signature];
+    capturing = !slot;
+    if (!slot)
+      slot = std::make_unique<CapturedCall>();
+    graph = slot.get();
+    graph->lastUse = ++graphClock;
   }
 
   // Bind the arguments in step order; a zero-size buffer still gets a
@@ -596,17 +598,16 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     graph->graph = device->endCapture(why);
     if (!completed || !graph->graph) {
       // Nothing ran (the launches were only recorded): free what the
-      // program allocated and run the call as usual, this signature never
-      // captured again.
+      // program allocated and run the call as usual. The entry was marked
+      // capturable, so the driver refused: graphs are off from here on.
       (void)device->takeError();
       if (completed)
         freeResults(result, *ep, owned, {});
       dropGraph(*graph);
       graphs.erase(signature);
-      uncapturable.insert(signature);
-      if (uncapturable.size() == 1)
-        std::fprintf(stderr, "k3: %s runs without a CUDA graph: %s\n", name.c_str(),
-                     why.c_str());
+      cudaGraphs = false;
+      std::fprintf(stderr, "k3: %s runs without CUDA graphs from now on: %s\n", name.c_str(),
+                   why.c_str());
       return run(name, inputs, outputs, keep);
     }
     graph->result = result;

@@ -95,9 +95,10 @@ public:
   /// signature (every input's shape, and each kept input's address, which
   /// the kernels' parameters hold) and replayed as one graph launch, its
   /// other inputs copied into the graph's own buffers first and its results
-  /// copied out of them. A call that cannot be captured (see
-  /// CudaDevice::beginCapture) runs as before, and its signature is not
-  /// tried again. On by default; `false` launches every kernel.
+  /// copied out of them; only an entry the compiler marked
+  /// `graph_capturable` (its host code only launches, allocates, frees and
+  /// waits). A call whose capture fails runs as before, and graphs are off
+  /// from then on. On by default; `false` launches every kernel.
   void setCudaGraphs(bool on) { cudaGraphs = on; }
 
   /// A sharded binary's first failed collective, "" while none failed
@@ -141,9 +142,10 @@ private:
     std::map<uint32_t, void *> staged;
     std::vector<int64_t> result;
     std::set<uintptr_t> results;
+    uint64_t lastUse = 0; ///< for evicting the least recently used
   };
   std::map<std::string, std::unique_ptr<CapturedCall>> graphs; ///< by signature
-  std::set<std::string> uncapturable;                           ///< signatures
+  uint64_t graphClock = 0;
   /// Frees a captured call's graph and buffers.
   void dropGraph(CapturedCall &c);
 };

@@ -330,6 +330,16 @@ void *CudaDevice::allocate(size_t bytes) {
   size_t cls = 256;
   while (cls < bytes)
     cls <<= 1;
+  if (capture.active) { // a buffer this capture freed, still live
+    auto &mine = capture.freed[cls];
+    if (!mine.empty()) {
+      void *p = mine.back();
+      mine.pop_back();
+      requested[p] = bytes;
+      ++counters.poolHits;
+      return p;
+    }
+  }
   auto &list = freeLists[cls];
   if (!list.empty()) {
     void *p = list.back();
@@ -379,8 +389,9 @@ void CudaDevice::release(void *ptr) {
   }
   if (capture.active) {
     // The graph's launches use it again on every replay: held until the
-    // graph goes (`destroy`), still live.
-    capture.held.push_back(ptr);
+    // graph goes (`destroy`), still live; the capture's later allocations
+    // may take it.
+    capture.freed[it->second].push_back(ptr);
     return;
   }
   if (it->second == 0) {
@@ -426,7 +437,9 @@ std::unique_ptr<CudaDevice::Graph> CudaDevice::endCapture(std::string &why) {
   }
   capture.active = false;
   auto g = std::make_unique<Graph>();
-  g->held = std::move(capture.held);
+  for (auto &[cls, list] : capture.freed)
+    g->held.insert(g->held.end(), list.begin(), list.end());
+  capture.freed.clear();
   g->kernels = capture.kernels;
   CUresult r = api->cuStreamEndCapture(stream, &g->graph);
   if (r)

@@ -88,7 +88,9 @@ public:
   /// check synchronises or fills buffers between launches).
   bool graphsAvailable() const;
   /// Starts capturing the stream: launches are recorded, not run; a freed
-  /// buffer is held for the graph; allocations are served as usual. A
+  /// buffer is held for the graph (and reused by the capture's later
+  /// allocations of its size class, so a graph holds about a call's peak);
+  /// allocations are served as usual. A
   /// copy, a fill, or a second synchronisation (a host program waits once,
   /// at its end, unless it reads device memory on the way: not capturable)
   /// spoils the capture.
@@ -172,7 +174,10 @@ private:
     bool active = false;
     std::string spoiled; ///< why it cannot be replayed, if it cannot
     unsigned synchronizations = 0;
-    std::vector<void *> held;
+    /// Buffers the program freed, by size class: its later allocations
+    /// reuse them (in stream order, as outside a capture), the graph holds
+    /// the rest.
+    std::map<size_t, std::vector<void *>> freed;
     uint64_t kernels = 0;
   } capture;
   std::string error; ///< sticky, see takeError

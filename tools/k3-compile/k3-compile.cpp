@@ -836,6 +836,10 @@ int main(int argc, char **argv) {
         return fail(error);
       if (compileTo == phase.name)
         return printModule(*lowered, error);
+      if (phase.name == std::string("gpu") && !emulate)
+        for (auto fn : lowered->getOps<func::FuncOp>())
+          if (fn->hasAttr("k3.graph_capturable"))
+            code.graphCapturable.insert(fn.getName().str());
     }
     code.cpu = level;
     if (emulate) {

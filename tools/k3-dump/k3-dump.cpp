@@ -144,7 +144,8 @@ json describe(const k3rt_bundle_s &b) {
                          {"inputs", tensors(e->inputs())},
                          {"outputs", tensors(e->outputs())},
                          {"steps", steps},
-                         {"scratch_bytes", e->scratch_bytes()}});
+                         {"scratch_bytes", e->scratch_bytes()},
+                         {"graph_capturable", e->graph_capturable()}});
     }
   j["entry_points"] = entries;
   json kernels = json::array();
@@ -228,10 +229,11 @@ void printText(const json &j, const std::string &path) {
               (long long)g["mla_bytes_per_token"].get<int64_t>());
   std::printf("entry points:\n");
   for (const json &e : j["entry_points"]) {
-    std::printf("  %s: %zu inputs, %zu outputs, %zu steps, scratch %llu bytes\n",
+    std::printf("  %s: %zu inputs, %zu outputs, %zu steps, scratch %llu bytes%s\n",
                 e["name"].get<std::string>().c_str(), e["inputs"].size(),
                 e["outputs"].size(), e["steps"].size(),
-                (unsigned long long)e["scratch_bytes"].get<uint64_t>());
+                (unsigned long long)e["scratch_bytes"].get<uint64_t>(),
+                e["graph_capturable"].get<bool>() ? "; a CUDA graph may capture it" : "");
     // What a model's entry points are for (the runtime picks one per call).
     const std::string name = e["name"].get<std::string>();
     if (name == "prefill")
