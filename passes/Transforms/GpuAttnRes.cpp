@@ -145,15 +145,8 @@ struct K3GpuAttnResPass : k3::impl::K3GpuAttnResPassBase<K3GpuAttnResPass> {
       // is an error on a GPU).
       Value tokens = memref::DimOp::create(b, loc, op.getOutInit(), 0);
       kb.when(kb.lt(kb.idx(0), tokens), [&] {
-        Value one = kb.idx(1);
-        Value smem = arith::ConstantIntOp::create(
-            b, loc, b.getI32Type(), KernelBuilder::sharedBytes({threads, threads}));
-        auto launch = gpu::LaunchOp::create(b, loc, tokens, one, one, kb.idx(threads), one, one,
-                                            smem, /*asyncTokenType=*/nullptr, ValueRange(),
-                                            TypeRange());
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&launch.getBody().front());
-        kb.build(launch);
+        kb.launch(tokens, kb.idx(1), threads, KernelBuilder::sharedBytes({threads, threads}),
+                  [&](gpu::LaunchOp l) { kb.build(l); });
       });
       op.erase();
     }

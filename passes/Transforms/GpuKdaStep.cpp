@@ -318,14 +318,8 @@ struct K3GpuKdaStepPass : k3::impl::K3GpuKdaStepPassBase<K3GpuKdaStepPass> {
         return signalPassFailure();
       }
       auto launch = [&](Value requests) {
-        Value one = kb.idx(1);
-        Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes);
-        auto launch = gpu::LaunchOp::create(b, loc, kb.idx(hv), requests, one, kb.idx(kb.threads),
-                                            one, one, smem, /*asyncTokenType=*/nullptr,
-                                            ValueRange(), TypeRange());
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&launch.getBody().front());
-        kb.build(launch);
+        kb.launch(kb.idx(hv), requests, kb.threads, bytes,
+                  [&](gpu::LaunchOp l) { kb.build(l); });
       };
       if (op.isBatched()) {
         // Block (h, r) for request r; no launch for no requests (a launch

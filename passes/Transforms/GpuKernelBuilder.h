@@ -125,6 +125,21 @@ struct GpuKernelBuilder {
                       reusable);
   }
 
+  /// A gpu.launch of a (gx, gy) grid of blocks of `threads` threads with
+  /// `sharedBytes` of dynamic shared memory, its body built by `body` (which
+  /// ends it with gpu.terminator); the insertion point stays after it.
+  gpu::LaunchOp launch(Value gx, Value gy, int64_t threads, int64_t sharedBytes,
+                       function_ref<void(gpu::LaunchOp)> body) {
+    Value one = idx(1);
+    Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedBytes);
+    auto l = gpu::LaunchOp::create(b, loc, gx, gy, one, idx(threads), one, one, smem,
+                                   /*asyncTokenType=*/nullptr, ValueRange(), TypeRange());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&l.getBody().front());
+    body(l);
+    return l;
+  }
+
   /// Consecutive arrays of `sizes` 32-bit words of `type` (i32 or f32) in
   /// dynamic shared memory.
   SmallVector<Value> sharedWords(ArrayRef<int64_t> sizes, Type type) {

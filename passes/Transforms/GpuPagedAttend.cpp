@@ -52,6 +52,10 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   k3::PagedAttendOp op;
   int64_t l, width, threads;
 
+  /// Shared memory: the query row [L+R]; the chunk's probabilities and
+  /// the max and sum trees [n].
+  SmallVector<int64_t> shared() const { return {width, threads, threads, threads}; }
+
   Value idxOf(Value i32) { return arith::IndexCastOp::create(b, loc, b.getIndexType(), i32); }
 
   /// The values `body` computes from key `j` of request `req`, given as a
@@ -80,8 +84,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   void build(gpu::LaunchOp launch) {
     Value tid = launch.getThreadIds().x, h = launch.getBlockIds().x,
           req = launch.getBlockIds().y;
-    SmallVector<Value> sh =
-        sharedWords({width, threads, threads, threads}, b.getF32Type());
+    SmallVector<Value> sh = sharedWords(shared(), b.getF32Type());
     Value qS = sh[0], pS = sh[1], maxTree = sh[2], sumTree = sh[3];
     Value step = idx(threads);
     forEach(tid, idx(width), step,
@@ -181,16 +184,8 @@ struct K3GpuPagedAttendPass : k3::impl::K3GpuPagedAttendPassBase<K3GpuPagedAtten
       // an error on a GPU).
       Value requests = memref::DimOp::create(b, loc, op.getOutInit(), 0);
       kb.when(kb.lt(kb.idx(0), requests), [&] {
-        Value one = kb.idx(1);
-        Value smem = arith::ConstantIntOp::create(
-            b, loc, b.getI32Type(),
-            KernelBuilder::sharedBytes({width, threads, threads, threads}));
-        auto launch = gpu::LaunchOp::create(b, loc, kb.idx(heads), requests, one,
-                                            kb.idx(threads), one, one, smem,
-                                            /*asyncTokenType=*/nullptr, ValueRange(), TypeRange());
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&launch.getBody().front());
-        kb.build(launch);
+        kb.launch(kb.idx(heads), requests, threads, KernelBuilder::sharedBytes(kb.shared()),
+                  [&](gpu::LaunchOp l) { kb.build(l); });
       });
       op.erase();
     }
