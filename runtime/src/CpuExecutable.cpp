@@ -491,8 +491,7 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
   CapturedCall *graph = nullptr;
   bool capturing = false;
   std::string signature;
-  if (device && cudaGraphs && name == "decode_batch" && ep->graph_capturable() &&
-      device->graphsAvailable()) {
+  if (capturesGraphs(name)) {
     for (const HostTensor *t : inputs) {
       signature += std::to_string(int(t->dtype));
       for (int64_t d : t->shape)
@@ -707,6 +706,12 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     return makeStatus(k3rt_status_code(comm->failure),
                       name + ": " + k3rt_status_message(comm->failure));
   return nullptr;
+}
+
+bool CpuExecutable::capturesGraphs(const std::string &name) const {
+  const EntryPoint *ep = entry(name);
+  return device && cudaGraphs && name == "decode_batch" && ep && ep->graph_capturable() &&
+         device->graphsAvailable();
 }
 
 void CpuExecutable::dropGraph(CapturedCall &c) {

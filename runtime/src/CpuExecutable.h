@@ -100,6 +100,10 @@ public:
   /// waits). A call whose capture fails runs as before, and graphs are off
   /// from then on. On by default; `false` launches every kernel.
   void setCudaGraphs(bool on) { cudaGraphs = on; }
+  /// Whether a call of entry `name` would be captured or replayed as a
+  /// CUDA graph (the engine then pads its batch to a bucket, so that a few
+  /// graphs serve every batch size).
+  bool capturesGraphs(const std::string &name) const;
 
   /// A sharded binary's first failed collective, "" while none failed
   /// (once one did, every later call fails with it).

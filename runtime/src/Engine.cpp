@@ -59,6 +59,14 @@ int64_t dtypeBytes(DType d) {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// The least power of two ≥ n (n ≥ 1).
+int64_t powerOfTwoAtLeast(int64_t n) {
+  int64_t p = 1;
+  while (p < n)
+    p *= 2;
+  return p;
+}
+
 /// Whether every f32 / bf16 value of the `bytes` at `p` is finite.
 bool finite(DType dtype, const uint8_t *p, int64_t bytes) {
   // A value is not finite when its exponent bits are all set, the largest
@@ -188,7 +196,8 @@ k3rt_status_t Engine::create(CpuExecutable &exe, const EngineOptions &options,
       continue;
     std::vector<int64_t> shape{rows};
     shape.insert(shape.end(), in.shape.begin(), in.shape.end());
-    e->slots[k] = exe.allocateKept(in.dtype, shape);
+    // Zeroed: a bucket's padding rows run on unoccupied slots.
+    e->slots[k] = exe.keptZeros(in.dtype, shape);
     if (!e->slots[k].kept)
       return makeStatus(K3RT_RESOURCE_EXHAUSTED,
                         "no memory for the decode state of " + std::to_string(rows) +
@@ -308,14 +317,26 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
       toSlot(*r);
   const std::vector<Request *> rs(slotOwner.begin(), slotOwner.begin() + occupied);
   const int64_t n = int64_t(rs.size());
+  // The call's rows: the n requests, then (in buckets) padding up to a
+  // power of two within the slots. A padding row is token 0 at length 0 in
+  // an unoccupied slot, whose state the call updates and no request reads;
+  // rows are independent through every layer, so it changes no request's
+  // outputs.
+  const bool buckets = opt.batchBuckets == EngineOptions::Buckets::Always ||
+                       (opt.batchBuckets == EngineOptions::Buckets::Auto &&
+                        exe.capturesGraphs("decode_batch"));
+  const int64_t rows =
+      buckets ? std::min<int64_t>(powerOfTwoAtLeast(n), int64_t(slotOwner.size()))
+              : n;
+  counters.paddedRows += rows - n;
   std::vector<HostTensor> owned; // every input but the pool
   owned.reserve(inputs.size() + 2); // never reallocated: `args` points into it
-  HostTensor &ids = owned.emplace_back(HostTensor::zeros(DType_I32, {n}));
+  HostTensor &ids = owned.emplace_back(HostTensor::zeros(DType_I32, {rows}));
   std::vector<HostTensor *> args{&ids};
   for (int64_t i = 0; i < n; ++i)
     reinterpret_cast<int32_t *>(ids.bytes.data())[i] = rs[size_t(i)]->pending;
   if (numMla) {
-    HostTensor &lengths = owned.emplace_back(HostTensor::zeros(DType_I32, {n}));
+    HostTensor &lengths = owned.emplace_back(HostTensor::zeros(DType_I32, {rows}));
     for (int64_t i = 0; i < n; ++i)
       reinterpret_cast<int32_t *>(lengths.bytes.data())[i] = int32_t(rs[size_t(i)]->len);
     args.push_back(&lengths);
@@ -329,7 +350,14 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
       size_t most = 1;
       for (const Request *r : rs)
         most = std::max(most, r->table[size_t(in.mlaLayer)].size());
-      HostTensor &t = owned.emplace_back(HostTensor::zeros(DType_I32, {n, int64_t(most)}));
+      // In buckets the width only grows (a power of two of the widest
+      // table yet): the requests that come and go do not flip the step
+      // between widths, each width a graph of its own.
+      if (buckets) {
+        tableWidth = std::max(tableWidth, powerOfTwoAtLeast(int64_t(most)));
+        most = size_t(tableWidth);
+      }
+      HostTensor &t = owned.emplace_back(HostTensor::zeros(DType_I32, {rows, int64_t(most)}));
       auto *table = reinterpret_cast<int32_t *>(t.bytes.data());
       for (int64_t i = 0; i < n; ++i) {
         const std::vector<int32_t> &pages = rs[size_t(i)]->table[size_t(in.mlaLayer)];
@@ -339,7 +367,7 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
       continue;
     }
     // The KDA tensor's slots: bound in place, updated in place.
-    slots[k].shape[0] = n;
+    slots[k].shape[0] = rows;
     args.push_back(&slots[k]);
   }
   if (numMla)
@@ -353,17 +381,17 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
   // committed).
   for (size_t j = 0; j < inputs.size(); ++j) {
     const int64_t bytes = inputs[j].mla ? rowBytes : inputs[j].bytes;
-    if (out[1 + j].byteSize() != n * bytes)
+    if (out[1 + j].byteSize() != rows * bytes)
       return makeStatus(K3RT_INTERNAL, "decode_batch output " + std::to_string(1 + j) + " has " +
                                            std::to_string(out[1 + j].byteSize()) +
-                                           " bytes, expected " + std::to_string(n * bytes));
+                                           " bytes, expected " + std::to_string(rows * bytes));
   }
   // The entry updates the slots in place and returns them; a binary that
   // returns a new buffer has it copied into the slots.
   for (size_t j = 0; j < inputs.size(); ++j)
     if (!inputs[j].mla && out[1 + j].data() != slots[j].kept.get()) {
-      std::memmove(slots[j].kept.get(), out[1 + j].data(), size_t(n * inputs[j].bytes));
-      counters.stateCopyBytes += n * inputs[j].bytes;
+      std::memmove(slots[j].kept.get(), out[1 + j].data(), size_t(rows * inputs[j].bytes));
+      counters.stateCopyBytes += rows * inputs[j].bytes;
     }
   // Request by request, as its own call's outputs would be committed.
   for (int64_t i = 0; i < n; ++i) {

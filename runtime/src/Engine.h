@@ -57,6 +57,13 @@ struct EngineOptions {
   bool prefixCache = true;
   int64_t speculate = 0; ///< draft tokens per step (0: plain decode)
   bool keepLogits = false;
+  /// decode_batch's shapes in buckets: the batch padded to a power of two
+  /// (1, 2, 4, … capped at the slots, --max-batch) with rows that touch no
+  /// request, and each block table's width to a power of two, so that a few
+  /// CUDA graphs serve every step (runtime/README.md, "CUDA graphs"). Auto:
+  /// when the call is captured as a graph; Always: also on the CPU (a test
+  /// of the padded rows); Never.
+  enum class Buckets { Auto, Always, Never } batchBuckets = Buckets::Auto;
 };
 
 /// The prefill chunk must be whole blocks (snapshots land on boundaries):
@@ -115,6 +122,8 @@ struct EngineStats {
   /// call's new MLA rows into their pages). The prefix cache's snapshots and
   /// restores are not counted here.
   int64_t calls = 0, mlaGatherBytes = 0, stateCopyBytes = 0;
+  /// decode_batch rows that carried no request (batchBuckets' padding).
+  int64_t paddedRows = 0;
 };
 
 class Engine {
@@ -221,6 +230,8 @@ private:
   /// pool's budget, touched only as slots are used.
   std::vector<HostTensor> slots;
   std::vector<Request *> slotOwner; ///< per slot row, its request
+  /// decode_batch's block-table width in buckets (EngineOptions::batchBuckets).
+  int64_t tableWidth = 1;
   int64_t occupied = 0;
   std::unique_ptr<PrefixCache> cache;
   uint64_t clock = 0; ///< scheduler steps so far (the cache's LRU time)

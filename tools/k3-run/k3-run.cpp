@@ -271,6 +271,15 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       o.requests.path = take();
     } else if (key == "--no-cuda-graphs") {
       o.cudaGraphs = false;
+    } else if (key == "--batch-buckets") {
+      const std::string v = take();
+      using B = k3rt::EngineOptions::Buckets;
+      if (v != "auto" && v != "always" && v != "never") {
+        error = "--batch-buckets: '" + v + "' is not auto, always or never";
+        return false;
+      }
+      o.requests.engine.batchBuckets = v == "auto" ? B::Auto : v == "always" ? B::Always : B::Never;
+      o.servingFlag = true;
     } else if (key == "--no-prefix-cache") {
       o.requests.engine.prefixCache = false;
       o.servingFlag = true;
@@ -322,7 +331,8 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
   }
   if (o.servingFlag) {
     error = "--max-batch, --no-prefix-cache, --speculate, --block-tokens, --page-blocks, "
-            "--prefill-chunk, --pool-kib and --dump-logits-dir go with --requests=FILE.jsonl";
+            "--prefill-chunk, --pool-kib, --batch-buckets and --dump-logits-dir go with "
+            "--requests=FILE.jsonl";
     return false;
   }
   if (o.havePrompt || o.chat) {
@@ -636,6 +646,9 @@ int main(int argc, char **argv) {
           "Requests (--requests=FILE.jsonl: {id, tokens, max_new_tokens, stop, draft} a line):\n"
           "  --max-batch=N --no-prefix-cache --speculate=K --block-tokens=512 --page-blocks=1\n"
           "  --prefill-chunk=2048 --pool-kib=262144 --dump-logits-dir=DIR\n"
+          "  --batch-buckets=auto|always|never  decode_batch padded to 1, 2, 4, ... requests\n"
+          "                          and power-of-two block tables (auto: when CUDA graphs\n"
+          "                          capture it, a graph per bucket)\n"
           "Machine:\n"
           "  --device=cpu|cuda|auto  where the kernels run (default cpu)\n"
           "  --no-cuda-graphs        on a GPU, launch decode_batch's kernels one by one\n"
