@@ -1052,6 +1052,36 @@ def K3GpuDedupeKernelsPass : Pass<"k3-gpu-dedupe-kernels", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def K3GpuMergeLaunchesPass : Pass<"k3-gpu-merge-launches", "::mlir::ModuleOp"> {
+  let summary = "Consecutive independent gpu.launch ops as one launch";
+  let description = [{
+    Launches that share no buffer one of them writes become one launch over
+    the concatenation of their grids; each block runs the body of the
+    launch its linear block id falls in, with that launch's block
+    coordinates, grid and block size (a barrier-free body of fewer threads
+    behind a thread guard; a body with barriers, shuffles or MMAs only with
+    launches of its block size). The merged launch takes the last one's
+    place: the host ops between the members must be side-effect free,
+    allocations, or frees of buffers the group does not touch. Buffers are
+    compared through views to their allocation, global or argument;
+    arguments are distinct buffers unless a call passes one buffer twice
+    (that function is left alone). A decode layer's projections of one
+    normed row are such a group.
+
+    ```mlir
+    gpu.launch blocks(%a, %c1, %c1) threads(%c128, %c1, %c1) { A }
+    gpu.launch blocks(%b, %c1, %c1) threads(%c32, %c1, %c1) { B }
+    // becomes
+    gpu.launch blocks(%a + %b, %c1, %c1) threads(%c128, %c1, %c1) {
+      scf.if %bid < %a { A }
+      scf.if %a <= %bid < %a + %b { scf.if %tid < 32 { B } }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def K3ShareHostMemoryPass : Pass<"k3-share-host-memory", "::mlir::ModuleOp"> {
   let summary = "Host-side buffers of a GPU program in memory both sides can reach";
   let description = [{

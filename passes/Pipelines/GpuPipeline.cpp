@@ -35,7 +35,9 @@
 //          linalg → scf.parallel,
 //          k3-gpu-map-loops (blocks and threads; a static nest with fewer
 //          blocks than SMs gets smaller ones, down to a warp),
-//          convert-parallel-loops-to-gpu,
+//          convert-parallel-loops-to-gpu, k3-gpu-merge-launches
+//          (independent launches side by side in one: a decode layer's
+//          projections of one row),
 //          gpu-kernel-outlining, k3-gpu-dedupe-kernels (one kernel for
 //          identical outlined ones: the layer kinds share theirs),
 //          k3-share-host-memory, k3-gpu-async-launches:
@@ -83,7 +85,8 @@ constexpr const char *kGpuStage =
     "convert-bufferization-to-memref,k3-comm-to-calls,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-attn-res,k3-gpu-paged-attend,k3-gpu-moe-experts,"
     "k3-gpu-device-copies,"
     "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"
-    "k3-gpu-map-loops{{threads={0} min-blocks={2}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations";
+    "k3-gpu-map-loops{{threads={0} min-blocks={2}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"
+    "k3-gpu-merge-launches";
 
 /// The kernels into modules of their own, a host program of launches.
 constexpr const char *kOutlineStage =

@@ -1,0 +1,507 @@
+//===- GpuMergeLaunches.cpp - Independent kernels as one launch ------------===//
+//
+// Part of k3. Implements k3-gpu-merge-launches: consecutive gpu.launch ops
+// that touch no common buffer (none writes what another reads or writes)
+// become one launch whose grid is the concatenation of theirs. A decode
+// layer's projections of one normed row (KDA's q, k, v, gate and beta; the
+// MoE's router, latent down projection and shared expert; MLA's q_a and
+// kv_a) are such launches: each a handful of blocks, the GPU idle between
+// them. Merged, each block runs the body of the launch its linear block id
+// falls in:
+//
+//   gpu.launch blocks(a, 1, 1) threads(128) { A }
+//   gpu.launch blocks(b, 2, 1) threads(32)  { B }
+//   // becomes
+//   gpu.launch blocks(a + 2b, 1, 1) threads(128) {
+//     if (bid <  a)          { A }                    // block (bid, 0, 0)
+//     if (a <= bid < a + 2b) { if (tid < 32) { B } }  // ((bid-a) % b, (bid-a) / b, 0)
+//   }
+//
+// The branch is uniform over a block, so a body's barriers stay legal; a
+// body with a barrier (or a shuffle, an MMA: any op that is not an
+// independent memory access) keeps its own block size, so it merges only
+// with launches of the same block size or smaller barrier-free ones.
+//
+// The merged launch sits where the group's last launch was: the earlier
+// ones wait for the host ops in between, which may only be side-effect
+// free (index arithmetic, views), allocations, or frees of buffers the
+// group does not use; anything else (a host read, a copy, a call) ends the
+// group. Buffers are compared by their root (through views and casts): an
+// allocation, a global, or a function argument. Arguments are taken as
+// distinct buffers: k3's entry points get one buffer per input from the
+// runtime, and the layer functions are called with distinct buffers,
+// which the pass checks at every call (a function called with one buffer
+// for two arguments is left alone).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::k3 {
+#define GEN_PASS_DEF_K3GPUMERGELAUNCHESPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::k3
+
+using namespace mlir;
+
+namespace {
+
+/// The buffer `v` is a view of: an allocation, a global, an argument.
+Value rootOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      v = view.getViewSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(def))
+      v = cast.getSource();
+    else if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def))
+      v = meta.getSource();
+    else
+      break;
+  }
+  return v;
+}
+
+/// What one launch reads and writes, by root; `opaque` when some op of its
+/// body has effects the pass cannot place (it is never merged).
+struct LaunchInfo {
+  gpu::LaunchOp op;
+  llvm::SmallPtrSet<Value, 8> reads, writes;
+  bool opaque = false;
+  bool synchronises = false; ///< a barrier, shuffle or warp-wide op
+  int64_t threads = 0;
+  int64_t sharedBytes = 0;  ///< its workgroup attributions
+  int64_t dynamicBytes = 0; ///< its dynamic shared memory
+};
+
+/// The static shared memory a block may declare without opting in.
+constexpr int64_t kStaticSharedBytes = 48 << 10;
+
+/// `v`'s value when folding its defining ops from constants gives one: a
+/// launch's sizes are still affine.apply and muli of constants here (a
+/// canonicalisation before this pass would settle them, but it also
+/// reshapes the hand-built kernels' bodies: ptxas then spilled the KDA
+/// step).
+std::optional<int64_t> foldedIndex(Value v, int depth = 0) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return c;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 8 || def->getNumRegions())
+    return std::nullopt;
+  SmallVector<Attribute> operands;
+  for (Value o : def->getOperands()) {
+    std::optional<int64_t> c = foldedIndex(o, depth + 1);
+    if (!c || !o.getType().isIntOrIndex())
+      return std::nullopt;
+    operands.push_back(IntegerAttr::get(o.getType(), *c));
+  }
+  SmallVector<OpFoldResult> results;
+  if (failed(def->fold(operands, results)) || results.size() != def->getNumResults())
+    return std::nullopt;
+  OpFoldResult r = results[cast<OpResult>(v).getResultNumber()];
+  // A fold may give one of the operands back (x ceildiv 1 is x).
+  if (auto same = dyn_cast<Value>(r))
+    return same == v ? std::nullopt : foldedIndex(same, depth + 1);
+  auto attr = dyn_cast_if_present<IntegerAttr>(dyn_cast<Attribute>(r));
+  if (!attr)
+    return std::nullopt;
+  return attr.getInt();
+}
+
+bool definedInside(Value v, gpu::LaunchOp launch) {
+  Region *r = v.getParentRegion();
+  return r && launch.getBody().isAncestor(r);
+}
+
+/// Whether `op` (in a kernel body) acts on the whole block or warp: the
+/// body keeps its block size.
+bool isCollective(Operation *op) {
+  if (isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::AllReduceOp, gpu::SubgroupReduceOp>(op))
+    return true;
+  // NVVM's barriers, fences, warp MMAs and shuffles.
+  return op->getDialect() && op->getDialect()->getNamespace() == "nvvm";
+}
+
+LaunchInfo analyse(gpu::LaunchOp launch) {
+  LaunchInfo info;
+  info.op = launch;
+  auto constant = [](Value v) { return foldedIndex(v); };
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  std::optional<int64_t> bx = constant(block.x), by = constant(block.y), bz = constant(block.z);
+  if (!bx || by != 1 || bz != 1 || launch.getAsyncToken() ||
+      !launch.getAsyncDependencies().empty() || launch.hasClusterSize() ||
+      launch.getNumPrivateAttributions() ||
+      !launch.getBody().hasOneBlock()) {
+    info.opaque = true;
+    return info;
+  }
+  info.threads = *bx;
+  if (Value dynamic = launch.getDynamicSharedMemorySize()) {
+    std::optional<int64_t> bytes = foldedIndex(dynamic);
+    if (!bytes) {
+      info.opaque = true;
+      return info;
+    }
+    info.dynamicBytes = *bytes;
+  }
+  for (BlockArgument a : launch.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(a.getType());
+    if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat()) {
+      info.opaque = true;
+      return info;
+    }
+    info.sharedBytes +=
+        type.getNumElements() * ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+  }
+  launch.getBody().walk([&](Operation *op) {
+    if (isCollective(op))
+      info.synchronises = true;
+    // Ids read as ops, not the body's arguments, would see the merged
+    // launch's: such a body stays alone.
+    if (isa<gpu::BlockIdOp, gpu::GridDimOp, gpu::BlockDimOp, gpu::ThreadIdOp,
+            gpu::ClusterIdOp, gpu::ClusterDimOp>(op))
+      info.opaque = true;
+    // A tensor-core kernel (k3-gpu-mma-contractions, the attention parts)
+    // is sized for its registers and occupancy; merged, every block of the
+    // launch would be compiled to the heaviest body's registers (ptxas
+    // spilled such a pair). It stays alone.
+    if (op->getDialect() && op->getDialect()->getNamespace() == "nvvm" &&
+        op->getName().getStringRef().contains("wgmma"))
+      info.opaque = true;
+    // A buffer's address leaves the memref world: read and written.
+    if (auto ptr = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(op)) {
+      Value root = rootOf(ptr.getSource());
+      if (!definedInside(root, launch)) {
+        info.reads.insert(root);
+        info.writes.insert(root);
+      }
+      return;
+    }
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return; // its body's ops are visited
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects) {
+      // No effects declared: harmless without memrefs (an NVVM register
+      // op), else unknown.
+      for (Value v : op->getOperands())
+        if (isa<BaseMemRefType>(v.getType()) && !definedInside(rootOf(v), launch))
+          info.opaque = true;
+      return;
+    }
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const MemoryEffects::EffectInstance &e : list) {
+      Value v = e.getValue();
+      if (!v) {
+        if (!isCollective(op))
+          info.opaque = true;
+        continue;
+      }
+      Value root = rootOf(v);
+      if (definedInside(root, launch))
+        continue; // shared or private memory of the kernel
+      if (isa<MemoryEffects::Read>(e.getEffect()))
+        info.reads.insert(root);
+      else
+        info.writes.insert(root);
+    }
+  });
+  return info;
+}
+
+SmallVector<Type> workgroupTypes(gpu::LaunchOp launch) {
+  SmallVector<Type> types;
+  for (BlockArgument a : launch.getWorkgroupAttributions())
+    types.push_back(a.getType());
+  return types;
+}
+
+/// The workgroup buffers every member that has any declares alike (the
+/// tensor-core GEMVs' staging tile), or none when two members differ. Only
+/// one body runs in a block, so such members share the buffers; otherwise
+/// each member's buffers sit side by side.
+std::optional<SmallVector<Type>> sharedWorkgroup(ArrayRef<gpu::LaunchOp> members) {
+  SmallVector<Type> common;
+  for (gpu::LaunchOp l : members) {
+    SmallVector<Type> types = workgroupTypes(l);
+    if (types.empty())
+      continue;
+    if (!common.empty() && common != types)
+      return std::nullopt;
+    common = types;
+  }
+  return common;
+}
+
+bool intersects(const llvm::SmallPtrSet<Value, 8> &a, const llvm::SmallPtrSet<Value, 8> &b) {
+  for (Value v : a)
+    if (b.contains(v))
+      return true;
+  return false;
+}
+
+bool conflicts(const LaunchInfo &a, const LaunchInfo &b) {
+  return intersects(a.writes, b.reads) || intersects(a.writes, b.writes) ||
+         intersects(a.reads, b.writes);
+}
+
+/// The group's launches as one, at the last one's place.
+void merge(MutableArrayRef<LaunchInfo> group, Operation *before) {
+  OpBuilder b(before);
+  Location loc = group.back().op.getLoc();
+  auto idx = [&](int64_t v) { return Value(arith::ConstantIndexOp::create(b, loc, v)); };
+  int64_t threads = 0;
+  Value shared;
+  SmallVector<Value> starts{idx(0)};
+  for (LaunchInfo &l : group) {
+    threads = std::max(threads, l.threads);
+    gpu::KernelDim3 g = l.op.getGridSizeOperandValues();
+    Value count = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, g.x, g.y), g.z);
+    starts.push_back(arith::AddIOp::create(b, loc, starts.back(), count));
+    if (Value s = l.op.getDynamicSharedMemorySize())
+      shared = shared ? Value(arith::MaxUIOp::create(b, loc, shared, s)) : s;
+  }
+  Value one = idx(1);
+  SmallVector<gpu::LaunchOp> members;
+  for (LaunchInfo &l : group)
+    members.push_back(l.op);
+  std::optional<SmallVector<Type>> common = sharedWorkgroup(members);
+  SmallVector<Type> workgroup;
+  if (common)
+    workgroup = *common;
+  else
+    for (LaunchInfo &l : group)
+      llvm::append_range(workgroup, workgroupTypes(l.op));
+  auto merged = gpu::LaunchOp::create(b, loc, starts.back(), one, one, idx(threads), one, one,
+                                      shared, /*asyncTokenType=*/nullptr, ValueRange(),
+                                      workgroup);
+  ArrayRef<BlockArgument> mergedWorkgroup = merged.getWorkgroupAttributions();
+  Block &body = merged.getBody().front();
+  b.setInsertionPointToStart(&body);
+  Value bid = merged.getBlockIds().x, tid = merged.getThreadIds().x;
+  // An if-else chain, not a row of ifs: no path runs two bodies, so LLVM
+  // sees nothing redundant between them to hoist (a row of ifs had GVN-PRE
+  // load the shared input's MMA fragments once before them all, live
+  // across every body: ptxas spilled).
+  OpBuilder chain = b;
+  for (auto [i, l] : llvm::enumerate(group)) {
+    Value lo = starts[i], hi = starts[i + 1];
+    OpBuilder ib = chain;
+    if (i + 1 < group.size()) {
+      auto branch = scf::IfOp::create(
+          chain, loc, arith::CmpIOp::create(chain, loc, arith::CmpIPredicate::ult, bid, hi),
+          /*withElseRegion=*/true);
+      ib = OpBuilder::atBlockBegin(branch.thenBlock());
+      chain = OpBuilder::atBlockBegin(branch.elseBlock());
+    }
+    // The launch's own block coordinates from its share of the grid.
+    gpu::KernelDim3 g = l.op.getGridSizeOperandValues();
+    Value local = arith::SubIOp::create(ib, loc, bid, lo);
+    Value x = arith::RemUIOp::create(ib, loc, local, g.x);
+    Value rest = arith::DivUIOp::create(ib, loc, local, g.x);
+    Value y = arith::RemUIOp::create(ib, loc, rest, g.y);
+    Value z = arith::DivUIOp::create(ib, loc, rest, g.y);
+    if (l.threads < threads) {
+      // Barrier-free (merge() is only given such groups): the extra
+      // threads skip it.
+      Value active = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::ult, tid,
+                                           arith::ConstantIndexOp::create(ib, loc, l.threads));
+      auto guard = scf::IfOp::create(ib, loc, active, /*withElseRegion=*/false);
+      ib.setInsertionPointToStart(guard.thenBlock());
+    }
+    IRMapping map;
+    gpu::KernelDim3 ids = l.op.getBlockIds(), tids = l.op.getThreadIds(),
+               grid = l.op.getGridSize(), blk = l.op.getBlockSize();
+    map.map(ids.x, x);
+    map.map(ids.y, y);
+    map.map(ids.z, z);
+    map.map(tids.x, tid);
+    map.map(tids.y, merged.getThreadIds().y);
+    map.map(tids.z, merged.getThreadIds().z);
+    map.map(grid.x, g.x);
+    map.map(grid.y, g.y);
+    map.map(grid.z, g.z);
+    gpu::KernelDim3 ownBlock = l.op.getBlockSizeOperandValues();
+    map.map(blk.x, ownBlock.x);
+    map.map(blk.y, ownBlock.y);
+    map.map(blk.z, ownBlock.z);
+    ArrayRef<BlockArgument> own = l.op.getWorkgroupAttributions();
+    for (auto [k, a] : llvm::enumerate(own))
+      map.map(a, common ? mergedWorkgroup[k] : mergedWorkgroup.front());
+    if (!common)
+      mergedWorkgroup = mergedWorkgroup.drop_front(own.size());
+    for (Operation &op : l.op.getBody().front().without_terminator())
+      ib.clone(op, map);
+  }
+  b.setInsertionPointToEnd(&body);
+  gpu::TerminatorOp::create(b, loc);
+  for (LaunchInfo &l : group)
+    l.op.erase();
+}
+
+struct K3GpuMergeLaunchesPass
+    : k3::impl::K3GpuMergeLaunchesPassBase<K3GpuMergeLaunchesPass> {
+  using Base::Base;
+
+  /// Functions some call passes one buffer for two arguments.
+  llvm::DenseSet<Operation *> sharedArguments;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    module.walk([&](func::CallOp call) {
+      llvm::SmallPtrSet<Value, 8> seen;
+      for (Value v : call.getOperands())
+        if (isa<BaseMemRefType>(v.getType()) && !seen.insert(rootOf(v)).second)
+          if (auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee()))
+            sharedArguments.insert(callee);
+    });
+    int64_t merged = 0;
+    module.walk([&](func::FuncOp f) {
+      if (sharedArguments.contains(f))
+        return;
+      SmallVector<Block *> blocks;
+      // Not the blocks inside kernels: merging erases them.
+      f.walk([&](Block *block) {
+        Operation *parent = block->getParentOp();
+        if (!isa<gpu::LaunchOp>(parent) && !parent->getParentOfType<gpu::LaunchOp>())
+          blocks.push_back(block);
+      });
+      for (Block *block : blocks)
+        merged += mergeIn(*block);
+    });
+    (void)merged;
+  }
+
+  /// Merges the launches directly in `block`, a segment at a time (its
+  /// launches and the host ops between them that let them move: see the
+  /// file comment); returns the launches removed.
+  int64_t mergeIn(Block &block) {
+    SmallVector<SmallVector<LaunchInfo>> segments;
+    SmallVector<LaunchInfo> segment;
+    auto flush = [&] {
+      if (segment.size() > 1)
+        segments.push_back(segment);
+      segment.clear();
+    };
+    auto usesSegmentBuffer = [&](Value v) {
+      Value root = rootOf(v);
+      for (LaunchInfo &l : segment)
+        if (l.reads.contains(root) || l.writes.contains(root))
+          return true;
+      return false;
+    };
+    for (Operation &op : block) {
+      if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
+        LaunchInfo info = analyse(launch);
+        if (info.opaque) {
+          flush();
+          continue;
+        }
+        segment.push_back(std::move(info));
+        continue;
+      }
+      if (segment.empty() || isMemoryEffectFree(&op) || isa<memref::AllocOp>(op))
+        continue;
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+        if (!usesSegmentBuffer(dealloc.getMemref()))
+          continue;
+      flush();
+    }
+    flush();
+    int64_t removed = 0;
+    for (SmallVector<LaunchInfo> &s : segments)
+      removed += schedule(s);
+    return removed;
+  }
+
+  /// A segment's launches by level (a launch's level is one more than
+  /// that of the latest earlier launch it conflicts with, so a level's
+  /// launches are independent and every dependence goes to a later level),
+  /// each level as few launches as the block sizes allow, all in level
+  /// order after the segment's last launch. Returns the launches removed.
+  static int64_t schedule(MutableArrayRef<LaunchInfo> segment) {
+    SmallVector<int64_t> level(segment.size(), 0);
+    int64_t levels = 0;
+    for (size_t i = 0; i < segment.size(); ++i) {
+      for (size_t j = 0; j < i; ++j)
+        if (conflicts(segment[j], segment[i]))
+          level[i] = std::max(level[i], level[j] + 1);
+      levels = std::max(levels, level[i] + 1);
+    }
+    if (levels == int64_t(segment.size()))
+      return 0; // a chain: nothing to merge
+    Operation *end = segment.back().op->getNextNode();
+    int64_t removed = 0;
+    for (int64_t l = 0; l < levels; ++l) {
+      SmallVector<SmallVector<LaunchInfo>> groups;
+      for (size_t i = 0; i < segment.size(); ++i) {
+        if (level[i] != l)
+          continue;
+        auto fitting = llvm::find_if(
+            groups, [&](ArrayRef<LaunchInfo> g) { return fits(g, segment[i]); });
+        if (fitting != groups.end())
+          fitting->push_back(segment[i]);
+        else
+          groups.emplace_back().push_back(segment[i]);
+      }
+      for (SmallVector<LaunchInfo> &g : groups) {
+        if (g.size() == 1) {
+          g.front().op->moveBefore(end);
+          continue;
+        }
+        merge(g, end);
+        removed += int64_t(g.size()) - 1;
+      }
+    }
+    return removed;
+  }
+
+  /// Whether `next` may join `group`: independent of each member, and the
+  /// members that synchronise their block keep its size.
+  static bool fits(ArrayRef<LaunchInfo> group, const LaunchInfo &next) {
+    if (group.empty())
+      return true;
+    int64_t threads = next.threads, sharedBytes = next.sharedBytes,
+            dynamicBytes = next.dynamicBytes,
+            largest = next.sharedBytes + next.dynamicBytes;
+    SmallVector<gpu::LaunchOp> members{next.op};
+    for (const LaunchInfo &l : group) {
+      if (conflicts(l, next))
+        return false;
+      threads = std::max(threads, l.threads);
+      sharedBytes += l.sharedBytes;
+      dynamicBytes = std::max(dynamicBytes, l.dynamicBytes);
+      largest = std::max(largest, l.sharedBytes + l.dynamicBytes);
+      members.push_back(l.op);
+    }
+    // Members declaring the same buffers share them (merge()).
+    if (sharedWorkgroup(members)) {
+      sharedBytes = 0;
+      for (const LaunchInfo &l : group)
+        sharedBytes = std::max(sharedBytes, l.sharedBytes);
+      sharedBytes = std::max(sharedBytes, next.sharedBytes);
+    }
+    // The merged block holds every member's workgroup buffers and the
+    // largest dynamic buffer: no more than a block may declare statically,
+    // or than the largest member already asked for.
+    if (sharedBytes > kStaticSharedBytes ||
+        sharedBytes + dynamicBytes > std::max(largest, kStaticSharedBytes))
+      return false;
+    if (next.synchronises && next.threads != threads)
+      return false;
+    for (const LaunchInfo &l : group)
+      if (l.synchronises && l.threads != threads)
+        return false;
+    return true;
+  }
+};
+
+} // namespace
