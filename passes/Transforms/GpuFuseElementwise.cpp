@@ -4,9 +4,14 @@
 // linalg op becomes a kernel, so a norm's scale, a gate's sigmoid and the
 // multiply after it are three launches and two round trips through memory.
 // Upstream's elementwise fusion merges such chains into one linalg.generic;
-// here it is limited to all-parallel producers and consumers with one use,
-// so that contractions keep the plain body k3-gpu-mma-contractions puts on
-// tensor cores and nothing is computed twice.
+// here it is limited to all-parallel producers and consumers, so that
+// contractions keep the plain body k3-gpu-mma-contractions puts on tensor
+// cores. A producer with other users fuses only when they all come after
+// the consumer: upstream then recomputes the producer's elementwise body
+// in the fused op and keeps the producer for the others, which no longer
+// wait for the consumer (the router's sigmoid feeds both the biased scores
+// and the top-k: two independent kernels, one launch after
+// k3-gpu-merge-launches, where they were a chain of two).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,8 +45,19 @@ struct K3GpuFuseElementwisePass
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *operand) {
       Operation *producer = operand->get().getDefiningOp();
-      return allParallel(producer) && allParallel(operand->getOwner()) &&
-             producer->hasOneUse();
+      Operation *consumer = operand->getOwner();
+      if (!allParallel(producer) || !allParallel(consumer))
+        return false;
+      // A producer with other users: only when they all come after the
+      // consumer in its block (see the file comment).
+      for (Operation *user : producer->getUsers()) {
+        // (A user inside a later op's region counts as that op: the top-k
+        // reads the scores with tensor.extract in its body.)
+        Operation *at = consumer->getBlock()->findAncestorOpInBlock(*user);
+        if (at != consumer && (!at || !consumer->isBeforeInBlock(at)))
+          return false;
+      }
+      return true;
     });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -40,9 +40,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -80,7 +82,24 @@ struct LaunchInfo {
   int64_t threads = 0;
   int64_t sharedBytes = 0;  ///< its workgroup attributions
   int64_t dynamicBytes = 0; ///< its dynamic shared memory
+  llvm::SetVector<Value> captured; ///< the values its body uses from above
 };
+
+/// The bytes of kernel parameters outlining makes of `values`: a memref is
+/// its descriptor (pointers, offset, sizes and strides), a scalar one slot.
+int64_t parameterBytes(ArrayRef<Value> values) {
+  int64_t bytes = 0;
+  for (Value v : values)
+    if (auto m = dyn_cast<MemRefType>(v.getType()))
+      bytes += 8 * (3 + 2 * m.getRank());
+    else
+      bytes += 8;
+  return bytes;
+}
+
+/// A kernel's parameters may take 4 KiB (PTX ISA 8.0 and earlier); some
+/// room is left for what outlining adds.
+constexpr int64_t kParameterBytes = 3 << 10;
 
 /// The static shared memory a block may declare without opting in.
 constexpr int64_t kStaticSharedBytes = 48 << 10;
@@ -119,6 +138,36 @@ std::optional<int64_t> foldedIndex(Value v, int depth = 0) {
 bool definedInside(Value v, gpu::LaunchOp launch) {
   Region *r = v.getParentRegion();
   return r && launch.getBody().isAncestor(r);
+}
+
+/// Whether a root outside the kernels is a buffer the pass can tell apart
+/// from every other: an allocation, or an argument of the function (all
+/// distinct, see runOnOperation). Anything else (a select of two buffers,
+/// a loop-carried buffer, a global, a call's result) may be any of them.
+bool isKnownBuffer(Value root) {
+  if (auto arg = dyn_cast<BlockArgument>(root))
+    return arg.getOwner()->isEntryBlock() && isa<func::FuncOp>(arg.getOwner()->getParentOp());
+  return isa_and_present<memref::AllocOp>(root.getDefiningOp());
+}
+
+/// Whether a root inside `launch` is the kernel's own memory: a workgroup
+/// or private attribution, the dynamic shared buffer, a local allocation.
+bool isKernelMemory(Value root, gpu::LaunchOp launch) {
+  if (auto arg = dyn_cast<BlockArgument>(root))
+    return arg.getOwner() == &launch.getBody().front() &&
+           arg.getArgNumber() >= launch.getNumConfigRegionAttributes();
+  return isa_and_present<gpu::DynamicSharedMemoryOp, memref::AllocaOp, memref::AllocOp>(
+      root.getDefiningOp());
+}
+
+/// Ops that read the launch's own coordinates other than through its body's
+/// arguments: in a merged launch they would read the merged one's.
+bool readsLaunchIds(Operation *op) {
+  if (isa<gpu::BlockIdOp, gpu::GridDimOp, gpu::BlockDimOp, gpu::ThreadIdOp, gpu::GlobalIdOp,
+          gpu::ClusterIdOp, gpu::ClusterDimOp, gpu::ClusterBlockIdOp, gpu::ClusterDimBlocksOp,
+          gpu::NumSubgroupsOp>(op))
+    return true;
+  return op->getName().getStringRef().starts_with("nvvm.read.ptx.sreg.");
 }
 
 /// Whether `op` (in a kernel body) acts on the whole block or warp: the
@@ -161,13 +210,32 @@ LaunchInfo analyse(gpu::LaunchOp launch) {
     info.sharedBytes +=
         type.getNumElements() * ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
   }
+  // A buffer the body reads or writes, by root: the kernel's own memory is
+  // skipped; a root the pass cannot tell apart from others keeps the
+  // launch alone.
+  auto touch = [&](Value v, bool write) {
+    Value root = rootOf(v);
+    if (definedInside(root, launch)) {
+      if (!isKernelMemory(root, launch))
+        info.opaque = true;
+      return;
+    }
+    if (!isKnownBuffer(root)) {
+      info.opaque = true;
+      return;
+    }
+    info.reads.insert(root);
+    if (write)
+      info.writes.insert(root);
+  };
+  getUsedValuesDefinedAbove(launch.getBody(), info.captured);
   launch.getBody().walk([&](Operation *op) {
     if (isCollective(op))
       info.synchronises = true;
     // Ids read as ops, not the body's arguments, would see the merged
-    // launch's: such a body stays alone.
-    if (isa<gpu::BlockIdOp, gpu::GridDimOp, gpu::BlockDimOp, gpu::ThreadIdOp,
-            gpu::ClusterIdOp, gpu::ClusterDimOp>(op))
+    // launch's; a pointer made from an integer is memory the pass cannot
+    // place: such a body stays alone.
+    if (readsLaunchIds(op) || op->getName().getStringRef() == "llvm.inttoptr")
       info.opaque = true;
     // A tensor-core kernel (k3-gpu-mma-contractions, the attention parts)
     // is sized for its registers and occupancy; merged, every block of the
@@ -178,11 +246,7 @@ LaunchInfo analyse(gpu::LaunchOp launch) {
       info.opaque = true;
     // A buffer's address leaves the memref world: read and written.
     if (auto ptr = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(op)) {
-      Value root = rootOf(ptr.getSource());
-      if (!definedInside(root, launch)) {
-        info.reads.insert(root);
-        info.writes.insert(root);
-      }
+      touch(ptr.getSource(), /*write=*/true);
       return;
     }
     if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
@@ -192,7 +256,8 @@ LaunchInfo analyse(gpu::LaunchOp launch) {
       // No effects declared: harmless without memrefs (an NVVM register
       // op), else unknown.
       for (Value v : op->getOperands())
-        if (isa<BaseMemRefType>(v.getType()) && !definedInside(rootOf(v), launch))
+        if (isa<BaseMemRefType, LLVM::LLVMPointerType>(v.getType()) &&
+            !isKernelMemory(rootOf(v), launch))
           info.opaque = true;
       return;
     }
@@ -205,13 +270,11 @@ LaunchInfo analyse(gpu::LaunchOp launch) {
           info.opaque = true;
         continue;
       }
-      Value root = rootOf(v);
-      if (definedInside(root, launch))
-        continue; // shared or private memory of the kernel
-      if (isa<MemoryEffects::Read>(e.getEffect()))
-        info.reads.insert(root);
-      else
-        info.writes.insert(root);
+      if (!isa<BaseMemRefType>(v.getType())) {
+        info.opaque = true; // an LLVM pointer: memory the pass cannot place
+        continue;
+      }
+      touch(v, /*write=*/!isa<MemoryEffects::Read>(e.getEffect()));
     }
   });
   return info;
@@ -335,7 +398,7 @@ void merge(MutableArrayRef<LaunchInfo> group, Operation *before) {
     map.map(blk.z, ownBlock.z);
     ArrayRef<BlockArgument> own = l.op.getWorkgroupAttributions();
     for (auto [k, a] : llvm::enumerate(own))
-      map.map(a, common ? mergedWorkgroup[k] : mergedWorkgroup.front());
+      map.map(a, mergedWorkgroup[k]);
     if (!common)
       mergedWorkgroup = mergedWorkgroup.drop_front(own.size());
     for (Operation &op : l.op.getBody().front().without_terminator())
@@ -363,6 +426,17 @@ struct K3GpuMergeLaunchesPass
           if (auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee()))
             sharedArguments.insert(callee);
     });
+    // A function whose arguments may alias passes them on: its callees'
+    // may too.
+    SmallVector<Operation *> work(sharedArguments.begin(), sharedArguments.end());
+    while (!work.empty()) {
+      Operation *f = work.pop_back_val();
+      f->walk([&](func::CallOp call) {
+        if (auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee()))
+          if (sharedArguments.insert(callee).second)
+            work.push_back(callee);
+      });
+    }
     int64_t merged = 0;
     module.walk([&](func::FuncOp f) {
       if (sharedArguments.contains(f))
@@ -384,8 +458,8 @@ struct K3GpuMergeLaunchesPass
   /// launches and the host ops between them that let them move: see the
   /// file comment); returns the launches removed.
   int64_t mergeIn(Block &block) {
-    SmallVector<SmallVector<LaunchInfo>> segments;
-    SmallVector<LaunchInfo> segment;
+    SmallVector<SmallVector<LaunchInfo, 8>, 4> segments;
+    SmallVector<LaunchInfo, 8> segment;
     auto flush = [&] {
       if (segment.size() > 1)
         segments.push_back(segment);
@@ -411,13 +485,14 @@ struct K3GpuMergeLaunchesPass
       if (segment.empty() || isMemoryEffectFree(&op) || isa<memref::AllocOp>(op))
         continue;
       if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
-        if (!usesSegmentBuffer(dealloc.getMemref()))
+        if (isKnownBuffer(rootOf(dealloc.getMemref())) &&
+            !usesSegmentBuffer(dealloc.getMemref()))
           continue;
       flush();
     }
     flush();
     int64_t removed = 0;
-    for (SmallVector<LaunchInfo> &s : segments)
+    for (SmallVector<LaunchInfo, 8> &s : segments)
       removed += schedule(s);
     return removed;
   }
@@ -441,7 +516,7 @@ struct K3GpuMergeLaunchesPass
     Operation *end = segment.back().op->getNextNode();
     int64_t removed = 0;
     for (int64_t l = 0; l < levels; ++l) {
-      SmallVector<SmallVector<LaunchInfo>> groups;
+      SmallVector<SmallVector<LaunchInfo, 4>, 4> groups;
       for (size_t i = 0; i < segment.size(); ++i) {
         if (level[i] != l)
           continue;
@@ -452,7 +527,7 @@ struct K3GpuMergeLaunchesPass
         else
           groups.emplace_back().push_back(segment[i]);
       }
-      for (SmallVector<LaunchInfo> &g : groups) {
+      for (SmallVector<LaunchInfo, 4> &g : groups) {
         if (g.size() == 1) {
           g.front().op->moveBefore(end);
           continue;
@@ -473,7 +548,9 @@ struct K3GpuMergeLaunchesPass
             dynamicBytes = next.dynamicBytes,
             largest = next.sharedBytes + next.dynamicBytes;
     SmallVector<gpu::LaunchOp> members{next.op};
+    llvm::SetVector<Value> captured = next.captured;
     for (const LaunchInfo &l : group) {
+      captured.insert(l.captured.begin(), l.captured.end());
       if (conflicts(l, next))
         return false;
       threads = std::max(threads, l.threads);
@@ -482,6 +559,8 @@ struct K3GpuMergeLaunchesPass
       largest = std::max(largest, l.sharedBytes + l.dynamicBytes);
       members.push_back(l.op);
     }
+    if (parameterBytes(captured.getArrayRef()) > kParameterBytes)
+      return false;
     // Members declaring the same buffers share them (merge()).
     if (sharedWorkgroup(members)) {
       sharedBytes = 0;

@@ -243,3 +243,114 @@ func.func @shared_tiles(%x: memref<32xbf16>, %a: memref<32xbf16>, %b: memref<32x
   }
   return
 }
+
+// -----
+
+// Different workgroup buffers sit side by side, each body keeping its own
+// (the first body's two stay two).
+// CHECK-LABEL: func.func @side_by_side(
+// CHECK:       gpu.launch {{.*}} workgroup(%[[S0:.+]] : memref<32xf32, #gpu.address_space<workgroup>>, %[[S1:.+]] : memref<32xf32, #gpu.address_space<workgroup>>, %[[T0:.+]] : memref<16xf32, #gpu.address_space<workgroup>>)
+// CHECK:         memref.store {{.+}}, %[[S0]]
+// CHECK:         memref.store {{.+}}, %[[S1]]
+// CHECK:       } else {
+// CHECK:         memref.store {{.+}}, %[[T0]]
+func.func @side_by_side(%x: memref<32xf32>, %a: memref<32xf32>, %b: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%s0 : memref<32xf32, #gpu.address_space<workgroup>>,
+                       %s1 : memref<32xf32, #gpu.address_space<workgroup>>) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %s0[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+    memref.store %v, %s1[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+    %w = memref.load %s1[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+    memref.store %w, %a[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%t0 : memref<16xf32, #gpu.address_space<workgroup>>) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %t0[%c0] : memref<16xf32, #gpu.address_space<workgroup>>
+    memref.store %v, %b[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Buffers the pass cannot tell apart stay apart: a select of two buffers
+// (it may be %a, which the other launch reads), a body reading its global
+// id as an op, and a function whose caller was called with one buffer
+// twice (the callee gets the aliases passed on).
+// CHECK-LABEL: func.func @unknown_root(
+// CHECK-COUNT-2: gpu.launch blocks
+// CHECK-LABEL: func.func @global_id(
+// CHECK-COUNT-2: gpu.launch blocks
+// CHECK-LABEL: func.func private @inner(
+// CHECK-COUNT-2: gpu.launch blocks
+func.func @unknown_root(%c: i1, %x: memref<32xf32>, %a: memref<32xf32>, %b: memref<32xf32>, %d: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %m = arith.select %c, %a, %b : memref<32xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %m[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %a[%tx] : memref<32xf32>
+    memref.store %v, %d[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}
+func.func @global_id(%x: memref<64xf32>, %a: memref<64xf32>, %b: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %g = gpu.global_id x
+    %v = memref.load %x[%g] : memref<64xf32>
+    memref.store %v, %a[%g] : memref<64xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<64xf32>
+    memref.store %v, %b[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}
+func.func private @inner(%x: memref<32xf32>, %a: memref<32xf32>, %b: memref<32xf32>, %d: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %a[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %b[%tx] : memref<32xf32>
+    memref.store %v, %d[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}
+func.func private @outer(%x: memref<32xf32>, %a: memref<32xf32>, %b: memref<32xf32>, %d: memref<32xf32>) {
+  call @inner(%x, %a, %b, %d) : (memref<32xf32>, memref<32xf32>, memref<32xf32>, memref<32xf32>) -> ()
+  return
+}
+func.func @entry(%x: memref<32xf32>, %a: memref<32xf32>, %d: memref<32xf32>) {
+  call @outer(%x, %a, %a, %d) : (memref<32xf32>, memref<32xf32>, memref<32xf32>, memref<32xf32>) -> ()
+  return
+}
