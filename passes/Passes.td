@@ -1059,22 +1059,23 @@ def K3GpuMergeLaunchesPass : Pass<"k3-gpu-merge-launches", "::mlir::ModuleOp"> {
     the concatenation of their grids; each block runs the body of the
     launch its linear block id falls in, with that launch's block
     coordinates, grid and block size (a barrier-free body of fewer threads
-    behind a thread guard; a body with barriers, shuffles or MMAs only with
-    launches of its block size). The merged launch takes the last one's
-    place: the host ops between the members must be side-effect free,
-    allocations, or frees of buffers the group does not touch. Buffers are
-    compared through views to their allocation, global or argument;
-    arguments are distinct buffers unless a call passes one buffer twice
-    (that function is left alone). A decode layer's projections of one
-    normed row are such a group.
+    behind a thread guard; a body with barriers or warp-wide ops only with
+    launches of its block size). A run of launches separated only by
+    side-effect-free host ops, allocations, or frees of buffers the run does
+    not touch is scheduled by dependence levels, each level merged, all
+    after the run's last launch. Buffers are compared through views to
+    their allocation or function argument (anything else keeps the launch
+    alone); arguments are distinct buffers unless a call passes one buffer
+    twice (that function and its callees are left alone). wgmma kernels
+    are left alone. A decode layer's projections of one normed row are
+    such a group.
 
     ```mlir
     gpu.launch blocks(%a, %c1, %c1) threads(%c128, %c1, %c1) { A }
     gpu.launch blocks(%b, %c1, %c1) threads(%c32, %c1, %c1) { B }
     // becomes
     gpu.launch blocks(%a + %b, %c1, %c1) threads(%c128, %c1, %c1) {
-      scf.if %bid < %a { A }
-      scf.if %a <= %bid < %a + %b { scf.if %tid < 32 { B } }
+      scf.if %bid < %a { A } else { scf.if %tid < 32 { B } }
     }
     ```
   }];

@@ -1,37 +1,39 @@
 //===- GpuMergeLaunches.cpp - Independent kernels as one launch ------------===//
 //
-// Part of k3. Implements k3-gpu-merge-launches: consecutive gpu.launch ops
-// that touch no common buffer (none writes what another reads or writes)
-// become one launch whose grid is the concatenation of theirs. A decode
-// layer's projections of one normed row (KDA's q, k, v, gate and beta; the
-// MoE's router, latent down projection and shared expert; MLA's q_a and
-// kv_a) are such launches: each a handful of blocks, the GPU idle between
-// them. Merged, each block runs the body of the launch its linear block id
-// falls in:
+// Part of k3. Implements k3-gpu-merge-launches: gpu.launch ops that touch
+// no common buffer one of them writes become one launch whose grid is the
+// concatenation of theirs. A decode layer's projections of one normed row
+// (KDA's q, k, v, gate and beta; the MoE's router, latent down projection
+// and shared expert; MLA's q_a and kv_a) are such launches: each a handful
+// of blocks, the GPU idle between them. Merged, each block runs the body of
+// the launch its linear block id falls in:
 //
 //   gpu.launch blocks(a, 1, 1) threads(128) { A }
 //   gpu.launch blocks(b, 2, 1) threads(32)  { B }
 //   // becomes
 //   gpu.launch blocks(a + 2b, 1, 1) threads(128) {
-//     if (bid <  a)          { A }                    // block (bid, 0, 0)
-//     if (a <= bid < a + 2b) { if (tid < 32) { B } }  // ((bid-a) % b, (bid-a) / b, 0)
+//     if (bid < a) { A }                              // block (bid, 0, 0)
+//     else { if (tid < 32) { B } }                    // ((bid-a) % b, (bid-a) / b, 0)
 //   }
 //
 // The branch is uniform over a block, so a body's barriers stay legal; a
-// body with a barrier (or a shuffle, an MMA: any op that is not an
-// independent memory access) keeps its own block size, so it merges only
-// with launches of the same block size or smaller barrier-free ones.
+// body with a barrier or a warp-wide op keeps its own block size, so it
+// merges only with launches of the same block size or smaller barrier-free
+// ones. Bodies declaring the same workgroup buffers share them (one body
+// runs in a block); different ones sit side by side.
 //
-// The merged launch sits where the group's last launch was: the earlier
-// ones wait for the host ops in between, which may only be side-effect
-// free (index arithmetic, views), allocations, or frees of buffers the
-// group does not use; anything else (a host read, a copy, a call) ends the
-// group. Buffers are compared by their root (through views and casts): an
-// allocation, a global, or a function argument. Arguments are taken as
-// distinct buffers: k3's entry points get one buffer per input from the
-// runtime, and the layer functions are called with distinct buffers,
-// which the pass checks at every call (a function called with one buffer
-// for two arguments is left alone).
+// A segment is a run of launches with only side-effect-free host ops,
+// allocations, or frees of buffers the segment does not use between them
+// (anything else, a host read, a copy, a call, ends it). Its launches get
+// levels by dependence and each level is merged, all after the segment's
+// last launch: a launch only ever moves later, past host ops it does not
+// depend on. Buffers are compared by their root through views and casts;
+// the pass tells apart allocations and function arguments only (a select
+// of two buffers, a loop-carried one, a global keep the launch alone).
+// Arguments are distinct buffers: k3's entry points get one buffer per
+// input from the runtime, and the pass checks every call (a function called
+// with one buffer for two arguments, and what it calls, is left alone).
+// wgmma kernels stay alone too: they are sized for their registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,9 +46,9 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::k3 {
 #define GEN_PASS_DEF_K3GPUMERGELAUNCHESPASS
