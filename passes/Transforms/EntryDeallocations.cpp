@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/Transforms/BufferRoot.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,21 +38,6 @@ using namespace mlir;
 
 namespace {
 
-/// The buffer `v` views, through view-like ops, casts and the base buffer
-/// of memref.extract_strided_metadata.
-Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      v = view.getViewSource();
-    else if (auto cast = dyn_cast<memref::CastOp>(def))
-      v = cast.getSource();
-    else if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def))
-      v = meta.getSource();
-    else
-      break;
-  }
-  return v;
-}
 
 /// Whether result `index` of every call to `callee` is a buffer of its own:
 /// each return of `callee` returns a distinct `memref.alloc` there, one no
@@ -124,15 +110,15 @@ struct K3EntryDeallocationsPass
       }
       for (Value v : llvm::concat<Value>(dealloc.getMemrefs(), dealloc.getRetained(),
                                           ret.getOperands()))
-        if (isa<BaseMemRefType>(v.getType()) && !known(rootOf(v)))
+        if (isa<BaseMemRefType>(v.getType()) && !known(k3::bufferRoot(v)))
           allKnown = false;
       if (!allKnown)
         continue;
       llvm::DenseSet<Value> retained;
       for (Value r : dealloc.getRetained())
-        retained.insert(rootOf(r));
+        retained.insert(k3::bufferRoot(r));
       for (Value r : ret.getOperands())
-        retained.insert(rootOf(r));
+        retained.insert(k3::bufferRoot(r));
 
       // A buffer the deallocation frees unconditionally that is an
       // allocation of this block, or a call's own allocation, and is not
@@ -142,7 +128,7 @@ struct K3EntryDeallocationsPass
       const bool resultsUnused = dealloc->use_empty();
       llvm::SetVector<Value> early;
       for (auto [m, c] : llvm::zip(dealloc.getMemrefs(), dealloc.getConditions())) {
-        Value buffer = rootOf(m);
+        Value buffer = k3::bufferRoot(m);
         if (!retained.contains(buffer) && matchPattern(c, m_One()) && ownResult(buffer))
           early.insert(buffer);
       }
@@ -150,7 +136,7 @@ struct K3EntryDeallocationsPass
       // its condition: a buffer listed twice is still freed once.
       SmallVector<Value> memrefs, conditions;
       for (auto [m, c] : llvm::zip(dealloc.getMemrefs(), dealloc.getConditions())) {
-        Value buffer = rootOf(m);
+        Value buffer = k3::bufferRoot(m);
         if (early.contains(buffer) || (retained.contains(buffer) && resultsUnused))
           continue;
         memrefs.push_back(m);

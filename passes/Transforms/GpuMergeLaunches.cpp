@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/Transforms/BufferRoot.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -59,20 +60,6 @@ using namespace mlir;
 
 namespace {
 
-/// The buffer `v` is a view of: an allocation, a global, an argument.
-Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      v = view.getViewSource();
-    else if (auto cast = dyn_cast<memref::CastOp>(def))
-      v = cast.getSource();
-    else if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def))
-      v = meta.getSource();
-    else
-      break;
-  }
-  return v;
-}
 
 /// What one launch reads and writes, by root; `opaque` when some op of its
 /// body has effects the pass cannot place (it is never merged).
@@ -216,7 +203,7 @@ LaunchInfo analyse(gpu::LaunchOp launch) {
   // skipped; a root the pass cannot tell apart from others keeps the
   // launch alone.
   auto touch = [&](Value v, bool write) {
-    Value root = rootOf(v);
+    Value root = k3::bufferRoot(v);
     if (definedInside(root, launch)) {
       if (!isKernelMemory(root, launch))
         info.opaque = true;
@@ -259,7 +246,7 @@ LaunchInfo analyse(gpu::LaunchOp launch) {
       // op), else unknown.
       for (Value v : op->getOperands())
         if (isa<BaseMemRefType, LLVM::LLVMPointerType>(v.getType()) &&
-            !isKernelMemory(rootOf(v), launch))
+            !isKernelMemory(k3::bufferRoot(v), launch))
           info.opaque = true;
       return;
     }
@@ -416,6 +403,9 @@ struct K3GpuMergeLaunchesPass
     : k3::impl::K3GpuMergeLaunchesPassBase<K3GpuMergeLaunchesPass> {
   using Base::Base;
 
+  Statistic removedLaunches{this, "removed-launches",
+                            "Launches that became part of another"};
+
   /// Functions some call passes one buffer for two arguments.
   llvm::DenseSet<Operation *> sharedArguments;
 
@@ -424,7 +414,7 @@ struct K3GpuMergeLaunchesPass
     module.walk([&](func::CallOp call) {
       llvm::SmallPtrSet<Value, 8> seen;
       for (Value v : call.getOperands())
-        if (isa<BaseMemRefType>(v.getType()) && !seen.insert(rootOf(v)).second)
+        if (isa<BaseMemRefType>(v.getType()) && !seen.insert(k3::bufferRoot(v)).second)
           if (auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee()))
             sharedArguments.insert(callee);
     });
@@ -439,7 +429,6 @@ struct K3GpuMergeLaunchesPass
             work.push_back(callee);
       });
     }
-    int64_t merged = 0;
     module.walk([&](func::FuncOp f) {
       if (sharedArguments.contains(f))
         return;
@@ -451,9 +440,8 @@ struct K3GpuMergeLaunchesPass
           blocks.push_back(block);
       });
       for (Block *block : blocks)
-        merged += mergeIn(*block);
+        removedLaunches += mergeIn(*block);
     });
-    (void)merged;
   }
 
   /// Merges the launches directly in `block`, a segment at a time (its
@@ -468,7 +456,7 @@ struct K3GpuMergeLaunchesPass
       segment.clear();
     };
     auto usesSegmentBuffer = [&](Value v) {
-      Value root = rootOf(v);
+      Value root = k3::bufferRoot(v);
       for (LaunchInfo &l : segment)
         if (l.reads.contains(root) || l.writes.contains(root))
           return true;
@@ -487,7 +475,7 @@ struct K3GpuMergeLaunchesPass
       if (segment.empty() || isMemoryEffectFree(&op) || isa<memref::AllocOp>(op))
         continue;
       if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
-        if (isKnownBuffer(rootOf(dealloc.getMemref())) &&
+        if (isKnownBuffer(k3::bufferRoot(dealloc.getMemref())) &&
             !usesSegmentBuffer(dealloc.getMemref()))
           continue;
       flush();
