@@ -1081,6 +1081,10 @@ def K3GpuMergeLaunchesPass : Pass<"k3-gpu-merge-launches", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"removedLaunches", "removed-launches",
+              "Launches that became part of another">
+  ];
 }
 
 def K3ShareHostMemoryPass : Pass<"k3-share-host-memory", "::mlir::ModuleOp"> {

@@ -403,9 +403,6 @@ struct K3GpuMergeLaunchesPass
     : k3::impl::K3GpuMergeLaunchesPassBase<K3GpuMergeLaunchesPass> {
   using Base::Base;
 
-  Statistic removedLaunches{this, "removed-launches",
-                            "Launches that became part of another"};
-
   /// Functions some call passes one buffer for two arguments.
   llvm::DenseSet<Operation *> sharedArguments;
 
