@@ -902,6 +902,44 @@ def K3SimplifyDeallocationsPass : Pass<"k3-simplify-deallocations", "::mlir::Mod
                            "::mlir::memref::MemRefDialect"];
 }
 
+def K3ScratchToStackPass : Pass<"k3-scratch-to-stack", "::mlir::func::FuncOp"> {
+  let summary = "Small temporaries freed in their own block as entry-block stack slots";
+  let description = [{
+    Runs after convert-scf-to-openmp. A `memref.alloc` of a static shape
+    of at most `max-bytes` that is freed once, in its own block, and used
+    only in place (through views; never returned, yielded or passed to a
+    call) becomes a `memref.alloca` at the top of the function, or of the
+    enclosing omp.parallel region (once per thread), and its
+    `memref.dealloc` goes. Only sequential control flow (scf.for, scf.while,
+    scf.if, scf.index_switch, scf.execute_region, omp.wsloop,
+    omp.loop_nest) may lie between. Inside a loop that removes a malloc/free
+    pair per iteration: the CPU MoE's per-token form made five rows per
+    token and pick, the batched KDA step 15 vectors per request and head.
+    At most `max-function-bytes` move per function or parallel region.
+
+    ```mlir
+    scf.for %i = %c0 to %n step %c1 {
+      %t = memref.alloc() : memref<1x32xf32>
+      ...
+      memref.dealloc %t : memref<1x32xf32>
+    }
+    // becomes
+    %t = memref.alloca() : memref<1x32xf32>
+    scf.for %i = %c0 to %n step %c1 { ... }
+    ```
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"16384",
+           "Largest buffer moved, in bytes">,
+    Option<"maxFunctionBytes", "max-function-bytes", "int64_t", /*default=*/"65536",
+           "Most bytes moved per function (the frame stays small on any thread's stack)">
+  ];
+  let statistics = [
+    Statistic<"movedBuffers", "moved-buffers", "Heap buffers that became stack slots">
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def K3EntryDeallocationsPass : Pass<"k3-entry-deallocations", "::mlir::ModuleOp"> {
   let summary = "Free an entry point's layer results after their last use";
   let description = [{

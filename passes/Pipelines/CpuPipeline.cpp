@@ -18,7 +18,8 @@
 //          (every loop nest a linalg op or a contraction's tiles make is an
 //          scf.parallel; k3-cpu-parallel-loops keeps the outermost of each
 //          nest that does enough work and serialises the rest, and
-//          convert-scf-to-openmp runs what is left on libomp's pool)
+//          convert-scf-to-openmp runs what is left on libomp's pool;
+//          k3-scratch-to-stack then puts small temporaries on the stack)
 //
 // The cpu stage's order is the usual one for linalg on tensors: bufferize
 // before lowering linalg to loops, expand strided metadata (and lower the
@@ -61,7 +62,7 @@ constexpr const char *kCpuStage =
     "ownership-based-buffer-deallocation,canonicalize,k3-simplify-deallocations,"
     "k3-return-arguments,k3-entry-deallocations,bufferization-lower-deallocations,cse,canonicalize,convert-bufferization-to-memref,k3-comm-to-calls,"
     "convert-vector-to-scf{{full-unroll=true},{0}convert-linalg-to-parallel-loops,"
-    "scf-forall-to-parallel,k3-cpu-parallel-loops,convert-scf-to-openmp,canonicalize,"
+    "scf-forall-to-parallel,k3-cpu-parallel-loops,convert-scf-to-openmp,canonicalize,func.func(k3-scratch-to-stack),"
     "convert-scf-to-cf,expand-strided-metadata,"
     "lower-affine,"
     "arith-expand{{include-bf16=true include-f8e8m0=true},"

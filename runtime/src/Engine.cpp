@@ -394,9 +394,11 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
       counters.stateCopyBytes += rows * inputs[j].bytes;
     }
   // Request by request, as its own call's outputs would be committed.
+  std::vector<StateView> views;
+  views.reserve(inputs.size());
   for (int64_t i = 0; i < n; ++i) {
     Request &r = *rs[size_t(i)];
-    std::vector<StateView> views;
+    views.clear();
     for (size_t j = 0; j < inputs.size(); ++j) {
       const int64_t bytes = inputs[j].mla ? rowBytes : inputs[j].bytes;
       // A KDA state stays in its slot (updated in place, or copied there
@@ -587,6 +589,7 @@ k3rt_status_t Engine::commit(Request &r, const int32_t *ids, int64_t n, std::vec
   // A call's outputs as this request's new state: each KDA tensor whole,
   // each MLA cache's last n rows (its S + n rows hold the S it was given).
   std::vector<StateView> views;
+  views.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const HostTensor &t = out[1 + i];
     if (!inputs[i].mla) {
