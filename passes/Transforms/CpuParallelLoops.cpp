@@ -314,7 +314,15 @@ struct K3CpuParallelLoopsPass : k3::impl::K3CpuParallelLoopsPassBase<K3CpuParall
         continue;
       }
       auto known = knownInnerTrips(loop, dynamicExtent);
-      if (ownTrips(loop, -1) < 0 || !known.empty())
+      // Any dynamic dimension (ownTrips(loop, -1) would multiply two of
+      // them into a positive count: AttnRes over [blocks, tokens] forked
+      // for a single decode token).
+      bool dynamicOwn = llvm::any_of(
+          llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()), [](auto dim) {
+            auto [lb, ub, step] = dim;
+            return tripCount(lb, ub, step, -1) < 0;
+          });
+      if (dynamicOwn || !known.empty())
         version(rewriter, loop, minWork, dynamicExtent, known, loops);
       peelWhereWide(rewriter, loop, kept);
     }

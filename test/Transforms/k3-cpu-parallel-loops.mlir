@@ -88,6 +88,40 @@ func.func @dynamic(%m: memref<?x512xf32>, %n: index, %v: f32) {
 
 // -----
 
+// Two dynamic dimensions (AttnRes's [blocks, tokens] rows) are versioned
+// on their actual product too: a decode step's one token over three blocks
+// is 192 iterations, not the estimate's 64 · 64 · 64 (their trips once
+// multiplied to a positive count, and the loop forked on every call).
+// CHECK-LABEL: func.func @two_dynamic
+//       CHECK:   %[[A:.+]] = arith.maxsi
+//       CHECK:   %[[DA:.+]] = arith.muli %{{.+}}, %[[A]]
+//       CHECK:   %[[B:.+]] = arith.maxsi
+//       CHECK:   %[[DB:.+]] = arith.muli %[[DA]], %[[B]]
+//       CHECK:   %[[TOTAL:.+]] = arith.muli %c64{{.*}}, %[[DB]]
+//       CHECK:   %[[ENOUGH:.+]] = arith.cmpi sge, %[[TOTAL]], %c16384
+//       CHECK:   %[[FORK:.+]] = arith.andi %[[ENOUGH]]
+//       CHECK:   scf.if %[[FORK]] {
+//       CHECK:     scf.parallel (%{{.+}}) = (%c0) to (%arg1)
+//       CHECK:     scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%arg1, %arg2)
+//       CHECK:   } else {
+//  CHECK-NEXT:     scf.for %{{.+}} = %c0 to %arg1 step %c1
+//  CHECK-NEXT:       scf.for %{{.+}} = %c0 to %arg2 step %c1
+//  CHECK-NEXT:         scf.for %{{.+}} = %c0 to %c64 step %c1
+func.func @two_dynamic(%m: memref<?x?x64xf32>, %n: index, %t: index, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %t) step (%c1, %c1) {
+    scf.for %d = %c0 to %c64 step %c1 {
+      memref.store %v, %m[%i, %j, %d] : memref<?x?x64xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
 // A dynamic loop forks only with two iterations or more: one (decode_batch
 // with one request) would run on one thread with the loops inside it
 // serial. Its serial copy keeps them as candidates: the heads loop, with
