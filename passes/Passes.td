@@ -934,9 +934,6 @@ def K3ScratchToStackPass : Pass<"k3-scratch-to-stack", "::mlir::func::FuncOp"> {
     Option<"maxFunctionBytes", "max-function-bytes", "int64_t", /*default=*/"65536",
            "Most bytes moved per function (the frame stays small on any thread's stack)">
   ];
-  let statistics = [
-    Statistic<"movedBuffers", "moved-buffers", "Heap buffers that became stack slots">
-  ];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
@@ -1119,10 +1116,6 @@ def K3GpuMergeLaunchesPass : Pass<"k3-gpu-merge-launches", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect"];
-  let statistics = [
-    Statistic<"removedLaunches", "removed-launches",
-              "Launches that became part of another">
-  ];
 }
 
 def K3ShareHostMemoryPass : Pass<"k3-share-host-memory", "::mlir::ModuleOp"> {

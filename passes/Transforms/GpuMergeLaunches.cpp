@@ -436,8 +436,11 @@ struct K3GpuMergeLaunchesPass
         if (!isa<gpu::LaunchOp>(parent) && !parent->getParentOfType<gpu::LaunchOp>())
           blocks.push_back(block);
       });
+      // No pass Statistic counts them: libMLIR.so is built with NDEBUG, where
+      // llvm::Statistic is a no-op of another layout, and a Debug build of
+      // k3 reads fields the library's constructor never wrote (UBSan).
       for (Block *block : blocks)
-        removedLaunches += mergeIn(*block);
+        (void)mergeIn(*block);
     });
   }
 

@@ -138,7 +138,6 @@ struct K3ScratchToStackPass : k3::impl::K3ScratchToStackPassBase<K3ScratchToStac
         dealloc.erase();
         alloc.erase();
       }
-      movedBuffers += buffers.size();
     }
   }
 };
