@@ -37,6 +37,7 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::k3 {
 #define GEN_PASS_DEF_K3SCRATCHTOSTACKPASS
@@ -55,7 +56,12 @@ std::optional<int64_t> staticBytes(MemRefType type) {
   if (!element.isIntOrIndexOrFloat() || element.isIndex() ||
       element.getIntOrFloatBitWidth() % 8 != 0)
     return std::nullopt;
-  return type.getNumElements() * (element.getIntOrFloatBitWidth() / 8);
+  // Checked: a shape whose byte count wraps must not pass the limits.
+  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+  for (int64_t extent : type.getShape())
+    if (llvm::MulOverflow(bytes, extent, bytes))
+      return std::nullopt;
+  return bytes;
 }
 
 /// Whether every use of `value` (through views) stays in place: no return,
@@ -99,6 +105,9 @@ Operation *slotOwner(Operation *op, func::FuncOp fn) {
       return parent;
     if (!isa<scf::ForOp, scf::WhileOp, scf::IfOp, scf::IndexSwitchOp, scf::ExecuteRegionOp,
              omp::WsloopOp, omp::LoopNestOp>(parent))
+      return nullptr;
+    // order(concurrent) lets a thread run its iterations at once.
+    if (auto wsloop = dyn_cast<omp::WsloopOp>(parent); wsloop && wsloop.getOrderAttr())
       return nullptr;
   }
 }

@@ -64,8 +64,9 @@ func.func @parallel(%n: index, %out: memref<?xf32>) {
 // Left on the heap: a dynamic shape, a buffer over max-bytes, one freed in
 // another block than its own, one yielded out of its loop, one passed to a
 // call, one inside an op the pass does not know (scf.forall: every
-// iteration needs its own buffer), and the third 512-byte buffer of the
-// function, past max-function-bytes.
+// iteration needs its own buffer), one whose byte count overflows int64
+// (2^64 bytes, which would wrap to 0), and the third 512-byte buffer of
+// the function, past max-function-bytes.
 // CHECK-LABEL: func.func @kept(
 // CHECK-COUNT-2: memref.alloca() : memref<128xf32>
 // CHECK-NOT: memref.alloca
@@ -94,6 +95,8 @@ func.func @kept(%n: index, %c: i1) -> memref<8xf32> {
     %t = memref.alloc() : memref<8xf32>
     memref.dealloc %t : memref<8xf32>
   }
+  %huge = memref.alloc() : memref<2x2305843009213693952xf32>
+  memref.dealloc %huge : memref<2x2305843009213693952xf32>
   %a = memref.alloc() : memref<128xf32>
   memref.dealloc %a : memref<128xf32>
   %b = memref.alloc() : memref<128xf32>
@@ -101,4 +104,30 @@ func.func @kept(%n: index, %c: i1) -> memref<8xf32> {
   %d = memref.alloc() : memref<128xf32>
   memref.dealloc %d : memref<128xf32>
   return %last : memref<8xf32>
+}
+
+// -----
+
+// A worksharing loop with order(concurrent) may run a thread's iterations
+// at once: its buffer stays on the heap.
+// CHECK-LABEL: func.func @concurrent(
+// CHECK-NOT: memref.alloca
+// CHECK: memref.alloc()
+// CHECK: memref.dealloc
+func.func @concurrent(%n: index, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  omp.parallel {
+    omp.wsloop order(concurrent) {
+      omp.loop_nest (%i) : index = (%c0) to (%n) step (%c1) {
+        %t = memref.alloc() : memref<16xf32>
+        %v = memref.load %t[%c0] : memref<16xf32>
+        memref.store %v, %out[%i] : memref<?xf32>
+        memref.dealloc %t : memref<16xf32>
+        omp.yield
+      }
+    }
+    omp.terminator
+  }
+  return
 }
