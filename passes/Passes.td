@@ -903,7 +903,7 @@ def K3SimplifyDeallocationsPass : Pass<"k3-simplify-deallocations", "::mlir::Mod
 }
 
 def K3ScratchToStackPass : Pass<"k3-scratch-to-stack", "::mlir::func::FuncOp"> {
-  let summary = "Small temporaries freed in their own block as entry-block stack slots";
+  let summary = "Small temporaries freed in their own block as stack slots (per function or per thread)";
   let description = [{
     Runs after convert-scf-to-openmp. A `memref.alloc` of a static shape
     of at most `max-bytes` that is freed once, in its own block, and used

@@ -2,7 +2,8 @@
 //
 // Part of k3. Implements k3-scratch-to-stack: a small fixed-size
 // `memref.alloc` that is freed in its own block and never leaves it becomes
-// a `memref.alloca` in the function's entry block.
+// a `memref.alloca` at the top of the function, or of the omp.parallel
+// region around it.
 //
 // Bufferization gives every tensor temporary its own heap buffer where it is
 // made, and deallocation frees it at the end of that block. Inside a
@@ -34,7 +35,6 @@
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/CallInterfaces.h"
-#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/MathExtras.h"
