@@ -44,6 +44,7 @@
 #include "dialects/K3/K3Ops.h"
 #include "passes/Conversion/K3ToLinalg/Common.h"
 #include "passes/Passes.h"
+#include "passes/Transforms/BufferRoot.h"
 #include "passes/Transforms/GpuKernelBuilder.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -252,20 +253,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
 };
 
 /// Whether `a` and `b` are the same buffer, seen through views and casts.
-bool sameBuffer(Value a, Value b) {
-  auto root = [](Value v) {
-    while (Operation *def = v.getDefiningOp()) {
-      if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-        v = view.getViewSource();
-      else if (auto cast = dyn_cast<memref::CastOp>(def))
-        v = cast.getSource();
-      else
-        break;
-    }
-    return v;
-  };
-  return root(a) == root(b);
-}
+bool sameBuffer(Value a, Value b) { return k3::bufferRoot(a) == k3::bufferRoot(b); }
 
 struct K3GpuKdaStepPass : k3::impl::K3GpuKdaStepPassBase<K3GpuKdaStepPass> {
   using Base::Base;
