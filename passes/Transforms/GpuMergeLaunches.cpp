@@ -436,18 +436,19 @@ struct K3GpuMergeLaunchesPass
         if (!isa<gpu::LaunchOp>(parent) && !parent->getParentOfType<gpu::LaunchOp>())
           blocks.push_back(block);
       });
-      // No pass Statistic counts them: libMLIR.so is built with NDEBUG, where
-      // llvm::Statistic is a no-op of another layout, and a Debug build of
-      // k3 reads fields the library's constructor never wrote (UBSan).
+      // No pass Statistic counts the merges: libMLIR.so is built with
+      // NDEBUG, where llvm::Statistic is a no-op of another layout, and a
+      // Debug build of k3 reads fields the library's constructor never
+      // wrote (UBSan).
       for (Block *block : blocks)
-        (void)mergeIn(*block);
+        mergeIn(*block);
     });
   }
 
   /// Merges the launches directly in `block`, a segment at a time (its
   /// launches and the host ops between them that let them move: see the
-  /// file comment); returns the launches removed.
-  int64_t mergeIn(Block &block) {
+  /// file comment).
+  void mergeIn(Block &block) {
     SmallVector<SmallVector<LaunchInfo, 8>, 4> segments;
     SmallVector<LaunchInfo, 8> segment;
     auto flush = [&] {
@@ -481,18 +482,16 @@ struct K3GpuMergeLaunchesPass
       flush();
     }
     flush();
-    int64_t removed = 0;
     for (SmallVector<LaunchInfo, 8> &s : segments)
-      removed += schedule(s);
-    return removed;
+      schedule(s);
   }
 
   /// A segment's launches by level (a launch's level is one more than
   /// that of the latest earlier launch it conflicts with, so a level's
   /// launches are independent and every dependence goes to a later level),
   /// each level as few launches as the block sizes allow, all in level
-  /// order after the segment's last launch. Returns the launches removed.
-  static int64_t schedule(MutableArrayRef<LaunchInfo> segment) {
+  /// order after the segment's last launch.
+  static void schedule(MutableArrayRef<LaunchInfo> segment) {
     SmallVector<int64_t> level(segment.size(), 0);
     int64_t levels = 0;
     for (size_t i = 0; i < segment.size(); ++i) {
@@ -502,9 +501,8 @@ struct K3GpuMergeLaunchesPass
       levels = std::max(levels, level[i] + 1);
     }
     if (levels == int64_t(segment.size()))
-      return 0; // a chain: nothing to merge
+      return; // a chain: nothing to merge
     Operation *end = segment.back().op->getNextNode();
-    int64_t removed = 0;
     for (int64_t l = 0; l < levels; ++l) {
       SmallVector<SmallVector<LaunchInfo, 4>, 4> groups;
       for (size_t i = 0; i < segment.size(); ++i) {
@@ -523,10 +521,8 @@ struct K3GpuMergeLaunchesPass
           continue;
         }
         merge(g, end);
-        removed += int64_t(g.size()) - 1;
       }
     }
-    return removed;
   }
 
   /// Whether `next` may join `group`: independent of each member, and the
