@@ -101,6 +101,9 @@ struct LinalgForms {
   /// convert-k3-to-linalg's `mla-paged`: `loops` or `kernel`
   /// (k3.paged_attend, one kernel on a GPU).
   std::string mlaPaged = "loops";
+  /// convert-k3-to-linalg's `norm`: `linalg` or `kernel` (k3.row_norm, one
+  /// kernel on a GPU).
+  std::string norm = "linalg";
   static LinalgForms cpu() {
     LinalgForms forms{"grouped", "heads", "loops", "loops", 0, "parts"};
     forms.linear = "blocked";
@@ -110,6 +113,7 @@ struct LinalgForms {
     LinalgForms forms{"mma", "kernel", "chunks", "picks", 256, "fused"};
     forms.attnRes = "kernel";
     forms.mlaPaged = "kernel";
+    forms.norm = "kernel";
     return forms;
   }
 };
@@ -124,6 +128,10 @@ void buildCpuLlvmStage(OpPassManager &pm, bool gpuReductions = false);
 /// thread at most 32 channels (kept in registers); else 0 (the op stays
 /// linalg).
 int64_t attnResTeam(int64_t d);
+/// k3-gpu-row-norm's threads a block for rows of `d` values: attnResTeam's
+/// rule (a thread keeps its channels in registers between the sum and the
+/// scaling).
+inline int64_t rowNormTeam(int64_t d) { return attnResTeam(d); }
 
 /// k3-gpu-paged-attend's threads a block for a latent width `l`: the
 /// largest power of two up to 128 that divides l, if it is at least 32 and

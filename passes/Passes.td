@@ -53,7 +53,10 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
     (with `linear=blocked`, into each K block's weight panels); MXFP4 codes
     must be the bytes of a `k3.unpack_e2m1`. With `attn-res=kernel`,
     `k3.attn_res` becomes one `k3.attn_res_mix` (one kernel on a GPU:
-    k3-gpu-attn-res; AttnResMixPattern.cpp) where attnResTeam allows.
+    k3-gpu-attn-res; AttnResMixPattern.cpp) where attnResTeam allows;
+    with `norm=kernel`, a `k3.rms_norm` of [R, D] rows becomes one
+    `k3.row_norm` (k3-gpu-row-norm; RowNormPattern.cpp) where rowNormTeam
+    allows.
   }];
   let options = [
     Option<"moeDispatch", "moe-dispatch", "std::string", [{"grouped"}],
@@ -70,6 +73,10 @@ def ConvertK3ToLinalgPass : Pass<"convert-k3-to-linalg"> {
            "How k3.attn_res runs: linalg (loop nests per candidate) or kernel "
            "(k3.attn_res_mix, for k3-gpu-attn-res: the GPU form, where the "
            "row width allows)">,
+    Option<"norm", "norm", "std::string", [{"linalg"}],
+           "How k3.rms_norm runs: linalg (the sums of squares, then the "
+           "scaling) or kernel (k3.row_norm, for k3-gpu-row-norm: the GPU "
+           "form, for [R, D] rows whose width allows)">,
     Option<"mlaPaged", "mla-paged", "std::string", [{"loops"}],
            "How k3.mla_paged attends: loops (per request an scf.for over its "
            "pages, each page a part of an online softmax: the CPU form) or "
@@ -463,6 +470,26 @@ def K3GpuAttnResPass : Pass<"k3-gpu-attn-res"> {
     decode step's stack and running sum); this is one, f32 throughout, the
     same sums in another order (and the softmax online rather than from the
     maximum first). A destination that is one of the sources is an error.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def K3GpuRowNormPass : Pass<"k3-gpu-row-norm"> {
+  let summary = "Run a bufferized k3.row_norm (RMSNorm of [R, D] rows) as one kernel";
+  let description = [{
+    Rewrites each `k3.row_norm` on memrefs (`norm=kernel`) into one
+    `gpu.launch`: a block per row, a team of `rowNormTeam(D)` threads (a
+    power of two, 32 to 256, dividing D), thread j owning channels j, j + n,
+    ... of the row. Each thread loads its channels into registers once,
+    their squares are summed over the block in shared memory, and the thread
+    writes its channels times rsqrt(Σx²/D + eps) and the weight (and
+    sigmoid(gate)). The linalg form is two kernels on a GPU, the first a
+    thread per row walking all D values; this is one, f32 statistics, the
+    sum in another order. No launch for no rows.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

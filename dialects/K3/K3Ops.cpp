@@ -1406,6 +1406,49 @@ LogicalResult AttnResMixOp::bufferize(RewriterBase &rewriter,
   return bufferizeOnBuffers(*this, rewriter, options, state);
 }
 
+LogicalResult RowNormOp::verify() {
+  if (failed(verifyDestinationForms(*this)))
+    return failure();
+  Value x = getX(), w = getWeight(), out = getOutInit();
+  Checker c(*this);
+  c.rank(x, "x", {"R", "D"}).rank(w, "weight", {"D"});
+  if (!c.ok())
+    return failure();
+  c.agree({{x, "x", 1}, {w, "weight", 0}});
+  c.sameShape({{x, "x"}, {out, "out"}});
+  if (getGate())
+    c.sameShape({{x, "x"}, {getGate(), "gate"}});
+  auto isFloat = [](Value v) { return isa<BFloat16Type, Float16Type, Float32Type>(elementOf(v)); };
+  return c
+      .require(llvm::all_of(getOperands(), isFloat),
+               [&](InFlightDiagnostic &d) { d << "operands must be bf16, f16 or f32"; })
+      .positive(getEps().convertToFloat(), "eps");
+}
+
+void RowNormOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  destinationEffects(*this, nullptr, effects);
+}
+
+bool RowNormOp::bufferizesToMemoryRead(OpOperand &operand, const bufferization::AnalysisState &) {
+  return !isDpsInit(&operand);
+}
+
+bool RowNormOp::bufferizesToMemoryWrite(OpOperand &operand, const bufferization::AnalysisState &) {
+  return isDpsInit(&operand);
+}
+
+bufferization::AliasingValueList RowNormOp::getAliasingValues(OpOperand &operand,
+                                                              const bufferization::AnalysisState &) {
+  return destinationAliases(*this, operand);
+}
+
+LogicalResult RowNormOp::bufferize(RewriterBase &rewriter,
+                                   const bufferization::BufferizationOptions &options,
+                                   bufferization::BufferizationState &state) {
+  return bufferizeOnBuffers(*this, rewriter, options, state);
+}
+
 LogicalResult PagedAttendOp::verify() {
   if (failed(verifyDestinationForms(*this)))
     return failure();

@@ -1093,6 +1093,41 @@ def K3_AttnResMixOp : K3_Op<"attn_res_mix", [
   let hasVerifier = 1;
 }
 
+def K3_RowNormOp : K3_Op<"row_norm", [
+    DestinationStyleOpInterface, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite", "getAliasingValues",
+         "bufferize"]>]> {
+  let summary = "RMSNorm of [R, D] rows, in destination-passing style";
+  let description = [{
+    `k3.rms_norm` of a rank-2 `x: [R, D]` with a destination, as one GPU
+    kernel (`k3-gpu-row-norm`, a block per row): `out = x · rsqrt(mean(x²) +
+    eps) · weight`, times `sigmoid(gate)` with `gate: [R, D]`, statistics in
+    f32. On tensors it has a result like linalg; after bufferization it
+    writes its `outs` buffer, which may be `x`'s own (each thread writes
+    only the channels it has read).
+
+    Example:
+    ```mlir
+    %y = k3.row_norm %x, %w outs(%o) {eps = 1.0e-05 : f32}
+        : (tensor<?x64xf32>, tensor<64xbf16>, tensor<?x64xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyShaped:$x, AnyShaped:$weight, Optional<AnyShaped>:$gate,
+                   AnyShaped:$out_init, F32Attr:$eps);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $x `,` $weight (`gate` `(` $gate^ `)`)? `outs` `(` $out_init `)` attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(), getNumOperands() - 1, 1);
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Communication
 //===----------------------------------------------------------------------===//

@@ -71,7 +71,7 @@
 namespace {
 
 constexpr const char *kGpuTilesStage =
-    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} mla-decode={5} attn-res={6} mla-paged={7}},"
+    "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} mla-decode={5} attn-res={6} mla-paged={7} norm={8}},"
     "convert-elementwise-to-linalg,canonicalize,k3-gpu-batch-kda-step,"
     "k3-gpu-fuse-elementwise,canonicalize,k3-lower-collectives";
 
@@ -82,7 +82,7 @@ constexpr const char *kGpuStage =
     "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
     "ownership-based-buffer-deallocation,canonicalize,k3-simplify-deallocations,"
     "k3-return-arguments,k3-entry-deallocations,bufferization-lower-deallocations,cse,canonicalize,"
-    "convert-bufferization-to-memref,k3-comm-to-calls,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-attn-res,k3-gpu-paged-attend,k3-gpu-moe-experts,"
+    "convert-bufferization-to-memref,k3-comm-to-calls,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-attn-res,k3-gpu-row-norm,k3-gpu-paged-attend,k3-gpu-moe-experts,"
     "k3-gpu-device-copies,"
     "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"
     "k3-gpu-map-loops{{threads={0} min-blocks={2}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"
@@ -125,7 +125,7 @@ void add(mlir::OpPassManager &pm, const std::string &pipeline) {
 
 void mlir::k3::buildGpuTilesStage(OpPassManager &pm, const LinalgForms &forms) {
   add(pm, llvm::formatv(kGpuTilesStage, forms.moeDispatch, forms.kdaDecode, forms.kdaPrefill,
-                        forms.router, forms.mlaSplitKeys, forms.mlaDecode, forms.attnRes, forms.mlaPaged)
+                        forms.router, forms.mlaSplitKeys, forms.mlaDecode, forms.attnRes, forms.mlaPaged, forms.norm)
               .str());
 }
 

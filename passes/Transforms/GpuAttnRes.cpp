@@ -143,8 +143,7 @@ struct K3GpuAttnResPass : k3::impl::K3GpuAttnResPassBase<K3GpuAttnResPass> {
       KernelBuilder kb{{b, loc}, op, d, threads};
       // A block per token; none for an empty prompt (a launch of no blocks
       // is an error on a GPU).
-      Value tokens = memref::DimOp::create(b, loc, op.getOutInit(), 0);
-      kb.when(kb.lt(kb.idx(0), tokens), [&] {
+      kb.whenNonEmpty(op.getOutInit(), 0, [&](Value tokens) {
         kb.launch(tokens, kb.idx(1), threads, KernelBuilder::sharedBytes({threads, threads}),
                   [&](gpu::LaunchOp l) { kb.build(l); });
       });

@@ -312,8 +312,7 @@ struct K3GpuKdaStepPass : k3::impl::K3GpuKdaStepPassBase<K3GpuKdaStepPass> {
       if (op.isBatched()) {
         // Block (h, r) for request r; no launch for no requests (a launch
         // of no blocks is an error on a GPU).
-        Value requests = memref::DimOp::create(b, loc, op.getStateInit(), 0);
-        kb.when(kb.lt(kb.idx(0), requests), [&] { launch(requests); });
+        kb.whenNonEmpty(op.getStateInit(), 0, launch);
       } else {
         launch(kb.idx(1));
       }

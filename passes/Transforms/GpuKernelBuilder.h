@@ -93,6 +93,21 @@ struct GpuKernelBuilder {
     then();
   }
 
+  /// `then(n)` with `n` extent `dim` of `buffer`, where it is positive (a
+  /// launch of no blocks is an error on a GPU). A static extent needs no
+  /// branch, so that k3-gpu-merge-launches, which runs before canonicalize,
+  /// sees the launch beside the others; a static 0 builds nothing.
+  void whenNonEmpty(Value buffer, int64_t dim, function_ref<void(Value)> then) {
+    int64_t n = cast<ShapedType>(buffer.getType()).getDimSize(dim);
+    if (!ShapedType::isDynamic(n)) {
+      if (n > 0)
+        then(idx(n));
+      return;
+    }
+    Value v = memref::DimOp::create(b, loc, buffer, dim);
+    when(lt(idx(0), v), [&] { then(v); });
+  }
+
   /// The reductions by `combine` over a team of `threads` (a power of two)
   /// of `values`, one per thread, each through its shared tree of
   /// `threads` words, reduced together in log2 n barriered steps.

@@ -182,8 +182,7 @@ struct K3GpuPagedAttendPass : k3::impl::K3GpuPagedAttendPassBase<K3GpuPagedAtten
       KernelBuilder kb{{b, loc}, op, l, width, threads};
       // Block (h, b); no launch for no requests (a launch of no blocks is
       // an error on a GPU).
-      Value requests = memref::DimOp::create(b, loc, op.getOutInit(), 0);
-      kb.when(kb.lt(kb.idx(0), requests), [&] {
+      kb.whenNonEmpty(op.getOutInit(), 0, [&](Value requests) {
         kb.launch(kb.idx(heads), requests, threads, KernelBuilder::sharedBytes(kb.shared()),
                   [&](gpu::LaunchOp l) { kb.build(l); });
       });

@@ -667,6 +667,7 @@ int main(int argc, char **argv) {
                               contractionInputs == "bf16"};
   forms.attnRes = chip ? mlir::k3::LinalgForms::gpu().attnRes : "linalg";
   forms.mlaPaged = chip ? mlir::k3::LinalgForms::gpu().mlaPaged : "loops";
+  forms.norm = chip ? mlir::k3::LinalgForms::gpu().norm : "linalg";
   // --contraction-inputs=bf16 imitates the GPU build's numerics, so its
   // projections take the GPU's dot form unless --linear says otherwise (the
   // blocked form's panel products would round x where the GPU's MXFP4

@@ -263,6 +263,9 @@ void populateKdaStepPatterns(RewritePatternSet &patterns);
 /// `k3.attn_res` as one `k3.attn_res_mix` (the GPU's kernel,
 /// `attn-res=kernel`) where the row width fits it, over the linalg form.
 void populateAttnResMixPatterns(RewritePatternSet &patterns);
+/// `k3.rms_norm` of [R, D] rows as one `k3.row_norm` (the GPU's kernel,
+/// `norm=kernel`) where the row width fits it, over the linalg form.
+void populateRowNormPatterns(RewritePatternSet &patterns);
 /// `splitKeys` > 0: a fixed-token-count op (decode) splits its keys into
 /// parts of that many keys side by side instead of its `splits` in turn;
 /// `fused`: as one k3.attend_parts.

@@ -97,6 +97,8 @@ struct ConvertK3ToLinalgPass
       k3::lowering::populateKdaStepPatterns(patterns);
     if (attnRes == "kernel")
       k3::lowering::populateAttnResMixPatterns(patterns);
+    if (norm == "kernel")
+      k3::lowering::populateRowNormPatterns(patterns);
     k3::lowering::populateMoePatterns(patterns, moeDispatch, panelColumns);
     k3::lowering::populatePlumbingPatterns(patterns, linear == "blocked", panelColumns);
     k3::lowering::populateChannelMixingPatterns(patterns, router == "picks");
