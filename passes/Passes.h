@@ -123,6 +123,10 @@ void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForm
 /// so that the CPU checks that lowering against the references.
 void buildCpuLlvmStage(OpPassManager &pm, bool gpuReductions = false);
 
+/// The bounds of attnResTeam (and rowNormTeam): threads a block, and
+/// channels a thread keeps in registers.
+inline constexpr int64_t kRowTeamMaxThreads = 256;
+inline constexpr int64_t kRowTeamMaxChannels = 32;
 /// k3-gpu-attn-res's threads a block for rows of `d` values: the largest
 /// power of two up to 256 that divides d, if it is at least 32 and leaves a
 /// thread at most 32 channels (kept in registers); else 0 (the op stays

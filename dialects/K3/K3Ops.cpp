@@ -427,9 +427,10 @@ LogicalResult RmsNormOp::verify() {
   if (!c.ok())
     return failure();
   c.agree({{x, "x", rankOf(x) - 1}, {w, "weight", 0}});
-  c.sameShape({{x, "x"}, {getY(), "y"}});
+  SmallVector<std::pair<Value, StringRef>> shaped{{x, "x"}, {getY(), "y"}};
   if (getGate())
-    c.sameShape({{x, "x"}, {getGate(), "gate"}});
+    shaped.push_back({getGate(), "gate"});
+  c.sameShape(shaped);
   return c.positive(getEps().convertToFloat(), "eps");
 }
 
@@ -1414,10 +1415,13 @@ LogicalResult RowNormOp::verify() {
   c.rank(x, "x", {"R", "D"}).rank(w, "weight", {"D"});
   if (!c.ok())
     return failure();
-  c.agree({{x, "x", 1}, {w, "weight", 0}});
-  c.sameShape({{x, "x"}, {out, "out"}});
+  // One check over all of them: a dynamic x must not hide a mismatch
+  // between out and gate, which the kernel indexes alike.
+  SmallVector<std::pair<Value, StringRef>> rows{{x, "x"}, {out, "out"}};
   if (getGate())
-    c.sameShape({{x, "x"}, {getGate(), "gate"}});
+    rows.push_back({getGate(), "gate"});
+  c.sameShape(rows);
+  c.agree({{x, "x", 1}, {w, "weight", 0}, {out, "out", 1}, {getGate(), "gate", 1}});
   auto isFloat = [](Value v) { return isa<BFloat16Type, Float16Type, Float32Type>(elementOf(v)); };
   return c
       .require(llvm::all_of(getOperands(), isFloat),

@@ -46,8 +46,8 @@ using namespace mlir;
 
 namespace {
 
-constexpr int64_t kMaxThreads = 256;
-constexpr int64_t kMaxChannels = 32;
+using k3::kRowTeamMaxChannels;
+using k3::kRowTeamMaxThreads;
 
 struct KernelBuilder : k3::GpuKernelBuilder {
   k3::AttnResMixOp op;
@@ -134,8 +134,8 @@ struct K3GpuAttnResPass : k3::impl::K3GpuAttnResPassBase<K3GpuAttnResPass> {
       const int64_t threads = ShapedType::isDynamic(d) ? 0 : k3::attnResTeam(d);
       if (threads == 0) {
         op.emitOpError() << "k3-gpu-attn-res needs a static row width that a team of 32 to "
-                         << kMaxThreads << " threads (a power of two dividing it, at most "
-                         << kMaxChannels << " channels each) covers, got " << outType;
+                         << kRowTeamMaxThreads << " threads (a power of two dividing it, at most "
+                         << kRowTeamMaxChannels << " channels each) covers, got " << outType;
         return signalPassFailure();
       }
       OpBuilder b(op);
@@ -158,7 +158,7 @@ int64_t mlir::k3::attnResTeam(int64_t d) {
   if (d <= 0)
     return 0;
   int64_t n = 1;
-  while (n < kMaxThreads && d % (2 * n) == 0)
+  while (n < kRowTeamMaxThreads && d % (2 * n) == 0)
     n *= 2;
-  return n >= 32 && d / n <= kMaxChannels ? n : 0;
+  return n >= 32 && d / n <= kRowTeamMaxChannels ? n : 0;
 }

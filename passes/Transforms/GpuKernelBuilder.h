@@ -3,8 +3,8 @@
 // Part of k3. The index arithmetic, loops and branches, dynamic shared
 // memory arrays, bf16 packing and m16n8k16 MMA that the passes building
 // whole kernels by hand (k3-gpu-attend-parts, k3-gpu-kda-chunks,
-// k3-gpu-moe-experts, k3-gpu-kda-step, k3-gpu-attn-res, k3-gpu-paged-attend)
-// share. Fragment layouts of mma.sync m16n8k16 (PTX ISA, "Matrix Fragments
+// k3-gpu-moe-experts, k3-gpu-kda-step, k3-gpu-attn-res, k3-gpu-row-norm,
+// k3-gpu-paged-attend) share. Fragment layouts of mma.sync m16n8k16 (PTX ISA, "Matrix Fragments
 // for mma.m16n8k16"), g = lane / 4, t = lane % 4,
 // the lower index of a pair in a register's low 16 bits:
 //

@@ -79,10 +79,10 @@ struct K3GpuRowNormPass : k3::impl::K3GpuRowNormPassBase<K3GpuRowNormPass> {
       const int64_t d = outType.getDimSize(1);
       const int64_t threads = ShapedType::isDynamic(d) ? 0 : k3::rowNormTeam(d);
       if (threads == 0) {
-        op.emitOpError() << "k3-gpu-row-norm needs a static row width that a team of 32 to 256 "
-                            "threads (a power of two dividing it, at most 32 channels each) "
-                            "covers, got "
-                         << outType;
+        op.emitOpError() << "k3-gpu-row-norm needs a static row width that a team of 32 to "
+                         << k3::kRowTeamMaxThreads
+                         << " threads (a power of two dividing it, at most "
+                         << k3::kRowTeamMaxChannels << " channels each) covers, got " << outType;
         return signalPassFailure();
       }
       OpBuilder b(op);

@@ -60,6 +60,24 @@ func.func @gate(%x: memref<4x64xf32>, %w: memref<64xf32>, %g: memref<2x64xf32>, 
 
 // -----
 
+// out and gate are indexed alike: a dynamic x does not hide their mismatch.
+func.func @rows(%x: memref<?x64xf32>, %w: memref<64xf32>, %g: memref<2x64xf32>, %o: memref<4x64xf32>) {
+  // expected-error @+1 {{gate}}
+  k3.row_norm %x, %w gate(%g) outs(%o) {eps = 1.0e-05 : f32} : (memref<?x64xf32>, memref<64xf32>, memref<2x64xf32>, memref<4x64xf32>) -> ()
+  return
+}
+
+// -----
+
+// The kernel takes D from out: it must be the weight's.
+func.func @out_width(%x: memref<?x?xf32>, %w: memref<32xf32>, %o: memref<?x64xf32>) {
+  // expected-error @+1 {{out dim 1 is 64, expected 32 from weight}}
+  k3.row_norm %x, %w outs(%o) {eps = 1.0e-05 : f32} : (memref<?x?xf32>, memref<32xf32>, memref<?x64xf32>) -> ()
+  return
+}
+
+// -----
+
 func.func @eps(%x: memref<?x64xf32>, %w: memref<64xf32>, %o: memref<?x64xf32>) {
   // expected-error @+1 {{eps must be positive and finite, got 0}}
   k3.row_norm %x, %w outs(%o) {eps = 0.0 : f32} : (memref<?x64xf32>, memref<64xf32>, memref<?x64xf32>) -> ()

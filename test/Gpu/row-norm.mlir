@@ -1,5 +1,7 @@
 // RUN: k3-opt %s --split-input-file --convert-k3-to-linalg="norm=kernel" | FileCheck %s --check-prefix=ROW
 // RUN: k3-opt %s --split-input-file --k3-gpu-row-norm | FileCheck %s
+// RUN: not k3-opt %s --split-input-file --convert-k3-to-linalg="norm=rows" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: convert-k3-to-linalg: norm must be linalg or kernel, got 'rows'
 
 // [T, 64] rows (k3-tiny's width), gated or not: one k3.row_norm into a
 // fresh [T, 64] each.
@@ -13,6 +15,18 @@ func.func @rows(%x: tensor<?x64xf32>, %w: tensor<64xbf16>, %g: tensor<?x64xf32>)
   %z = k3.rms_norm %y, %w gate(%g) {eps = 1.0e-05 : f32}
       : (tensor<?x64xf32>, tensor<64xbf16>, tensor<?x64xf32>) -> tensor<?x64xf32>
   return %z : tensor<?x64xf32>
+}
+
+// -----
+
+// The destination takes y's static sizes where x's are dynamic: the team's
+// width, a decode step's one row.
+// ROW-LABEL: func.func @static_result
+//       ROW:   %[[O:.+]] = tensor.empty() : tensor<1x64xf32>
+//       ROW:   k3.row_norm %arg0, %arg1 outs(%[[O]]) {{.+}} -> tensor<1x64xf32>
+func.func @static_result(%x: tensor<?x?xf32>, %w: tensor<64xf32>) -> tensor<1x64xf32> {
+  %y = k3.rms_norm %x, %w {eps = 1.0e-05 : f32} : (tensor<?x?xf32>, tensor<64xf32>) -> tensor<1x64xf32>
+  return %y : tensor<1x64xf32>
 }
 
 // -----
@@ -70,6 +84,26 @@ func.func @wide(%x: tensor<?x2880xf32>, %w: tensor<2880xf32>) -> tensor<?x2880xf
 func.func @kernel(%x: memref<?x7168xbf16>, %w: memref<7168xbf16>) {
   k3.row_norm %x, %w outs(%x) {eps = 1.0e-05 : f32}
       : (memref<?x7168xbf16>, memref<7168xbf16>, memref<?x7168xbf16>) -> ()
+  return
+}
+
+// -----
+
+// A static row count needs no guard (k3-gpu-merge-launches then sees the
+// launch beside the others): four blocks; no rows, no launch.
+// CHECK-LABEL: func.func @four_rows
+//   CHECK-NOT:   scf.if
+//       CHECK:   gpu.launch blocks({{.+}}) in ({{.+}} = %c4{{.*}}, {{.+}} = %c1{{.*}}, {{.+}} = %c1{{.*}}) threads({{.+}}) in ({{.+}} = %c64{{.*}},
+// CHECK-LABEL: func.func @no_rows
+//   CHECK-NOT:   gpu.launch
+//   CHECK-NOT:   k3.row_norm
+//       CHECK:   return
+func.func @four_rows(%x: memref<4x64xf32>, %w: memref<64xf32>, %o: memref<4x64xf32>) {
+  k3.row_norm %x, %w outs(%o) {eps = 1.0e-05 : f32} : (memref<4x64xf32>, memref<64xf32>, memref<4x64xf32>) -> ()
+  return
+}
+func.func @no_rows(%x: memref<0x64xf32>, %w: memref<64xf32>, %o: memref<0x64xf32>) {
+  k3.row_norm %x, %w outs(%o) {eps = 1.0e-05 : f32} : (memref<0x64xf32>, memref<64xf32>, memref<0x64xf32>) -> ()
   return
 }
 

@@ -45,6 +45,11 @@ struct ConvertK3ToLinalgPass
           << "convert-k3-to-linalg: attn-res must be linalg or kernel, got '" << attnRes << "'";
       return signalPassFailure();
     }
+    if (norm != "linalg" && norm != "kernel") {
+      emitError(getOperation()->getLoc())
+          << "convert-k3-to-linalg: norm must be linalg or kernel, got '" << norm << "'";
+      return signalPassFailure();
+    }
     if (mlaPaged != "loops" && mlaPaged != "kernel") {
       emitError(getOperation()->getLoc())
           << "convert-k3-to-linalg: mla-paged must be loops or kernel, got '" << mlaPaged << "'";

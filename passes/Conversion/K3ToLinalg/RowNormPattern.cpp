@@ -14,8 +14,6 @@
 #include "passes/Conversion/K3ToLinalg/Common.h"
 #include "passes/Passes.h"
 
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-
 using namespace mlir;
 using namespace mlir::k3;
 using namespace mlir::k3::lowering;
@@ -31,13 +29,16 @@ struct KernelRowNorm : OpRewritePattern<RmsNormOp> {
     if (type.isDynamicDim(1) || rowNormTeam(type.getDimSize(1)) == 0)
       return b.notifyMatchFailure(op, "no kernel team for this row width");
     Location loc = op.getLoc();
-    Value out = empty(b, loc, sizesOf(b, loc, op.getX()), type.getElementType());
-    auto norm = RowNormOp::create(b, loc, TypeRange{out.getType()}, op.getX(), op.getWeight(),
+    // The destination has y's type: its static sizes (the width the team
+    // needs, a decode step's one row) even where x's are dynamic.
+    SmallVector<OpFoldResult> sizes = sizesOf(b, loc, op.getX());
+    for (auto [i, size] : llvm::enumerate(sizes))
+      if (!type.isDynamicDim(i))
+        size = b.getIndexAttr(type.getDimSize(i));
+    Value out = empty(b, loc, sizes, type.getElementType());
+    auto norm = RowNormOp::create(b, loc, TypeRange{type}, op.getX(), op.getWeight(),
                                   op.getGate(), out, op.getEpsAttr());
-    Value result = norm.getResult(0);
-    if (result.getType() != type)
-      result = tensor::CastOp::create(b, loc, type, result);
-    b.replaceOp(op, result);
+    b.replaceOp(op, norm.getResult(0));
     return success();
   }
 };
