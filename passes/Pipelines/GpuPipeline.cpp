@@ -8,7 +8,8 @@
 //          the CPU's register mapping of the `k3.tile` marks; by default
 //          LinalgForms::gpu(): the MoE's MXFP4 experts as k3.moe_experts
 //          (float experts as slot GEMMs), the KDA decode step as
-//          k3.kda_step, AttnRes as k3.attn_res_mix, KDA prefill as two
+//          k3.kda_step, AttnRes as k3.attn_res_mix, RMSNorm of [R, D]
+//          rows as k3.row_norm, KDA prefill as two
 //          chunk kernels and MLA
 //          decode's keys in parts side by side, the forms without
 //          data-dependent or per-head host loops), then
@@ -23,11 +24,12 @@
 //          time; k3-gpu-async-launches waits for the stream before each,
 //          as before any call), scf.forall as scf.parallel (mapped like
 //          the rest), contractions on tensor cores
-//          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80),
+//          (k3-gpu-mma-contractions: wgmma on sm_90a, mma.sync on sm_80;
+//          an elementwise op on a fresh result in the kernel's epilogue),
 //          a fused MLA decode's parts as one kernel (k3-gpu-attend-parts),
 //          KDA prefill's chunks as two kernels (k3-gpu-kda-chunks), the
 //          KDA decode step as one (k3-gpu-kda-step), AttnRes as one
-//          (k3-gpu-attn-res), the
+//          (k3-gpu-attn-res), RMSNorm rows as one (k3-gpu-row-norm), the
 //          MXFP4 experts as four (k3-gpu-moe-experts),
 //          buffer copies as linalg (k3-gpu-device-copies), reductions
 //          to loops accumulating in registers, a zero fill before one

@@ -26,7 +26,9 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #define DEBUG_TYPE "k3-gpu-mma-contractions"
@@ -158,6 +160,9 @@ struct KernelBuilder {
   /// C holds zeros (its fill was dropped): start from zero accumulators and
   /// store without reading C.
   bool zeroInit = false;
+  /// The elementwise op that reads C next (epilogueOf): its body runs on
+  /// each result instead of a store of C, into its output.
+  linalg::GenericOp epilogue;
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
@@ -183,6 +188,48 @@ struct KernelBuilder {
       result.push_back(i);
     }
     return {result, inBounds};
+  }
+
+  /// The result `v` of C's element at `cIndex` (in bounds): stored into C,
+  /// or through the epilogue's body into the epilogue's output.
+  void storeResult(ArrayRef<Value> cIndex, Value v) {
+    if (!epilogue) {
+      memref::StoreOp::create(b, loc, v, c.c->get(), cIndex);
+      return;
+    }
+    OpOperand *cIn = epilogueInput();
+    // The epilogue's loop values: its C map is a permutation of them.
+    AffineMap cMap = epilogue.getMatchingIndexingMap(cIn);
+    SmallVector<Value> loops(epilogue.getNumLoops());
+    for (unsigned p = 0; p < cMap.getNumResults(); ++p)
+      loops[cMap.getDimPosition(p)] = cIndex[p];
+    auto at = [&](OpOperand *operand) {
+      SmallVector<Value> index;
+      for (AffineExpr e : epilogue.getMatchingIndexingMap(operand).getResults())
+        index.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+      return index;
+    };
+    Block &body = epilogue.getRegion().front();
+    IRMapping map;
+    for (OpOperand *in : epilogue.getDpsInputOperands())
+      map.map(body.getArgument(in->getOperandNumber()),
+              in == cIn ? v : memref::LoadOp::create(b, loc, in->get(), at(in)).getResult());
+    for (Operation &op : body.without_terminator()) {
+      // linalg.index needs its linalg op: the loop value it names.
+      if (auto index = dyn_cast<linalg::IndexOp>(op))
+        map.map(index.getResult(), loops[index.getDim()]);
+      else
+        b.clone(op, map);
+    }
+    Value y = map.lookupOrDefault(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+    OpOperand *out = epilogue.getDpsInitOperand(0);
+    memref::StoreOp::create(b, loc, y, out->get(), at(out));
+  }
+  OpOperand *epilogueInput() {
+    for (OpOperand *in : epilogue.getDpsInputOperands())
+      if (in->get() == c.c->get())
+        return in;
+    llvm_unreachable("epilogueOf checked that the epilogue reads C");
   }
 
   /// One element of A or B rounded to bf16 (0 outside the operand).
@@ -311,7 +358,7 @@ struct KernelBuilder {
         auto guard = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(&guard.getThenRegion().front());
-        memref::StoreOp::create(b, loc, loop.getResult(j * 4 + e), c.c->get(), index);
+        storeResult(index, loop.getResult(j * 4 + e));
       }
     gpu::TerminatorOp::create(b, loc);
   }
@@ -439,11 +486,68 @@ struct KernelBuilder {
       Value v = LLVM::ExtractValueOp::create(b, loc, loop.getResult(0), i);
       if (!zeroInit)
         v = arith::AddFOp::create(b, loc, memref::LoadOp::create(b, loc, c.c->get(), index), v);
-      memref::StoreOp::create(b, loc, v, c.c->get(), index);
+      storeResult(index, v);
     }
     gpu::TerminatorOp::create(b, loc);
   }
 };
+
+Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// The elementwise linalg.generic that consumes C, if the kernel can run
+/// it on each result in registers instead of storing C (one launch fewer:
+/// a residual add, an activation, a gate): C a fresh allocation read by
+/// nothing else (only freed after); the epilogue the next op but for
+/// allocations and ops without memory effects, all its loops parallel and
+/// indexed by C (C's map a permutation), its output not read, its body
+/// free of memory effects; its output not a buffer the kernel reads (A, B,
+/// the epilogue's other inputs) nor C. The launch then goes where the
+/// epilogue is, so that its output's allocation comes before it.
+linalg::GenericOp epilogueOf(linalg::GenericOp op, const Contraction &c) {
+  Value cBuf = c.c->get();
+  if (!cBuf.getDefiningOp<memref::AllocOp>())
+    return {};
+  Operation *next = op->getNextNode();
+  while (next && !isa<linalg::GenericOp>(next) &&
+         (isa<memref::AllocOp>(next) || isMemoryEffectFree(next)))
+    next = next->getNextNode();
+  auto e = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!e || !e.hasPureBufferSemantics() || e.getNumDpsInits() != 1 ||
+      e.getNumReductionLoops() != 0)
+    return {};
+  Block &body = e.getRegion().front();
+  if (!body.getArgument(e.getNumDpsInputs()).use_empty())
+    return {};
+  for (Operation &o : body.without_terminator())
+    if (!isMemoryEffectFree(&o) || o.getNumRegions() != 0)
+      return {};
+  OpOperand *cIn = nullptr;
+  for (OpOperand *in : e.getDpsInputOperands())
+    if (in->get() == cBuf) {
+      if (cIn)
+        return {};
+      cIn = in;
+    }
+  if (!cIn || !e.getMatchingIndexingMap(cIn).isPermutation())
+    return {};
+  for (AffineMap map : e.getIndexingMapsArray())
+    if (!map.isProjectedPermutation())
+      return {};
+  for (Operation *user : cBuf.getUsers())
+    if (user != op && user != e && !isa<memref::DeallocOp>(user))
+      return {};
+  Value out = rootOf(e.getDpsInitOperand(0)->get());
+  if (out == cBuf || out == rootOf(c.a->get()) || out == rootOf(c.b->get()))
+    return {};
+  for (OpOperand *in : e.getDpsInputOperands())
+    if (in != cIn && (rootOf(in->get()) == out || rootOf(in->get()) == cBuf))
+      return {};
+  return e;
+}
 
 struct K3GpuMmaContractionsPass
     : k3::impl::K3GpuMmaContractionsPassBase<K3GpuMmaContractionsPass> {
@@ -466,19 +570,17 @@ struct K3GpuMmaContractionsPass
       // is not needed.
       // (+0.0 only: a k of 0 then still leaves C as the fill would.) A or B
       // reading C's buffer would see the fill, so then it stays.
-      auto root = [](Value v) {
-        while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-          v = view.getViewSource();
-        return v;
-      };
-      Value cRoot = root(c.c->get());
+      Value cRoot = rootOf(c.c->get());
       if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
           fill && fill.hasPureBufferSemantics() && fill.getDpsInitOperand(0)->get() == c.c->get() &&
-          matchPattern(fill.getInputs()[0], m_PosZeroFloat()) && root(c.a->get()) != cRoot &&
-          root(c.b->get()) != cRoot) {
+          matchPattern(fill.getInputs()[0], m_PosZeroFloat()) && rootOf(c.a->get()) != cRoot &&
+          rootOf(c.b->get()) != cRoot) {
         fill.erase();
         kb.zeroInit = true;
       }
+      kb.epilogue = epilogueOf(op, c);
+      if (kb.epilogue)
+        b.setInsertionPoint(kb.epilogue);
       for (Range r : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
         kb.sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
       auto ceilDiv = [&](Value v, int64_t d) {
@@ -509,6 +611,8 @@ struct K3GpuMmaContractionsPass
       else
         kb.build(launch);
       op.erase();
+      if (kb.epilogue)
+        kb.epilogue.erase();
     }
   }
 };

@@ -294,3 +294,158 @@ func.func @one_filled(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %y: memref<?
   }
   return
 }
+
+// An epilogue: C a fresh buffer that only the next elementwise op reads
+// (a residual add with a per-column scale, C's map transposed in it). The
+// kernel runs that op's body on each result in registers and stores into
+// its output; C is never stored, the elementwise op is gone, and the
+// launch sits after the output's allocation.
+// CHECK-LABEL: func.func @epilogue
+//       CHECK:   %[[O:.+]] = memref.alloc(%{{.+}}) : memref<96x?xf32>
+//       CHECK:   gpu.launch
+//       CHECK:     scf.for
+//       CHECK:     scf.if
+//       CHECK:       %[[S:.+]] = memref.load %arg3[%{{.+}}] : memref<96xf32>
+//       CHECK:       %[[R:.+]] = memref.load %arg4[%{{.+}}, %{{.+}}] : memref<96x?xf32>
+//       CHECK:       %[[M:.+]] = arith.mulf %{{.+}}, %[[S]] : f32
+//       CHECK:       %[[SUM:.+]] = arith.addf %[[M]], %[[R]] : f32
+//       CHECK:       memref.store %[[SUM]], %[[O]][%{{.+}}, %{{.+}}] : memref<96x?xf32>
+//   CHECK-NOT:   memref.store {{.+}} : memref<?x96xf32>
+//       CHECK:   gpu.terminator
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   return %[[O]]
+//  WG-LABEL: func.func @epilogue
+//        WG:   memref.alloc(%{{.+}}) : memref<96x?xf32>
+//        WG:   gpu.launch
+//        WG:     nvvm.wgmma.wait.group.sync.aligned 0
+//        WG:     arith.mulf
+//        WG:     arith.addf
+//        WG:     memref.store %{{.+}} : memref<96x?xf32>
+//    WG-NOT:   linalg.generic
+func.func @epilogue(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %t: index, %s: memref<96xf32>,
+                    %r: memref<96x?xf32>) -> memref<96x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc(%t) : memref<?x96xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x96xf32>)
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf32>, memref<96x64xbf16>) outs(%c : memref<?x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %v = arith.addf %acc, %p : f32
+    linalg.yield %v : f32
+  }
+  %o = memref.alloc(%t) : memref<96x?xf32>
+  linalg.generic {indexing_maps = [affine_map<(n, m) -> (m, n)>, affine_map<(n, m) -> (n)>,
+                                   affine_map<(n, m) -> (n, m)>, affine_map<(n, m) -> (n, m)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %s, %r : memref<?x96xf32>, memref<96xf32>, memref<96x?xf32>) outs(%o : memref<96x?xf32>) {
+  ^bb0(%v: f32, %sc: f32, %res: f32, %out: f32):
+    %m = arith.mulf %v, %sc : f32
+    %y = arith.addf %m, %res : f32
+    linalg.yield %y : f32
+  }
+  memref.dealloc %c : memref<?x96xf32>
+  return %o : memref<96x?xf32>
+}
+
+// No epilogue: C read again after the elementwise op (@c_read_later), C an
+// argument rather than a fresh buffer (@c_argument), the elementwise op's
+// output also read by it at another position (@in_place), or a store
+// between the two (@store_between). C is stored and the op stays.
+// CHECK-LABEL: func.func @c_read_later
+//       CHECK:   gpu.launch
+//       CHECK:   linalg.generic
+//  WG-LABEL: func.func @c_read_later
+//        WG:   gpu.launch
+//        WG:   linalg.generic
+// CHECK-LABEL: func.func @c_argument
+//       CHECK:   gpu.launch
+//       CHECK:   linalg.generic
+// CHECK-LABEL: func.func @in_place
+//       CHECK:   gpu.launch
+//       CHECK:   linalg.generic
+// CHECK-LABEL: func.func @store_between
+//       CHECK:   gpu.launch
+//       CHECK:   memref.store
+//       CHECK:   linalg.generic
+#id = affine_map<(m, n) -> (m, n)>
+func.func @c_read_later(%x: memref<4x64xf32>, %w: memref<96x64xbf16>, %o: memref<4x96xf32>) -> f32 {
+  %i = arith.constant 0 : index
+  %c = memref.alloc() : memref<4x96xf32>
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x64xf32>, memref<96x64xbf16>) outs(%c : memref<4x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %v = arith.addf %acc, %p : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<4x96xf32>) outs(%o : memref<4x96xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  %l = memref.load %c[%i, %i] : memref<4x96xf32>
+  memref.dealloc %c : memref<4x96xf32>
+  return %l : f32
+}
+func.func @c_argument(%x: memref<4x64xf32>, %w: memref<96x64xbf16>, %c: memref<4x96xf32>, %o: memref<4x96xf32>) {
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x64xf32>, memref<96x64xbf16>) outs(%c : memref<4x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %v = arith.addf %acc, %p : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<4x96xf32>) outs(%o : memref<4x96xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+func.func @in_place(%x: memref<4x64xf32>, %w: memref<96x64xbf16>, %o: memref<4x96xf32>) {
+  %c = memref.alloc() : memref<4x96xf32>
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x64xf32>, memref<96x64xbf16>) outs(%c : memref<4x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %v = arith.addf %acc, %p : f32
+    linalg.yield %v : f32
+  }
+  %row = memref.subview %o[0, 0] [1, 96] [1, 1] : memref<4x96xf32> to memref<96xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [#id, affine_map<(m, n) -> (n)>, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %row : memref<4x96xf32>, memref<96xf32, strided<[1]>>) outs(%o : memref<4x96xf32>) {
+  ^bb0(%v: f32, %first: f32, %out: f32):
+    %y = arith.addf %v, %first : f32
+    linalg.yield %y : f32
+  }
+  memref.dealloc %c : memref<4x96xf32>
+  return
+}
+func.func @store_between(%x: memref<4x64xf32>, %w: memref<96x64xbf16>, %o: memref<4x96xf32>, %f: f32) {
+  %i = arith.constant 0 : index
+  %c = memref.alloc() : memref<4x96xf32>
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x64xf32>, memref<96x64xbf16>) outs(%c : memref<4x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %v = arith.addf %acc, %p : f32
+    linalg.yield %v : f32
+  }
+  memref.store %f, %o[%i, %i] : memref<4x96xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<4x96xf32>) outs(%o : memref<4x96xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  memref.dealloc %c : memref<4x96xf32>
+  return
+}

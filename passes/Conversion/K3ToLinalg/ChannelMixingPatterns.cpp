@@ -340,17 +340,25 @@ void mlir::k3::lowering::finishMoe(PatternRewriter &b, MoeOp op, Value u) {
     return RankedTensorType::get(shape, b.getF32Type());
   };
   int64_t t = yType.getDimSize(0);
-  if (op.getNorm())
-    u = RmsNormOp::create(b, loc, u.getType(), u, op.getNorm(), Value(), op.getEpsAttr());
-  if (op.getLatentUp())
-    u = LinearOp::create(b, loc, f32Of(yType.getShape()), u, op.getLatentUp(), Value());
+  // The shared expert first: the routed path's last projection then comes
+  // last, so that on the GPU the sum runs in its kernel's epilogue
+  // (k3-gpu-mma-contractions) while the shared expert's kernels, which do
+  // not wait for the routed experts, join earlier launches
+  // (k3-gpu-merge-launches). The sum is the same either way.
+  Value s;
   if (op.getSharedGate()) {
     int64_t is = cast<RankedTensorType>(op.getSharedGate().getType()).getDimSize(0);
     auto hType = f32Of({t, is});
     Value sg = LinearOp::create(b, loc, hType, op.getX(), op.getSharedGate(), Value());
     Value su = LinearOp::create(b, loc, hType, op.getX(), op.getSharedUp(), Value());
     Value sh = createGlu(b, loc, hType, sg, su, op.getGlu(), op.getBeta1Attr(), op.getBeta2Attr());
-    Value s = LinearOp::create(b, loc, f32Of(yType.getShape()), sh, op.getSharedDown(), Value());
+    s = LinearOp::create(b, loc, f32Of(yType.getShape()), sh, op.getSharedDown(), Value());
+  }
+  if (op.getNorm())
+    u = RmsNormOp::create(b, loc, u.getType(), u, op.getNorm(), Value(), op.getEpsAttr());
+  if (op.getLatentUp())
+    u = LinearOp::create(b, loc, f32Of(yType.getShape()), u, op.getLatentUp(), Value());
+  if (s) {
     u = elementwise(b, loc, {u, s}, cast<RankedTensorType>(u.getType()),
                     [](OpBuilder &nb, Location nl, ValueRange a) {
                       return Value(arith::AddFOp::create(nb, nl, a[0], a[1]));
