@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/Transforms/BufferRoot.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -160,9 +161,9 @@ struct KernelBuilder {
   /// C holds zeros (its fill was dropped): start from zero accumulators and
   /// store without reading C.
   bool zeroInit = false;
-  /// The elementwise op that reads C next (epilogueOf): its body runs on
-  /// each result instead of a store of C, into its output.
-  linalg::GenericOp epilogue;
+  /// The elementwise ops that read C next (epilogueOf): their bodies run
+  /// on each result instead of a store of C, into their outputs.
+  SmallVector<linalg::GenericOp> epilogues;
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
@@ -191,29 +192,40 @@ struct KernelBuilder {
   }
 
   /// The result `v` of C's element at `cIndex` (in bounds): stored into C,
-  /// or through the epilogue's body into the epilogue's output.
+  /// or through each epilogue's body into its output.
   void storeResult(ArrayRef<Value> cIndex, Value v) {
-    if (!epilogue) {
+    if (epilogues.empty())
       memref::StoreOp::create(b, loc, v, c.c->get(), cIndex);
-      return;
-    }
-    OpOperand *cIn = epilogueInput();
+    for (linalg::GenericOp e : epilogues)
+      runEpilogue(e, cIndex, v);
+  }
+  void runEpilogue(linalg::GenericOp e, ArrayRef<Value> cIndex, Value v) {
+    OpOperand *cIn = nullptr;
+    for (OpOperand *in : e.getDpsInputOperands())
+      if (in->get() == c.c->get())
+        cIn = in;
     // The epilogue's loop values: its C map is a permutation of them.
-    AffineMap cMap = epilogue.getMatchingIndexingMap(cIn);
-    SmallVector<Value> loops(epilogue.getNumLoops());
+    AffineMap cMap = e.getMatchingIndexingMap(cIn);
+    SmallVector<Value> loops(e.getNumLoops());
     for (unsigned p = 0; p < cMap.getNumResults(); ++p)
       loops[cMap.getDimPosition(p)] = cIndex[p];
     auto at = [&](OpOperand *operand) {
       SmallVector<Value> index;
-      for (AffineExpr e : epilogue.getMatchingIndexingMap(operand).getResults())
-        index.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+      for (AffineExpr d : e.getMatchingIndexingMap(operand).getResults())
+        index.push_back(loops[cast<AffineDimExpr>(d).getPosition()]);
       return index;
     };
-    Block &body = epilogue.getRegion().front();
+    Block &body = e.getRegion().front();
     IRMapping map;
-    for (OpOperand *in : epilogue.getDpsInputOperands())
-      map.map(body.getArgument(in->getOperandNumber()),
-              in == cIn ? v : memref::LoadOp::create(b, loc, in->get(), at(in)).getResult());
+    for (OpOperand *in : e.getDpsInputOperands()) {
+      Value arg = body.getArgument(in->getOperandNumber());
+      if (in == cIn)
+        map.map(arg, v);
+      else if (isa<MemRefType>(in->get().getType()))
+        map.map(arg, memref::LoadOp::create(b, loc, in->get(), at(in)).getResult());
+      else
+        map.map(arg, in->get()); // a scalar input
+    }
     for (Operation &op : body.without_terminator()) {
       // linalg.index needs its linalg op: the loop value it names.
       if (auto index = dyn_cast<linalg::IndexOp>(op))
@@ -222,14 +234,8 @@ struct KernelBuilder {
         b.clone(op, map);
     }
     Value y = map.lookupOrDefault(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
-    OpOperand *out = epilogue.getDpsInitOperand(0);
+    OpOperand *out = e.getDpsInitOperand(0);
     memref::StoreOp::create(b, loc, y, out->get(), at(out));
-  }
-  OpOperand *epilogueInput() {
-    for (OpOperand *in : epilogue.getDpsInputOperands())
-      if (in->get() == c.c->get())
-        return in;
-    llvm_unreachable("epilogueOf checked that the epilogue reads C");
   }
 
   /// One element of A or B rounded to bf16 (0 outside the operand).
@@ -492,61 +498,81 @@ struct KernelBuilder {
   }
 };
 
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
-/// The elementwise linalg.generic that consumes C, if the kernel can run
-/// it on each result in registers instead of storing C (one launch fewer:
-/// a residual add, an activation, a gate): C a fresh allocation read by
-/// nothing else (only freed after); the epilogue the next op but for
-/// allocations and ops without memory effects, all its loops parallel and
-/// indexed by C (C's map a permutation), its output not read, its body
-/// free of memory effects; its output not a buffer the kernel reads (A, B,
-/// the epilogue's other inputs) nor C. The launch then goes where the
-/// epilogue is, so that its output's allocation comes before it.
-linalg::GenericOp epilogueOf(linalg::GenericOp op, const Contraction &c) {
+/// Whether `e` can run on each of C's results in registers: all its loops
+/// parallel and indexed by C (C read once, its map a permutation), its
+/// output not read and written once per element (a permutation too), its
+/// body free of memory effects; its output a fresh allocation (two
+/// different roots may still be one buffer at run time: loop-carried ones,
+/// arguments), not one the kernel reads (A, B, the op's other inputs) nor C.
+bool fusible(linalg::GenericOp e, const Contraction &c) {
   Value cBuf = c.c->get();
-  if (!cBuf.getDefiningOp<memref::AllocOp>())
-    return {};
-  Operation *next = op->getNextNode();
-  while (next && !isa<linalg::GenericOp>(next) &&
-         (isa<memref::AllocOp>(next) || isMemoryEffectFree(next)))
-    next = next->getNextNode();
-  auto e = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!e || !e.hasPureBufferSemantics() || e.getNumDpsInits() != 1 ||
-      e.getNumReductionLoops() != 0)
-    return {};
+  if (!e.hasPureBufferSemantics() || e.getNumDpsInits() != 1 || e.getNumReductionLoops() != 0)
+    return false;
   Block &body = e.getRegion().front();
   if (!body.getArgument(e.getNumDpsInputs()).use_empty())
-    return {};
+    return false;
   for (Operation &o : body.without_terminator())
     if (!isMemoryEffectFree(&o) || o.getNumRegions() != 0)
-      return {};
+      return false;
   OpOperand *cIn = nullptr;
   for (OpOperand *in : e.getDpsInputOperands())
     if (in->get() == cBuf) {
       if (cIn)
-        return {};
+        return false;
       cIn = in;
     }
   if (!cIn || !e.getMatchingIndexingMap(cIn).isPermutation())
-    return {};
+    return false;
   for (AffineMap map : e.getIndexingMapsArray())
     if (!map.isProjectedPermutation())
-      return {};
-  for (Operation *user : cBuf.getUsers())
-    if (user != op && user != e && !isa<memref::DeallocOp>(user))
-      return {};
-  Value out = rootOf(e.getDpsInitOperand(0)->get());
-  if (out == cBuf || out == rootOf(c.a->get()) || out == rootOf(c.b->get()))
-    return {};
+      return false;
+  if (!e.getMatchingIndexingMap(e.getDpsInitOperand(0)).isPermutation())
+    return false;
+  Value out = k3::bufferRoot(e.getDpsInitOperand(0)->get());
+  if (!out.getDefiningOp<memref::AllocOp>() || out == cBuf ||
+      out == k3::bufferRoot(c.a->get()) || out == k3::bufferRoot(c.b->get()))
+    return false;
   for (OpOperand *in : e.getDpsInputOperands())
-    if (in != cIn && (rootOf(in->get()) == out || rootOf(in->get()) == cBuf))
+    if (in != cIn && (k3::bufferRoot(in->get()) == out || k3::bufferRoot(in->get()) == cBuf))
+      return false;
+  return true;
+}
+
+/// The elementwise linalg.generic ops that consume C, if the kernel can
+/// run them on each result instead of storing C (a launch fewer each: a
+/// residual add, an activation, a gate; the router's sigmoid and its biased
+/// scores side by side): C a fresh allocation that only they read (and a
+/// free after); they follow the contraction with only allocations and ops
+/// without memory effects between them, each `fusible`, none reading
+/// another's output. The launch then goes where the last one is, so that
+/// their outputs' allocations come before it.
+SmallVector<linalg::GenericOp> epilogueOf(linalg::GenericOp op, const Contraction &c) {
+  Value cBuf = c.c->get();
+  if (!cBuf.getDefiningOp<memref::AllocOp>())
+    return {};
+  SmallVector<linalg::GenericOp> found;
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
+    if (auto e = dyn_cast<linalg::GenericOp>(next)) {
+      if (!fusible(e, c))
+        break;
+      found.push_back(e);
+    } else if (!isa<memref::AllocOp>(next) && !isMemoryEffectFree(next)) {
+      break;
+    }
+  }
+  for (Operation *user : cBuf.getUsers())
+    if (user != op && !isa<memref::DeallocOp>(user) &&
+        !llvm::is_contained(found, dyn_cast<linalg::GenericOp>(user)))
       return {};
-  return e;
+  // Each output fresh (fusible), so a match of roots is the only way one
+  // op reads another's output.
+  for (linalg::GenericOp e : found)
+    for (linalg::GenericOp other : found)
+      for (OpOperand &operand : other->getOpOperands())
+        if (e != other && k3::bufferRoot(operand.get()) ==
+                              k3::bufferRoot(e.getDpsInitOperand(0)->get()))
+          return {};
+  return found;
 }
 
 struct K3GpuMmaContractionsPass
@@ -570,17 +596,17 @@ struct K3GpuMmaContractionsPass
       // is not needed.
       // (+0.0 only: a k of 0 then still leaves C as the fill would.) A or B
       // reading C's buffer would see the fill, so then it stays.
-      Value cRoot = rootOf(c.c->get());
+      Value cRoot = k3::bufferRoot(c.c->get());
       if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
           fill && fill.hasPureBufferSemantics() && fill.getDpsInitOperand(0)->get() == c.c->get() &&
-          matchPattern(fill.getInputs()[0], m_PosZeroFloat()) && rootOf(c.a->get()) != cRoot &&
-          rootOf(c.b->get()) != cRoot) {
+          matchPattern(fill.getInputs()[0], m_PosZeroFloat()) && k3::bufferRoot(c.a->get()) != cRoot &&
+          k3::bufferRoot(c.b->get()) != cRoot) {
         fill.erase();
         kb.zeroInit = true;
       }
-      kb.epilogue = epilogueOf(op, c);
-      if (kb.epilogue)
-        b.setInsertionPoint(kb.epilogue);
+      kb.epilogues = epilogueOf(op, c);
+      if (!kb.epilogues.empty())
+        b.setInsertionPoint(kb.epilogues.back());
       for (Range r : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
         kb.sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
       auto ceilDiv = [&](Value v, int64_t d) {
@@ -611,8 +637,8 @@ struct K3GpuMmaContractionsPass
       else
         kb.build(launch);
       op.erase();
-      if (kb.epilogue)
-        kb.epilogue.erase();
+      for (linalg::GenericOp e : kb.epilogues)
+        e.erase();
     }
   }
 };

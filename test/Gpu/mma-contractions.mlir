@@ -349,10 +349,59 @@ func.func @epilogue(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %t: index, %s:
   return %o : memref<96x?xf32>
 }
 
+// Two epilogues (the router's sigmoid and its biased scores), one with a
+// scalar input: both bodies run on each result, into their own outputs.
+// CHECK-LABEL: func.func @two_epilogues
+//       CHECK:   gpu.launch
+//       CHECK:     math.exp
+//       CHECK:     memref.store {{.+}} : memref<4x96xf32>
+//       CHECK:     arith.mulf %{{.+}}, %arg3 : f32
+//       CHECK:     memref.store {{.+}} : memref<4x96xf32>
+//       CHECK:   gpu.terminator
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   return
+func.func @two_epilogues(%x: memref<4x64xf32>, %w: memref<96x64xbf16>, %bias: memref<96xf32>, %k: f32)
+    -> (memref<4x96xf32>, memref<4x96xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<4x96xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x96xf32>)
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x64xf32>, memref<96x64xbf16>) outs(%c : memref<4x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %v = arith.addf %acc, %p : f32
+    linalg.yield %v : f32
+  }
+  %s = memref.alloc() : memref<4x96xf32>
+  linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<4x96xf32>) outs(%s : memref<4x96xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  %t = memref.alloc() : memref<4x96xf32>
+  linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (n)>,
+                                   affine_map<(m, n) -> ()>, affine_map<(m, n) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias, %k : memref<4x96xf32>, memref<96xf32>, f32) outs(%t : memref<4x96xf32>) {
+  ^bb0(%v: f32, %bi: f32, %kk: f32, %out: f32):
+    %y = arith.addf %v, %bi : f32
+    %z = arith.mulf %y, %kk : f32
+    linalg.yield %z : f32
+  }
+  memref.dealloc %c : memref<4x96xf32>
+  return %s, %t : memref<4x96xf32>, memref<4x96xf32>
+}
+
 // No epilogue: C read again after the elementwise op (@c_read_later), C an
 // argument rather than a fresh buffer (@c_argument), the elementwise op's
-// output also read by it at another position (@in_place), or a store
-// between the two (@store_between). C is stored and the op stays.
+// output also read by it at another position (@in_place), a store between
+// the two (@store_between), an output that is not a fresh allocation (an
+// argument may be A's buffer at run time: @output_argument), an output
+// written at one element for many (@reduced_output). C is stored and the
+// op stays.
 // CHECK-LABEL: func.func @c_read_later
 //       CHECK:   gpu.launch
 //       CHECK:   linalg.generic
@@ -368,6 +417,12 @@ func.func @epilogue(%x: memref<?x64xf32>, %w: memref<96x64xbf16>, %t: index, %s:
 // CHECK-LABEL: func.func @store_between
 //       CHECK:   gpu.launch
 //       CHECK:   memref.store
+//       CHECK:   linalg.generic
+// CHECK-LABEL: func.func @output_argument
+//       CHECK:   gpu.launch
+//       CHECK:   linalg.generic
+// CHECK-LABEL: func.func @reduced_output
+//       CHECK:   gpu.launch
 //       CHECK:   linalg.generic
 #id = affine_map<(m, n) -> (m, n)>
 func.func @c_read_later(%x: memref<4x64xf32>, %w: memref<96x64xbf16>, %o: memref<4x96xf32>) -> f32 {
@@ -448,4 +503,42 @@ func.func @store_between(%x: memref<4x64xf32>, %w: memref<96x64xbf16>, %o: memre
   }
   memref.dealloc %c : memref<4x96xf32>
   return
+}
+func.func @output_argument(%x: memref<4x64xf32>, %w: memref<96x64xbf16>, %o: memref<4x96xf32>) {
+  %c = memref.alloc() : memref<4x96xf32>
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x64xf32>, memref<96x64xbf16>) outs(%c : memref<4x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %v = arith.addf %acc, %p : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<4x96xf32>) outs(%o : memref<4x96xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  memref.dealloc %c : memref<4x96xf32>
+  return
+}
+func.func @reduced_output(%x: memref<4x64xf32>, %w: memref<96x64xbf16>) -> memref<4xf32> {
+  %c = memref.alloc() : memref<4x96xf32>
+  linalg.generic {indexing_maps = [#xk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x64xf32>, memref<96x64xbf16>) outs(%c : memref<4x96xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %v = arith.addf %acc, %p : f32
+    linalg.yield %v : f32
+  }
+  %o = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#id, affine_map<(m, n) -> (m)>], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<4x96xf32>) outs(%o : memref<4xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    linalg.yield %v : f32
+  }
+  memref.dealloc %c : memref<4x96xf32>
+  return %o : memref<4xf32>
 }
