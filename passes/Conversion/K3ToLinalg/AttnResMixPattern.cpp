@@ -13,8 +13,6 @@
 #include "passes/Conversion/K3ToLinalg/Common.h"
 #include "passes/Passes.h"
 
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-
 using namespace mlir;
 using namespace mlir::k3;
 using namespace mlir::k3::lowering;
@@ -32,13 +30,15 @@ struct KernelAttnRes : OpRewritePattern<AttnResOp> {
     SmallVector<OpFoldResult> sizes = sizesOf(b, loc, op.getSources().back());
     if (sizes.size() == 3)
       sizes.erase(sizes.begin());
+    // The destination has the result's type: its static sizes even where
+    // the sources' are dynamic.
+    for (auto [i, size] : llvm::enumerate(sizes))
+      if (!outType.isDynamicDim(i))
+        size = b.getIndexAttr(outType.getDimSize(i));
     Value out = empty(b, loc, sizes, outType.getElementType());
-    auto mix = AttnResMixOp::create(b, loc, TypeRange{out.getType()}, op.getSources(),
+    auto mix = AttnResMixOp::create(b, loc, TypeRange{outType}, op.getSources(),
                                     op.getNormWeight(), op.getQuery(), out, op.getEpsAttr());
-    Value result = mix.getResult(0);
-    if (result.getType() != outType)
-      result = tensor::CastOp::create(b, loc, outType, result);
-    b.replaceOp(op, result);
+    b.replaceOp(op, mix.getResult(0));
     return success();
   }
 };
