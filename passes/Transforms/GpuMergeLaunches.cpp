@@ -33,7 +33,8 @@
 // Arguments are distinct buffers: k3's entry points get one buffer per
 // input from the runtime, and the pass checks every call (a function called
 // with one buffer for two arguments, and what it calls, is left alone).
-// wgmma kernels stay alone too: they are sized for their registers.
+// wgmma kernels merge only with each other: they are sized for their
+// registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,6 +69,7 @@ struct LaunchInfo {
   llvm::SmallPtrSet<Value, 8> reads, writes;
   bool opaque = false;
   bool synchronises = false; ///< a barrier, shuffle or warp-wide op
+  bool wgmma = false;        ///< a warpgroup tensor-core kernel
   int64_t threads = 0;
   int64_t sharedBytes = 0;  ///< its workgroup attributions
   int64_t dynamicBytes = 0; ///< its dynamic shared memory
@@ -226,13 +228,16 @@ LaunchInfo analyse(gpu::LaunchOp launch) {
     // place: such a body stays alone.
     if (readsLaunchIds(op) || op->getName().getStringRef() == "llvm.inttoptr")
       info.opaque = true;
-    // A tensor-core kernel (k3-gpu-mma-contractions, the attention parts)
-    // is sized for its registers and occupancy; merged, every block of the
-    // launch would be compiled to the heaviest body's registers (ptxas
-    // spilled such a pair). It stays alone.
+    // A warpgroup tensor-core kernel (k3-gpu-mma-contractions on sm_90a)
+    // is sized for its registers and occupancy; merged with another kind,
+    // every block of the launch would be compiled to the heaviest body's
+    // registers (ptxas spilled such a pair). It merges with its own kind
+    // only: the same 64 accumulators a thread and staging tile, so the
+    // merged kernel needs no more registers than one of them (a decode
+    // batch's projections of one row: fits()).
     if (op->getDialect() && op->getDialect()->getNamespace() == "nvvm" &&
         op->getName().getStringRef().contains("wgmma"))
-      info.opaque = true;
+      info.wgmma = true;
     // A buffer's address leaves the memref world: read and written.
     if (auto ptr = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(op)) {
       touch(ptr.getSource(), /*write=*/true);
@@ -537,7 +542,7 @@ struct K3GpuMergeLaunchesPass
     llvm::SetVector<Value> captured = next.captured;
     for (const LaunchInfo &l : group) {
       captured.insert(l.captured.begin(), l.captured.end());
-      if (conflicts(l, next))
+      if (conflicts(l, next) || l.wgmma != next.wgmma)
         return false;
       threads = std::max(threads, l.threads);
       sharedBytes += l.sharedBytes;

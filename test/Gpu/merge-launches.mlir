@@ -354,3 +354,51 @@ func.func @entry(%x: memref<32xf32>, %a: memref<32xf32>, %d: memref<32xf32>) {
   call @outer(%x, %a, %a, %d) : (memref<32xf32>, memref<32xf32>, memref<32xf32>, memref<32xf32>) -> ()
   return
 }
+
+// -----
+
+// Warpgroup tensor-core kernels merge with each other only (a decode
+// batch's projections of one row on sm_90a): the two wgmma bodies share
+// their staging tile in one launch; the plain launch beside them, as
+// independent, stays apart (merged, it would be compiled to a wgmma
+// kernel's registers).
+// CHECK-LABEL: func.func @warpgroups(
+// CHECK:       gpu.launch blocks({{.+}}) in (%{{.+}} = %{{.+}}, {{.+}}) threads({{.+}}) in (%{{.+}} = %c128{{.*}}, {{.+}}) workgroup(%[[TILE:.+]] : memref<64xbf16, #gpu.address_space<workgroup>>)
+// CHECK:         nvvm.wgmma.fence.aligned
+// CHECK:         memref.store {{.+}} %arg1
+// CHECK:       } else {
+// CHECK:         nvvm.wgmma.fence.aligned
+// CHECK:         memref.store {{.+}} %arg2
+// CHECK:       gpu.terminator
+// CHECK:       gpu.launch
+// CHECK-NOT:     nvvm.wgmma
+// CHECK:         memref.store {{.+}} %arg3
+// CHECK-NOT:   gpu.launch
+// CHECK:       return
+func.func @warpgroups(%x: memref<64xf32>, %a: memref<128xf32>, %b: memref<128xf32>, %c: memref<128xf32>) {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1)
+             workgroup(%tile : memref<64xbf16, #gpu.address_space<workgroup>>) {
+    nvvm.wgmma.fence.aligned
+    %v = memref.load %x[%bx] : memref<64xf32>
+    memref.store %v, %a[%tx] : memref<128xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1)
+             workgroup(%tile : memref<64xbf16, #gpu.address_space<workgroup>>) {
+    nvvm.wgmma.fence.aligned
+    %v = memref.load %x[%bx] : memref<64xf32>
+    memref.store %v, %b[%tx] : memref<128xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%bx] : memref<64xf32>
+    memref.store %v, %c[%tx] : memref<128xf32>
+    gpu.terminator
+  }
+  return
+}
