@@ -600,6 +600,15 @@ def K3GpuMmaContractionsPass : Pass<"k3-gpu-mma-contractions"> {
     fill is dropped and the kernel starts from zero accumulators and stores
     them without reading C: every element of C is stored by exactly one
     thread, so the fill's kernel launch and a read of C go away.
+
+    When C is a fresh allocation that only the elementwise `linalg.generic`
+    ops right after read (allocations and effect-free ops may sit between;
+    a free comes after), their bodies run on each accumulator in registers
+    (the epilogue), their other inputs loaded at the same element, each
+    result stored into its op's output, and C is never stored: a residual
+    add, a gate, the router's sigmoid cost no launch. Each output must be a
+    fresh allocation written once per element, not read by the kernel or
+    by another epilogue op; the launch takes the last op's place.
   }];
   let options = [
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",
@@ -1129,8 +1138,8 @@ def K3GpuMergeLaunchesPass : Pass<"k3-gpu-merge-launches", "::mlir::ModuleOp"> {
     their allocation or function argument (anything else keeps the launch
     alone); arguments are distinct buffers unless a call passes one buffer
     twice (that function and its callees are left alone). wgmma kernels
-    are left alone. A decode layer's projections of one normed row are
-    such a group.
+    merge only with each other (the same registers and staging tile). A
+    decode layer's projections of one normed row are such a group.
 
     ```mlir
     gpu.launch blocks(%a, %c1, %c1) threads(%c128, %c1, %c1) { A }
