@@ -16,9 +16,10 @@ exits 1 on any failure.
 import math
 import os
 import random
-import struct
 import subprocess
 import sys
+
+from npy import f32, write_npy
 
 work, compiler, run, compare = sys.argv[1:5]
 EPS = 1e-5
@@ -45,19 +46,6 @@ func.func @pair(%a: tensor<?x64xf32>, %b: tensor<?x64xf32>, %n: tensor<64xf32>, 
   return %y : tensor<?x64xf32>
 }
 """
-
-
-def write_npy(path, shape, values):
-    d = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
-        ", ".join(map(str, shape)) + ("," if len(shape) == 1 else ""))
-    d += " " * ((64 - (10 + len(d) + 1) % 64) % 64) + "\n"
-    body = struct.pack("<%df" % len(values), *values)
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode() + body)
-
-
-def f32(x):
-    return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
 def mix(candidates, norm, query, t, d):

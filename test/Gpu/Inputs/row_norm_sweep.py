@@ -15,9 +15,10 @@ Prints one line per comparison; exits 1 on any failure.
 import math
 import os
 import random
-import struct
 import subprocess
 import sys
+
+from npy import f32, write_npy
 
 work, compiler, run, compare = sys.argv[1:5]
 EPS = 1e-5
@@ -41,19 +42,6 @@ func.func @gated{d}(%x: tensor<?x{d}xf32>, %w: tensor<{d}xf32>, %g: tensor<?x{d}
 
 
 MODULE = "".join(plain(d) for d in (32, 64, 1024, 7168)) + gated(64) + gated(1024)
-
-
-def write_npy(path, shape, values):
-    d = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
-        ", ".join(map(str, shape)) + ("," if len(shape) == 1 else ""))
-    d += " " * ((64 - (10 + len(d) + 1) % 64) % 64) + "\n"
-    body = struct.pack("<%df" % len(values), *values)
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode() + body)
-
-
-def f32(x):
-    return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
 def norm(x, w, g, rows, d):
