@@ -232,9 +232,10 @@ LaunchInfo analyse(gpu::LaunchOp launch) {
     // is sized for its registers and occupancy; merged with another kind,
     // every block of the launch would be compiled to the heaviest body's
     // registers (ptxas spilled such a pair). It merges with its own kind
-    // only: the same 64 accumulators a thread and staging tile, so the
-    // merged kernel needs no more registers than one of them (a decode
-    // batch's projections of one row: fits()).
+    // only (only k3-gpu-mma-contractions emits wgmma): the same 64
+    // accumulators a thread and staging tile, bodies differing in their
+    // epilogues at most, so the merged kernel needs the registers of its
+    // heaviest member (a decode batch's projections of one row: fits()).
     if (op->getDialect() && op->getDialect()->getNamespace() == "nvvm" &&
         op->getName().getStringRef().contains("wgmma"))
       info.wgmma = true;
