@@ -14,12 +14,10 @@ both forms (fp32). Pure Python (no numpy). Prints one line per comparison;
 exits 1 on any failure.
 """
 import math
-import os
 import random
-import subprocess
 import sys
 
-from npy import f32, write_npy
+from npy import check_forms, compile_forms, f32
 
 work, compiler, run, compare = sys.argv[1:5]
 EPS = 1e-5
@@ -62,13 +60,7 @@ def mix(candidates, norm, query, t, d):
     return [sum(e[i] * candidates[i][t * d + j] for i in range(len(e))) / total for j in range(d)]
 
 
-mod = os.path.join(work, "attn_res.mlir")
-with open(mod, "w") as f:
-    f.write(MODULE)
-binaries = {"cpu": os.path.join(work, "cpu.k3b"), "emulated": os.path.join(work, "emu.k3b")}
-subprocess.run([compiler, mod, "-o", binaries["cpu"]], check=True)
-subprocess.run([compiler, mod, "--target=sm_80", "--emulate", "-o", binaries["emulated"]],
-               check=True)
+binaries = compile_forms(work, compiler, "attn_res", MODULE)
 
 rng = random.Random(11)
 failed = False
@@ -94,22 +86,9 @@ for case, (fn, d, t, n, extra, scale) in enumerate(cases):
     norm = [f32(scale * rng.uniform(0.5, 1.5)) for _ in range(d)]
     query = [f32(scale * rng.uniform(-1, 1)) for _ in range(d)]
     inputs += [((d,), norm), ((d,), query)]
-    args = []
-    for i, (shape, values) in enumerate(inputs):
-        path = os.path.join(work, f"in{i}.npy")
-        write_npy(path, shape, values)
-        args.append("--input=@" + path)
-    ref = os.path.join(work, "ref.npy")
     expected = []
     for row in range(t):
         expected += mix(candidates, norm, query, row, d)
-    write_npy(ref, (t, d), expected)
-    label = f"{fn} T={t} N={n} scale={scale}"
-    for form, binary in binaries.items():
-        out = os.path.join(work, f"{form}.npy")
-        subprocess.run([run, binary, "--function=" + fn, *args, "--output=@" + out], check=True)
-        r = subprocess.run([sys.executable, compare, ref, out, "1e-5"], capture_output=True,
-                           text=True)
-        print(f"{label} {form}: {r.stdout.strip()}")
-        failed |= r.returncode != 0
+    failed |= not check_forms(work, run, compare, binaries, fn, inputs, ((t, d), expected),
+                              f"{fn} T={t} N={n} scale={scale}")
 sys.exit(1 if failed else 0)

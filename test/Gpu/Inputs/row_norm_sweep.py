@@ -13,12 +13,10 @@ row. Relative RMSE < 1e-5 for both forms (fp32). Pure Python (no numpy).
 Prints one line per comparison; exits 1 on any failure.
 """
 import math
-import os
 import random
-import subprocess
 import sys
 
-from npy import f32, write_npy
+from npy import check_forms, compile_forms, f32
 
 work, compiler, run, compare = sys.argv[1:5]
 EPS = 1e-5
@@ -57,13 +55,7 @@ def norm(x, w, g, rows, d):
     return out
 
 
-mod = os.path.join(work, "row_norm.mlir")
-with open(mod, "w") as f:
-    f.write(MODULE)
-binaries = {"cpu": os.path.join(work, "cpu.k3b"), "emulated": os.path.join(work, "emu.k3b")}
-subprocess.run([compiler, mod, "-o", binaries["cpu"]], check=True)
-subprocess.run([compiler, mod, "--target=sm_80", "--emulate", "-o", binaries["emulated"]],
-               check=True)
+binaries = compile_forms(work, compiler, "row_norm", MODULE)
 
 rng = random.Random(5)
 failed = False
@@ -81,20 +73,7 @@ for d, rows, gate, scale in cases:
     w = [f32(rng.uniform(0.5, 1.5)) for _ in range(d)]
     g = [f32(rng.uniform(-6, 6)) for _ in range(rows * d)] if gate else None
     inputs = [((rows, d), x), ((d,), w)] + ([((rows, d), g)] if gate else [])
-    args = []
-    for i, (shape, values) in enumerate(inputs):
-        path = os.path.join(work, f"in{i}.npy")
-        write_npy(path, shape, values)
-        args.append("--input=@" + path)
-    ref = os.path.join(work, "ref.npy")
-    write_npy(ref, (rows, d), norm(x, w, g, rows, d))
     fn = f"gated{d}" if gate else f"d{d}"
-    label = f"{fn} R={rows} scale={scale}"
-    for form, binary in binaries.items():
-        out = os.path.join(work, f"{form}.npy")
-        subprocess.run([run, binary, "--function=" + fn, *args, "--output=@" + out], check=True)
-        r = subprocess.run([sys.executable, compare, ref, out, "1e-5"], capture_output=True,
-                           text=True)
-        print(f"{label} {form}: {r.stdout.strip()}")
-        failed |= r.returncode != 0
+    failed |= not check_forms(work, run, compare, binaries, fn, inputs,
+                              ((rows, d), norm(x, w, g, rows, d)), f"{fn} R={rows} scale={scale}")
 sys.exit(1 if failed else 0)
