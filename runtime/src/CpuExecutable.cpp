@@ -337,6 +337,19 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
       // (k3rt_set_threads) on each call; older ones have no setter.
       if (auto set = reinterpret_cast<void (*)(int)>(dlsym(h, "k3_set_threads")))
         exe->threadSetters[ep->name()->str()] = set;
+      // The object's libomp (a dependency: dlsym on the handle searches
+      // it), for runParts.
+      if (!device && !exe->gompParallel) {
+        using Parallel = void (*)(void (*)(void *), void *, unsigned, unsigned);
+        auto parallel = reinterpret_cast<Parallel>(dlsym(h, "GOMP_parallel"));
+        auto num = reinterpret_cast<int (*)()>(dlsym(h, "omp_get_thread_num"));
+        auto size = reinterpret_cast<int (*)()>(dlsym(h, "omp_get_num_threads"));
+        if (parallel && num && size) {
+          exe->gompParallel = parallel;
+          exe->ompThreadNum = num;
+          exe->ompNumThreads = size;
+        }
+      }
     }
   if (device)
     if (k3rt_status_t s = exe->bindWeightsOnDevice())
@@ -440,7 +453,7 @@ static void copyStrided(const uint8_t *src, const std::vector<int64_t> &shape,
 k3rt_status_t CpuExecutable::run(const std::string &name,
                                  std::vector<HostTensor *> inputs,
                                  std::vector<HostTensor> &outputs,
-                                 const std::vector<bool> &keep) {
+                                 const std::vector<bool> &keep, int threads) {
   const EntryPoint *ep = entry(name);
   if (!ep)
     return makeStatus(K3RT_NOT_FOUND, "no entry point '" + name + "'");
@@ -585,7 +598,7 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
   for (auto &d : descs)
     args.push_back(d.data());
   if (auto set = threadSetters.find(name); set != threadSetters.end())
-    set->second(k3rt_threads());
+    set->second(threads > 0 ? threads : k3rt_threads());
   bool completed = true;
   if (graph && !capturing) {
     device->launch(*graph->graph);
@@ -607,7 +620,7 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
       cudaGraphs = false;
       std::fprintf(stderr, "k3: %s runs without CUDA graphs from now on: %s\n", name.c_str(),
                    why.c_str());
-      return run(name, inputs, outputs, keep);
+      return run(name, inputs, outputs, keep, threads);
     }
     graph->result = result;
     size_t at = 0;
@@ -706,6 +719,29 @@ k3rt_status_t CpuExecutable::run(const std::string &name,
     return makeStatus(k3rt_status_code(comm->failure),
                       name + ": " + k3rt_status_message(comm->failure));
   return nullptr;
+}
+
+void CpuExecutable::runParts(int parts, const std::function<void(int)> &fn) const {
+  if (parts <= 1 || !runsParts()) {
+    for (int i = 0; i < parts; ++i)
+      fn(i);
+    return;
+  }
+  struct Job {
+    const std::function<void(int)> *fn;
+    int parts;
+    int (*num)();
+    int (*size)();
+  } job{&fn, parts, ompThreadNum, ompNumThreads};
+  // A team may have fewer threads than asked for (a thread limit): each
+  // thread takes every size-th part.
+  gompParallel(
+      [](void *p) {
+        const Job &j = *static_cast<const Job *>(p);
+        for (int i = j.num(), step = std::max(1, j.size()); i < j.parts; i += step)
+          (*j.fn)(i);
+      },
+      &job, unsigned(parts), 0);
 }
 
 bool CpuExecutable::capturesGraphs(const std::string &name) const {

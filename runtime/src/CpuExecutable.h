@@ -25,6 +25,7 @@
 #include "runtime/src/CudaDevice.h"
 #include "runtime/src/comm/Collectives.h"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <memory>
@@ -88,8 +89,13 @@ public:
   /// that buffer is dense and the call's own; it is copied otherwise (a
   /// weight, an input's host or staged buffer, a strided view). After a
   /// failed call, kept inputs may have been partly updated in place.
+  /// `threads` > 0 runs the kernels' parallel loops on that many threads
+  /// instead of k3rt_threads(). On the CPU, calls may run at once from
+  /// several threads (the engine's decode groups): the kernels keep no
+  /// state between calls, and this reads only the loaded binary.
   k3rt_status_t run(const std::string &name, std::vector<HostTensor *> inputs,
-                    std::vector<HostTensor> &outputs, const std::vector<bool> &keep = {});
+                    std::vector<HostTensor> &outputs, const std::vector<bool> &keep = {},
+                    int threads = 0);
 
   /// On a device with CUDA graphs: `decode_batch` is captured once per
   /// signature (every input's shape, and each kept input's address, which
@@ -104,6 +110,16 @@ public:
   /// CUDA graph (the engine then pads its batch to a bucket, so that a few
   /// graphs serve every batch size).
   bool capturesGraphs(const std::string &name) const;
+
+  /// Whether runParts runs parts at once: CPU kernels of one rank whose
+  /// object links libomp (a device has one stream; a rank's collectives
+  /// must run in the same order on every rank).
+  bool runsParts() const { return gompParallel && !device && !comm; }
+  /// Runs fn(0), ..., fn(parts - 1), at once where runsParts(), each on a
+  /// thread of the kernels' own OpenMP pool (a parallel region with a
+  /// thread per part; the kernels' loops inside it are nested regions,
+  /// which run serial), else in turn. Returns when all have returned.
+  void runParts(int parts, const std::function<void(int)> &fn) const;
 
   /// A sharded binary's first failed collective, "" while none failed
   /// (once one did, every later call fails with it).
@@ -136,6 +152,12 @@ private:
   std::map<std::string, void (*)(void **)> entries; ///< by entry point name
   /// k3_set_threads of each entry point's object, where it has one.
   std::map<std::string, void (*)(int)> threadSetters;
+  /// libomp's GNU-compatible entry points, from the kernels' libomp (null
+  /// when no object links it): runParts' parallel region. The same pool as
+  /// the kernels' loops, so parts and loops never oversubscribe the cores.
+  void (*gompParallel)(void (*)(void *), void *, unsigned, unsigned) = nullptr;
+  int (*ompThreadNum)() = nullptr;
+  int (*ompNumThreads)() = nullptr;
   std::unique_ptr<struct CommBinding> comm;
   bool cudaGraphs = true;
   /// A captured call: its graph, the buffers its non-kept inputs are

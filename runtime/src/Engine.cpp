@@ -304,6 +304,15 @@ void Engine::readState(const Request &r, uint8_t *blob) const {
                   size_t(inputs[k].bytes));
 }
 
+int Engine::decodeGroups(int64_t rows) const {
+  if (!exe.runsParts() || opt.decodeGroups == 1)
+    return 1;
+  int64_t groups = opt.decodeGroups > 0 ? opt.decodeGroups : std::max(1, k3rt_threads());
+  if (opt.decodeGroups == 0)
+    groups = std::min<int64_t>(groups, rows / kMinGroupRows);
+  return int(std::max<int64_t>(1, std::min(groups, rows)));
+}
+
 k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
   // Every request of the batch in a slot (the caller moved out the others),
   // and the call's rows in slot order. Admission keeps the running requests
@@ -329,81 +338,141 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
       buckets ? std::min<int64_t>(powerOfTwoAtLeast(n), int64_t(slotOwner.size()))
               : n;
   counters.paddedRows += rows - n;
-  std::vector<HostTensor> owned; // every input but the pool
-  owned.reserve(inputs.size() + 2); // never reallocated: `args` points into it
-  HostTensor &ids = owned.emplace_back(HostTensor::zeros(DType_I32, {rows}));
-  std::vector<HostTensor *> args{&ids};
-  for (int64_t i = 0; i < n; ++i)
-    reinterpret_cast<int32_t *>(ids.bytes.data())[i] = rs[size_t(i)]->pending;
-  if (numMla) {
-    HostTensor &lengths = owned.emplace_back(HostTensor::zeros(DType_I32, {rows}));
-    for (int64_t i = 0; i < n; ++i)
-      reinterpret_cast<int32_t *>(lengths.bytes.data())[i] = int32_t(rs[size_t(i)]->len);
-    args.push_back(&lengths);
+  // On the CPU, the rows as `groups` calls at once, one thread each
+  // (EngineOptions::decodeGroups, CpuExecutable::runParts); rows are independent through
+  // every layer, so the grouping changes no request's outputs.
+  const int groups = decodeGroups(rows);
+  // In buckets the block tables' width only grows (a power of two of the
+  // widest table yet): the requests that come and go do not flip the step
+  // between widths, each width a graph of its own.
+  if (buckets)
+    for (const StateInput &in : inputs)
+      if (in.mla)
+        for (const Request *r : rs)
+          tableWidth = std::max(tableWidth, powerOfTwoAtLeast(std::max<int64_t>(
+                                                1, int64_t(r->table[size_t(in.mlaLayer)].size()))));
+  struct Call {
+    int64_t first = 0, rows = 0;
+    std::vector<HostTensor> owned; // every input but the pool and the slots
+    std::vector<HostTensor> slotViews;
+    std::vector<HostTensor *> args;
+    std::vector<HostTensor> out;
+    k3rt_status_t status = nullptr;
+  };
+  std::vector<Call> calls(static_cast<size_t>(groups));
+  for (int g = 0; g < groups; ++g) {
+    Call &c = calls[size_t(g)];
+    c.first = rows * g / groups;
+    c.rows = rows * (g + 1) / groups - c.first;
+    // Requests of the call: [c.first, end) (padding rows past n).
+    const int64_t end = std::min(n, c.first + c.rows);
+    c.owned.reserve(inputs.size() + 2); // never reallocated: `args` points into it
+    c.slotViews.reserve(inputs.size());
+    HostTensor &ids = c.owned.emplace_back(HostTensor::zeros(DType_I32, {c.rows}));
+    c.args.push_back(&ids);
+    for (int64_t i = c.first; i < end; ++i)
+      reinterpret_cast<int32_t *>(ids.bytes.data())[i - c.first] = rs[size_t(i)]->pending;
+    if (numMla) {
+      HostTensor &lengths = c.owned.emplace_back(HostTensor::zeros(DType_I32, {c.rows}));
+      for (int64_t i = c.first; i < end; ++i)
+        reinterpret_cast<int32_t *>(lengths.bytes.data())[i - c.first] =
+            int32_t(rs[size_t(i)]->len);
+      c.args.push_back(&lengths);
+    }
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const StateInput &in = inputs[k];
+      if (in.mla) {
+        // The layer's block table, [rows, most pages]; unused entries say
+        // page 0 (never read: a request reads its `lengths` rows only).
+        size_t most = 1;
+        for (int64_t i = c.first; i < end; ++i)
+          most = std::max(most, rs[size_t(i)]->table[size_t(in.mlaLayer)].size());
+        if (buckets)
+          most = size_t(tableWidth);
+        HostTensor &t =
+            c.owned.emplace_back(HostTensor::zeros(DType_I32, {c.rows, int64_t(most)}));
+        auto *table = reinterpret_cast<int32_t *>(t.bytes.data());
+        for (int64_t i = c.first; i < end; ++i) {
+          const std::vector<int32_t> &pages = rs[size_t(i)]->table[size_t(in.mlaLayer)];
+          std::copy(pages.begin(), pages.end(), table + (i - c.first) * int64_t(most));
+        }
+        c.args.push_back(&t);
+        continue;
+      }
+      // The KDA tensor's slots: bound in place, updated in place (a group:
+      // a view of its rows, sharing the slots' buffer).
+      HostTensor &view = c.slotViews.emplace_back();
+      view.dtype = slots[k].dtype;
+      view.shape = slots[k].shape;
+      view.shape[0] = c.rows;
+      view.kept = std::shared_ptr<uint8_t>(slots[k].kept, slots[k].kept.get() + c.first * in.bytes);
+      view.keptBytes = slots[k].keptBytes - c.first * in.bytes;
+      c.args.push_back(&view);
+    }
+    if (numMla)
+      c.args.push_back(&poolTensor);
   }
   ++counters.calls;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const StateInput &in = inputs[k];
-    if (in.mla) {
-      // The layer's block table, [B, most pages]; unused entries say page 0
-      // (never read: a request reads its `lengths` rows only).
-      size_t most = 1;
-      for (const Request *r : rs)
-        most = std::max(most, r->table[size_t(in.mlaLayer)].size());
-      // In buckets the width only grows (a power of two of the widest
-      // table yet): the requests that come and go do not flip the step
-      // between widths, each width a graph of its own.
-      if (buckets) {
-        tableWidth = std::max(tableWidth, powerOfTwoAtLeast(int64_t(most)));
-        most = size_t(tableWidth);
-      }
-      HostTensor &t = owned.emplace_back(HostTensor::zeros(DType_I32, {rows, int64_t(most)}));
-      auto *table = reinterpret_cast<int32_t *>(t.bytes.data());
-      for (int64_t i = 0; i < n; ++i) {
-        const std::vector<int32_t> &pages = rs[size_t(i)]->table[size_t(in.mlaLayer)];
-        std::copy(pages.begin(), pages.end(), table + i * int64_t(most));
-      }
-      args.push_back(&t);
-      continue;
-    }
-    // The KDA tensor's slots: bound in place, updated in place.
-    slots[k].shape[0] = rows;
-    args.push_back(&slots[k]);
-  }
-  if (numMla)
-    args.push_back(&poolTensor);
-  std::vector<HostTensor> out;
+  counters.decodeGroupCalls += groups > 1 ? groups : 0;
   // Kept: the state comes back as views of the slots, the rest uncopied.
-  if (k3rt_status_t s = exe.run("decode_batch", args, out,
-                                std::vector<bool>(1 + inputs.size(), true)))
-    return s;
-  // Every output as large as the batch's (checked before any request is
-  // committed).
-  for (size_t j = 0; j < inputs.size(); ++j) {
-    const int64_t bytes = inputs[j].mla ? rowBytes : inputs[j].bytes;
-    if (out[1 + j].byteSize() != rows * bytes)
-      return makeStatus(K3RT_INTERNAL, "decode_batch output " + std::to_string(1 + j) + " has " +
-                                           std::to_string(out[1 + j].byteSize()) +
-                                           " bytes, expected " + std::to_string(rows * bytes));
+  const std::vector<bool> keep(1 + inputs.size(), true);
+  // A group's kernels run their parallel loops on one thread: the groups
+  // are the step's parallelism.
+  auto call = [&](int g) {
+    Call &c = calls[size_t(g)];
+    c.status = exe.run("decode_batch", c.args, c.out, keep, groups > 1 ? 1 : 0);
+  };
+  if (groups > 1)
+    exe.runParts(groups, call);
+  else
+    call(0);
+  k3rt_status_t failed = nullptr;
+  for (Call &c : calls) {
+    if (!failed)
+      std::swap(failed, c.status);
+    if (c.status)
+      k3rt_status_free(c.status);
   }
+  if (failed)
+    return failed;
+  // Every output as large as the call's (checked before any request is
+  // committed).
+  for (const Call &c : calls)
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      const int64_t bytes = inputs[j].mla ? rowBytes : inputs[j].bytes;
+      if (c.out[1 + j].byteSize() != c.rows * bytes)
+        return makeStatus(K3RT_INTERNAL, "decode_batch output " + std::to_string(1 + j) +
+                                             " has " + std::to_string(c.out[1 + j].byteSize()) +
+                                             " bytes, expected " +
+                                             std::to_string(c.rows * bytes));
+    }
   // The entry updates the slots in place and returns them; a binary that
   // returns a new buffer has it copied into the slots.
-  for (size_t j = 0; j < inputs.size(); ++j)
-    if (!inputs[j].mla && out[1 + j].data() != slots[j].kept.get()) {
-      std::memmove(slots[j].kept.get(), out[1 + j].data(), size_t(rows * inputs[j].bytes));
-      counters.stateCopyBytes += rows * inputs[j].bytes;
+  for (const Call &c : calls)
+    for (size_t j = 0, v = 0; j < inputs.size(); ++j) {
+      if (inputs[j].mla)
+        continue;
+      uint8_t *rowsAt = c.slotViews[v++].kept.get();
+      if (c.out[1 + j].data() != rowsAt) {
+        std::memmove(rowsAt, c.out[1 + j].data(), size_t(c.rows * inputs[j].bytes));
+        counters.stateCopyBytes += c.rows * inputs[j].bytes;
+      }
     }
   // Request by request, as its own call's outputs would be committed.
   std::vector<StateView> views;
   views.reserve(inputs.size());
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = 0, g = 0; i < n; ++i) {
     Request &r = *rs[size_t(i)];
+    while (i >= calls[size_t(g)].first + calls[size_t(g)].rows)
+      ++g;
+    const std::vector<HostTensor> &out = calls[size_t(g)].out;
+    const int64_t row = i - calls[size_t(g)].first;
     views.clear();
     for (size_t j = 0; j < inputs.size(); ++j) {
       const int64_t bytes = inputs[j].mla ? rowBytes : inputs[j].bytes;
       // A KDA state stays in its slot (updated in place, or copied there
       // above), not written to the pages.
-      views.push_back({inputs[j].mla ? out[1 + j].data() + i * bytes : nullptr, bytes});
+      views.push_back({inputs[j].mla ? out[1 + j].data() + row * bytes : nullptr, bytes});
     }
     const int32_t token = r.pending;
     if (k3rt_status_t s = commit(r, &token, 1, views)) {
@@ -412,7 +481,7 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
       r.done = true;
       continue;
     }
-    const float *l = out[0].f32() + i * vocab;
+    const float *l = out[0].f32() + row * vocab;
     emit(r, choose(r, l), l);
   }
   return nullptr;

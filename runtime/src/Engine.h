@@ -64,7 +64,16 @@ struct EngineOptions {
   /// when the call is captured as a graph; Always: also on the CPU (a test
   /// of the padded rows); Never.
   enum class Buckets { Auto, Always, Never } batchBuckets = Buckets::Auto;
+  /// decode_batch's rows as this many calls at once, each on its own
+  /// thread with the kernels' parallel loops serial inside it
+  /// (CpuExecutable::runParts; CPU binaries of one rank). 0 (auto): one
+  /// group per thread (k3rt_threads()), each of at least kMinGroupRows
+  /// requests; 1: one call a step.
+  int64_t decodeGroups = 0;
 };
+
+/// Fewest requests per decode group under EngineOptions::decodeGroups = 0.
+constexpr int64_t kMinGroupRows = 2;
 
 /// The prefill chunk must be whole blocks (snapshots land on boundaries):
 /// the default is rounded up to a multiple of `blockTokens`; a chunk the
@@ -124,6 +133,9 @@ struct EngineStats {
   int64_t calls = 0, mlaGatherBytes = 0, stateCopyBytes = 0;
   /// decode_batch rows that carried no request (batchBuckets' padding).
   int64_t paddedRows = 0;
+  /// The calls of decode steps that ran in groups (decodeGroups), which
+  /// `calls` counts as one each.
+  int64_t decodeGroupCalls = 0;
 };
 
 class Engine {
@@ -232,6 +244,8 @@ private:
   std::vector<Request *> slotOwner; ///< per slot row, its request
   /// decode_batch's block-table width in buckets (EngineOptions::batchBuckets).
   int64_t tableWidth = 1;
+  /// The decode groups of a step of `rows` rows (EngineOptions::decodeGroups).
+  int decodeGroups(int64_t rows) const;
   int64_t occupied = 0;
   std::unique_ptr<PrefixCache> cache;
   uint64_t clock = 0; ///< scheduler steps so far (the cache's LRU time)

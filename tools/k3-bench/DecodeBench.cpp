@@ -38,7 +38,7 @@ namespace {
 struct BatchRun {
   double tokensPerS = 0, stepsPerS = 0;
   int64_t steps = 0, tokens = 0;
-  double callsPerStep = 0, gatherPerStep = 0, statePerStep = 0;
+  double callsPerStep = 0, gatherPerStep = 0, statePerStep = 0, groupsPerStep = 0;
   /// On a device: kernels launched one by one, and graph launches.
   double launchesPerStep = 0, graphLaunchesPerStep = 0;
   std::vector<int32_t> first; ///< request 0's tokens
@@ -47,9 +47,10 @@ struct BatchRun {
 /// One round at batch size `b`: prefill every request (the first step),
 /// then time the decode steps until all are done.
 bool runBatch(k3rt::CpuExecutable &exe, k3rt::CudaDevice *device, int64_t b, int64_t prompt,
-              int64_t decode, int64_t vocab, BatchRun &out, std::string &error) {
+              int64_t decode, int64_t vocab, int64_t groups, BatchRun &out, std::string &error) {
   k3rt::EngineOptions options;
   options.maxBatch = b;
+  options.decodeGroups = groups;
   options.prefixCache = false; // distinct prompts; nothing to reuse
   options.poolBytes = int64_t(2) << 30;
   // One block and one chunk of the prompt's length: every prompt is one
@@ -113,6 +114,7 @@ bool runBatch(k3rt::CpuExecutable &exe, k3rt::CudaDevice *device, int64_t b, int
   out.stepsPerS = double(out.steps) / dt;
   double steps = double(std::max<int64_t>(out.steps, 1));
   out.callsPerStep = double(after.calls - before.calls) / steps;
+  out.groupsPerStep = double(after.decodeGroupCalls - before.decodeGroupCalls) / steps;
   out.gatherPerStep = double(after.mlaGatherBytes - before.mlaGatherBytes) / steps;
   out.statePerStep = double(after.stateCopyBytes - before.stateCopyBytes) / steps;
   if (device) {
@@ -128,10 +130,10 @@ bool runBatch(k3rt::CpuExecutable &exe, k3rt::CudaDevice *device, int64_t b, int
 int runDecodeBench(int argc, char **argv) {
   if (argc < 3)
     return fail("usage: k3-bench decode BINARY.k3b [--batch=1,4,16 --prompt=64 --decode=32 "
-                "--threads=N --repeat=3 --device=cpu|cuda --no-cuda-graphs]");
+                "--threads=N --repeat=3 --decode-groups=N --device=cpu|cuda --no-cuda-graphs]");
   std::string path = argv[2];
   std::vector<int64_t> batches;
-  int64_t prompt = 64, decode = 32, repeat = 3, threads = 0;
+  int64_t prompt = 64, decode = 32, repeat = 3, threads = 0, groups = 0;
   std::string device = "cpu";
   bool cudaGraphs = true;
   for (int i = 3; i < argc; ++i) {
@@ -147,6 +149,17 @@ int runDecodeBench(int argc, char **argv) {
       cudaGraphs = false;
       continue;
     }
+    if (a.rfind("--decode-groups=", 0) == 0) {
+      // 0 (auto) or a count: EngineOptions::decodeGroups.
+      if (a == "--decode-groups=0") {
+        groups = 0;
+        continue;
+      }
+      if (!positiveFlag(a, "--decode-groups=", groups) || groups > 4096)
+        return fail("--decode-groups takes 0 (auto) or a count up to 4096, not '" +
+                    a.substr(16) + "'");
+      continue;
+    }
     if (a.rfind("--device=", 0) == 0) {
       device = a.substr(9);
       if (device != "cpu" && device != "cuda")
@@ -157,8 +170,8 @@ int runDecodeBench(int argc, char **argv) {
         positiveFlag(a, "--repeat=", repeat) || positiveFlag(a, "--threads=", threads))
       continue;
     return fail("unknown flag '" + a +
-                "' (decode takes --batch= --prompt= --decode= --threads= --repeat= --device= "
-                "--no-cuda-graphs)");
+                "' (decode takes --batch= --prompt= --decode= --threads= --repeat= "
+                "--decode-groups= --device= --no-cuda-graphs)");
   }
   if (batches.empty())
     batches = {1, 4, 16};
@@ -182,8 +195,8 @@ int runDecodeBench(int argc, char **argv) {
   for (int64_t round = 0; round < repeat; ++round)
     for (size_t i = 0; i < batches.size(); ++i) {
       BatchRun run;
-      if (!runBatch(*model.exe, model.device.get(), batches[i], prompt, decode, vocab, run,
-                    error))
+      if (!runBatch(*model.exe, model.device.get(), batches[i], prompt, decode, vocab, groups,
+                    run, error))
         return fail("batch " + std::to_string(batches[i]) + ": " + error);
       if (round == 0 && i == 0)
         reference = run.first;
@@ -195,14 +208,21 @@ int runDecodeBench(int argc, char **argv) {
               "sizes alternating; %s\n",
               (long long)prompt, (long long)decode, k3rt_threads(),
               model.device ? model.device->describe().c_str() : "cpu", (long long)repeat,
-              model.exe->entry("decode_batch") ? "one decode_batch call per step"
-                                         : "one engine call per request per step");
+              !model.exe->entry("decode_batch") ? "one engine call per request per step"
+              : !model.exe->runsParts() || groups == 1
+                  ? "one decode_batch call per step"
+              : groups == 0 ? "decode_batch each step, its requests in one call per thread "
+                              "at once (2 or more requests each; --decode-groups=0)"
+                            : "decode_batch each step, its requests in --decode-groups calls "
+                              "at once");
   for (size_t i = 0; i < batches.size(); ++i) {
     const BatchRun &r = best[i];
     std::printf("batch %lld: %.1f tokens/s, %.1f steps/s, %.1f calls/step, "
                 "mla_gather_bytes/step %.0f, state_copy_bytes/step %.0f",
                 (long long)batches[i], r.tokensPerS, r.stepsPerS, r.callsPerStep, r.gatherPerStep,
                 r.statePerStep);
+    if (model.exe->runsParts())
+      std::printf(", group_calls/step %.1f", r.groupsPerStep);
     if (model.device)
       std::printf(", kernel_launches/step %.1f, graph_launches/step %.1f", r.launchesPerStep,
                   r.graphLaunchesPerStep);

@@ -216,9 +216,9 @@ int runRequests(k3rt::CpuExecutable &exe, const RequestsOptions &o) {
       (long long)generated, (long long)s.waits);
   std::fprintf(stderr,
                "calls: %lld model calls, %lld bytes of MLA rows gathered, %lld bytes of "
-               "state copied, %lld padding rows\n",
+               "state copied, %lld padding rows, %lld calls in decode groups\n",
                (long long)s.calls, (long long)s.mlaGatherBytes, (long long)s.stateCopyBytes,
-               (long long)s.paddedRows);
+               (long long)s.paddedRows, (long long)s.decodeGroupCalls);
   if (s.drafted)
     std::fprintf(stderr,
                  "speculation: %lld drafted, %lld accepted (acceptance %.3f)\n",

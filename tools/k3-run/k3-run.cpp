@@ -145,7 +145,8 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         key == "--input" || key == "--output" || key == "--requests" ||
         key == "--max-batch" || key == "--speculate" || key == "--block-tokens" ||
         key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-kib" ||
-        key == "--dump-logits-dir" || key == "--synthetic-weights" || key == "--threads" ||
+        key == "--decode-groups" || key == "--dump-logits-dir" || key == "--synthetic-weights" ||
+        key == "--threads" ||
         key == "--collective-timeout" || key == "--test-stall-rank" || key == "--test-exit-rank" ||
         key == "--tokenizer";
     if (flagWithValue && take().empty()) {
@@ -288,8 +289,9 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       o.requests.engine.keepLogits = true;
       o.servingFlag = true;
     } else if (key == "--max-batch" || key == "--speculate" || key == "--block-tokens" ||
-               key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-kib") {
-      const bool zeroOk = key == "--speculate";
+               key == "--page-blocks" || key == "--prefill-chunk" || key == "--pool-kib" ||
+               key == "--decode-groups") {
+      const bool zeroOk = key == "--speculate" || key == "--decode-groups";
       const long long hi = key == "--pool-kib" ? 1ll << 34 : 1 << 20; // up to 16 TiB
       if (!parseInt(take(), zeroOk ? 0 : 1, hi, n)) {
         error = key + ": '" + value + "' is not a " + (zeroOk ? "count" : "positive count");
@@ -301,6 +303,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
        : key == "--block-tokens"  ? e.blockTokens
        : key == "--page-blocks"   ? e.pageBlocks
        : key == "--prefill-chunk" ? e.prefillChunk
+       : key == "--decode-groups" ? e.decodeGroups
                                   : e.poolBytes) = key == "--pool-kib" ? n << 10 : n;
       o.servingFlag = true;
     } else if (a == "-h" || a == "--help") {
@@ -331,8 +334,8 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
   }
   if (o.servingFlag) {
     error = "--max-batch, --no-prefix-cache, --speculate, --block-tokens, --page-blocks, "
-            "--prefill-chunk, --pool-kib, --batch-buckets and --dump-logits-dir go with "
-            "--requests=FILE.jsonl";
+            "--prefill-chunk, --pool-kib, --batch-buckets, --decode-groups and "
+            "--dump-logits-dir go with --requests=FILE.jsonl";
     return false;
   }
   if (o.havePrompt || o.chat) {
@@ -649,6 +652,9 @@ int main(int argc, char **argv) {
           "  --batch-buckets=auto|always|never  decode_batch padded to 1, 2, 4, ... requests\n"
           "                          and power-of-two block tables (auto: when CUDA graphs\n"
           "                          capture it, a graph per bucket)\n"
+          "  --decode-groups=N       on the CPU, a decode step's requests as N calls at once,\n"
+          "                          a thread each (default 0: one per thread, 2+ requests\n"
+          "                          each; 1: one call a step)\n"
           "Machine:\n"
           "  --device=cpu|cuda|auto  where the kernels run (default cpu)\n"
           "  --no-cuda-graphs        on a GPU, launch decode_batch's kernels one by one\n"

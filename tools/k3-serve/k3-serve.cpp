@@ -75,6 +75,8 @@ const char kUsage[] =
     "Engine:\n"
     "  --threads=N            CPU kernel threads (default: the cores this process may use)\n"
     "  --max-batch=N          requests in flight (default 8)\n"
+    "  --decode-groups=N      a decode step's requests as N calls at once, a thread each\n"
+    "                         (default 0: one per thread, 2+ requests each; 1: one call)\n"
     "  --pool-kib=N           cache pool size (default 262144)\n"
     "  --block-tokens=N       prefix-cache block (default 512)\n"
     "  --prefill-chunk=N      prompt tokens per step (default 2048)\n"
@@ -193,6 +195,9 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       o.collectiveTimeout = f;
     } else if (key == "--speculate") {
       if (!count(0, 64, o.engine.speculate))
+        return false;
+    } else if (key == "--decode-groups") {
+      if (!count(0, 4096, o.engine.decodeGroups))
         return false;
     } else if (a.rfind("-", 0) == 0) {
       error = "unknown flag '" + key + "' (see --help)";
