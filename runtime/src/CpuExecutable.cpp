@@ -339,6 +339,10 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
         exe->threadSetters[ep->name()->str()] = set;
       // The object's libomp (a dependency: dlsym on the handle searches
       // it), for runParts.
+      // An emulated GPU binary's blocks share one process-wide fragment
+      // exchange (lib/Target/Cpu/k3emu.c): its calls never run at once.
+      if (dlsym(h, "k3emu_team"))
+        exe->emulatedGpu = true;
       if (!device && !exe->gompParallel) {
         using Parallel = void (*)(void (*)(void *), void *, unsigned, unsigned);
         auto parallel = reinterpret_cast<Parallel>(dlsym(h, "GOMP_parallel"));
@@ -742,6 +746,14 @@ void CpuExecutable::runParts(int parts, const std::function<void(int)> &fn) cons
           (*j.fn)(i);
       },
       &job, unsigned(parts), 0);
+}
+
+int64_t CpuExecutable::weightBytes() const {
+  int64_t bytes = 0;
+  if (bundle->root->weights())
+    for (const Weight *w : *bundle->root->weights())
+      bytes += int64_t(w->length());
+  return bytes;
 }
 
 bool CpuExecutable::capturesGraphs(const std::string &name) const {

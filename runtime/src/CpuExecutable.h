@@ -113,13 +113,17 @@ public:
 
   /// Whether runParts runs parts at once: CPU kernels of one rank whose
   /// object links libomp (a device has one stream; a rank's collectives
-  /// must run in the same order on every rank).
-  bool runsParts() const { return gompParallel && !device && !comm; }
+  /// must run in the same order on every rank), not an emulated GPU
+  /// binary's (`k3-compile --emulate`: its mma.sync emulation exchanges
+  /// fragments through one process-wide buffer).
+  bool runsParts() const { return gompParallel && !device && !comm && !emulatedGpu; }
   /// Runs fn(0), ..., fn(parts - 1), at once where runsParts(), each on a
   /// thread of the kernels' own OpenMP pool (a parallel region with a
   /// thread per part; the kernels' loops inside it are nested regions,
   /// which run serial), else in turn. Returns when all have returned.
   void runParts(int parts, const std::function<void(int)> &fn) const;
+  /// The bytes of the binary's weights (the sum of their lengths).
+  int64_t weightBytes() const;
 
   /// A sharded binary's first failed collective, "" while none failed
   /// (once one did, every later call fails with it).
@@ -157,6 +161,7 @@ private:
   /// the kernels' loops, so parts and loops never oversubscribe the cores.
   void (*gompParallel)(void (*)(void *), void *, unsigned, unsigned) = nullptr;
   int (*ompThreadNum)() = nullptr;
+  bool emulatedGpu = false;
   int (*ompNumThreads)() = nullptr;
   std::unique_ptr<struct CommBinding> comm;
   bool cudaGraphs = true;

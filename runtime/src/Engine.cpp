@@ -15,6 +15,7 @@
 #include <optional>
 #include <cstdint>
 #include <set>
+#include <unistd.h>
 
 using namespace k3::bundle;
 
@@ -305,11 +306,18 @@ void Engine::readState(const Request &r, uint8_t *blob) const {
 }
 
 int Engine::decodeGroups(int64_t rows) const {
+  const int threads = std::max(1, k3rt_threads());
   if (!exe.runsParts() || opt.decodeGroups == 1)
     return 1;
-  int64_t groups = opt.decodeGroups > 0 ? opt.decodeGroups : std::max(1, k3rt_threads());
-  if (opt.decodeGroups == 0)
-    groups = std::min<int64_t>(groups, rows / kMinGroupRows);
+  int64_t groups = opt.decodeGroups;
+  if (groups == 0) {
+    // Auto: only weights that stay in a core's L2 (glibc's figure, else
+    // 1 MiB), where the extra reads cost nothing.
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (exe.weightBytes() > (l2 > 0 ? int64_t(l2) : int64_t(1) << 20))
+      return 1;
+    groups = std::min<int64_t>(threads, rows / kMinGroupRows);
+  }
   return int(std::max<int64_t>(1, std::min(groups, rows)));
 }
 
@@ -416,8 +424,9 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
   counters.decodeGroupCalls += groups > 1 ? groups : 0;
   // Kept: the state comes back as views of the slots, the rest uncopied.
   const std::vector<bool> keep(1 + inputs.size(), true);
-  // A group's kernels run their parallel loops on one thread: the groups
-  // are the step's parallelism.
+  // A group's kernels run their parallel loops on one thread (nested in
+  // runParts' region they would anyway: libomp's default is one active
+  // level): the groups are the step's parallelism.
   auto call = [&](int g) {
     Call &c = calls[size_t(g)];
     c.status = exe.run("decode_batch", c.args, c.out, keep, groups > 1 ? 1 : 0);

@@ -64,11 +64,13 @@ struct EngineOptions {
   /// when the call is captured as a graph; Always: also on the CPU (a test
   /// of the padded rows); Never.
   enum class Buckets { Auto, Always, Never } batchBuckets = Buckets::Auto;
-  /// decode_batch's rows as this many calls at once, each on its own
-  /// thread with the kernels' parallel loops serial inside it
-  /// (CpuExecutable::runParts; CPU binaries of one rank). 0 (auto): one
-  /// group per thread (k3rt_threads()), each of at least kMinGroupRows
-  /// requests; 1: one call a step.
+  /// decode_batch's rows as this many calls at once, each on one thread
+  /// (CpuExecutable::runParts; CPU binaries of one rank). Each
+  /// group reads all the weights, so this pays where they stay in cache:
+  /// 0 (auto) groups only a model whose weights fit in one core's L2 cache
+  /// (a small model's step is hundreds of loops too short to share among
+  /// threads), one group per thread, each of at least kMinGroupRows
+  /// requests; 1: one call a step; N: N groups.
   int64_t decodeGroups = 0;
 };
 

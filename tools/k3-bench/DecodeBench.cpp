@@ -211,8 +211,9 @@ int runDecodeBench(int argc, char **argv) {
               !model.exe->entry("decode_batch") ? "one engine call per request per step"
               : !model.exe->runsParts() || groups == 1
                   ? "one decode_batch call per step"
-              : groups == 0 ? "decode_batch each step, its requests in one call per thread "
-                              "at once (2 or more requests each; --decode-groups=0)"
+              : groups == 0 ? "decode_batch each step, its requests in one call per thread at once "
+                              "where the weights fit in L2 (--decode-groups=0; group_calls/step "
+                              "says how many ran)"
                             : "decode_batch each step, its requests in --decode-groups calls "
                               "at once");
   for (size_t i = 0; i < batches.size(); ++i) {
