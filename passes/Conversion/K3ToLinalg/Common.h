@@ -171,12 +171,9 @@ GemmWeight expertOf(OpBuilder &b, Location loc, const GemmWeight &w, Value e);
 
 /// `e2m1 · 2^(scale − 127)` in f32 for the code in the low (or, with
 /// `high` an i1 true, the high) nibble of `byte` (i8); `scale` is the
-/// block's scale already widened to f32 and `table` the E2M1 codebook
-/// (`e2m1Table`), read by code.
-Value decodeE2m1(OpBuilder &b, Location loc, Value table, Value byte, Value high,
-                 Value scale);
-/// The 16 E2M1 values by code, as an f32 constant tensor.
-Value e2m1Table(OpBuilder &b, Location loc);
+/// block's scale already widened to f32. The E2M1 value is assembled from
+/// the code's bits (MOE_MXFP4.md §1), exactly.
+Value decodeE2m1(OpBuilder &b, Location loc, Value byte, Value high, Value scale);
 
 /// `y[..., n] = Σ_k x[..., k] · W[n, k]` in f32 for a 2-D weight; MXFP4
 /// codes are decoded inside the dot products' inner loop, never into a

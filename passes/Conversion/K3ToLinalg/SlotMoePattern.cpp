@@ -47,7 +47,7 @@ std::pair<Value, Value> slotExpert(OpBuilder &b, Location loc, Value id, int64_t
 
 /// Element (n, c) of expert e's matrix, in f32: decoded from the packed
 /// byte and its block's scale for MXFP4.
-Value weightAt(OpBuilder &b, Location loc, const GemmWeight &w, Value table, Value e, Value n,
+Value weightAt(OpBuilder &b, Location loc, const GemmWeight &w, Value e, Value n,
                Value c) {
   if (!w.packed())
     return f32(b, loc, tensor::ExtractOp::create(b, loc, w.data, ValueRange{e, n, c}));
@@ -59,7 +59,7 @@ Value weightAt(OpBuilder &b, Location loc, const GemmWeight &w, Value table, Val
   Value high = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ne,
       arith::AndIOp::create(b, loc, c, cstIndex(b, loc, 1)), cstIndex(b, loc, 0));
-  return decodeE2m1(b, loc, table, byte, high, scale);
+  return decodeE2m1(b, loc, byte, high, scale);
 }
 
 struct LowerMoeSlots : OpRewritePattern<MoeOp> {
@@ -93,7 +93,6 @@ struct LowerMoeSlots : OpRewritePattern<MoeOp> {
         arith::MulIOp::create(b, loc, tokens, cstIndex(b, loc, k)).getResult());
     Value ids = tensor::CollapseShapeOp::create(b, loc, op.getIndices(),
                                                 ArrayRef<ReassociationIndices>{{0, 1}});
-    Value table = e2m1Table(b, loc);
     AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
                d2 = getAffineDimExpr(2, ctx);
 
@@ -108,8 +107,8 @@ struct LowerMoeSlots : OpRewritePattern<MoeOp> {
         gemm, [&](OpBuilder &nb, Location nl, ValueRange a) -> SmallVector<Value> {
           Value e = slotExpert(nb, nl, a[1], experts).first;
           Value n = linalg::IndexOp::create(nb, nl, 1), c = linalg::IndexOp::create(nb, nl, 2);
-          Value x1 = weightAt(nb, nl, w1, table, e, n, c);
-          Value x3 = weightAt(nb, nl, w3, table, e, n, c);
+          Value x1 = weightAt(nb, nl, w1, e, n, c);
+          Value x3 = weightAt(nb, nl, w3, e, n, c);
           return {multiplyAccumulate(nb, nl, {a[0], x1, a[2]}).front(),
                   multiplyAccumulate(nb, nl, {a[0], x3, a[3]}).front()};
         });
@@ -127,7 +126,7 @@ struct LowerMoeSlots : OpRewritePattern<MoeOp> {
                     Value e = slotExpert(nb, nl, a[1], experts).first;
                     Value m = linalg::IndexOp::create(nb, nl, 1),
                           n = linalg::IndexOp::create(nb, nl, 2);
-                    return multiplyAccumulate(nb, nl, {a[0], weightAt(nb, nl, w2, table, e, m, n),
+                    return multiplyAccumulate(nb, nl, {a[0], weightAt(nb, nl, w2, e, m, n),
                                                        a[2]});
                   })
                   .front();
