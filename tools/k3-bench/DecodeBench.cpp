@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 using namespace k3bench;
 
@@ -151,13 +152,11 @@ int runDecodeBench(int argc, char **argv) {
     }
     if (a.rfind("--decode-groups=", 0) == 0) {
       // 0 (auto) or a count: EngineOptions::decodeGroups.
-      if (a == "--decode-groups=0") {
-        groups = 0;
-        continue;
-      }
-      if (!positiveFlag(a, "--decode-groups=", groups) || groups > 4096)
-        return fail("--decode-groups takes 0 (auto) or a count up to 4096, not '" +
-                    a.substr(16) + "'");
+      const std::string v = a.substr(16);
+      char *end = nullptr;
+      groups = v.empty() ? -1 : std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || groups < 0 || groups > 4096)
+        return fail("--decode-groups takes 0 (auto) or a count up to 4096, not '" + v + "'");
       continue;
     }
     if (a.rfind("--device=", 0) == 0) {
