@@ -121,43 +121,47 @@ struct LowerKdaDecode : OpRewritePattern<KdaDecodeOp> {
     for (auto [window, x] : streams)
       windows.push_back(shifted(b, loc, window, x));
 
-    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
+    AffineExpr d0 = getAffineDimExpr(0, ctx);
     AffineMap id1 = identity(ctx, 1), id2 = identity(ctx, 2), row2 = project(ctx, 2, {1}),
               col2 = project(ctx, 2, {0});
     auto sum = [](OpBuilder &bb, Location bl, Value acc, Value term) {
       return Value(arith::AddFOp::create(bb, bl, acc, term));
     };
     // y[c] = silu(Σ_i w[c, i] · [window | x][i, c]) for `n` channels from
-    // `first`: the window's W-1 taps as a reduction, then x's (the last
-    // tap, so the sum keeps its order) with the SiLU.
+    // `first`, one elementwise loop over c: each tap's weight and input are
+    // inputs of their own (w's W columns through constant maps, which read
+    // w's rows whole, and the window's rows), summed in tap order, x's (the
+    // last tap) last. (A reduction over the taps inside the channel loop
+    // read w's columns strided and kept LLVM from vectorising the SiLU.)
     auto conv = [&](OpBuilder &nb, Location nl, unsigned stream, Value w, Value first, int64_t n) {
       auto [window, x] = streams[stream];
       OpFoldResult zero = nb.getIndexAttr(0);
+      Value filt = slice(nb, nl, w, {first, zero}, {n, width}, {n, width});
       SmallVector<Value> ins;
       SmallVector<AffineMap> maps;
+      for (int64_t t = 0; t < width; ++t) {
+        ins.push_back(filt);
+        maps.push_back(AffineMap::get(1, 0, {d0, getAffineConstantExpr(t, ctx)}, ctx));
+      }
       if (width > 1) {
         Value taps = withElementType(
             nb, nl, slice(nb, nl, window, {zero, first}, {width - 1, n}, {width - 1, n}), f32);
-        Value filt = slice(nb, nl, w, {first, zero}, {n, width - 1}, {n, width - 1});
-        ins.push_back(generic(nb, nl, {filt, taps}, zeros(nb, nl, ints(nb, {n})),
-                              {id2, AffineMap::get(2, 0, {d1, d0}, ctx), col2},
-                              {IT::parallel, IT::reduction},
-                              [&](OpBuilder &bb, Location bl, ValueRange a) {
-                                return SmallVector<Value>{
-                                    sum(bb, bl, a[2], arith::MulFOp::create(bb, bl, a[0], a[1]))};
-                              })
-                          .front());
-        maps.push_back(id1);
+        for (int64_t t = 0; t + 1 < width; ++t) {
+          ins.push_back(taps);
+          maps.push_back(AffineMap::get(1, 0, {getAffineConstantExpr(t, ctx), d0}, ctx));
+        }
       }
-      ins.push_back(slice(nb, nl, w, {first, nb.getIndexAttr(width - 1)}, {n, 1}, {n}));
       ins.push_back(withElementType(nb, nl, slice(nb, nl, x, {zero, first}, {1, n}, {n}), f32));
-      maps.append({id1, id1, id1});
+      maps.append({id1, id1});
       return generic(nb, nl, ins, empty(nb, nl, ints(nb, {n}), f32), maps, {IT::parallel},
                      [&](OpBuilder &bb, Location bl, ValueRange a) {
-                       // [window sum,] w's last column, x, then the output.
-                       Value t = arith::MulFOp::create(bb, bl, a[a.size() - 3], a[a.size() - 2]);
-                       if (width > 1)
-                         t = sum(bb, bl, a[0], t);
+                       // w's W columns, the W-1 window rows, x, then the output.
+                       Value t;
+                       for (int64_t i = 0; i < width; ++i) {
+                         Value in = i + 1 < width ? a[width + i] : a[2 * width - 1];
+                         Value term = arith::MulFOp::create(bb, bl, a[i], in);
+                         t = t ? sum(bb, bl, t, term) : term;
+                       }
                        return SmallVector<Value>{
                            arith::MulFOp::create(bb, bl, t, sigmoid(bb, bl, t))};
                      })

@@ -16,8 +16,9 @@
 // predict/update/read, and the gated RMSNorm. Each stream's window shifts
 // as one generic (row r + 1 of the window, x for the last row; no
 // [window | x] tensor, fill or copies: kernels on the GPU), and the taps
-// read the window and x where they are (the window's W-1 as a reduction,
-// then x's with the SiLU).
+// read the window and x where they are: one elementwise generic over the
+// channels, each tap's filter column and window row an input of its own
+// (constant maps), x's tap last, then the SiLU.
 // CHECK-LABEL: func.func @decode
 //   CHECK-NOT:   linalg.fill
 //   CHECK-NOT:   tensor.insert_slice
@@ -32,10 +33,18 @@
 //       CHECK:     arith.select %[[IS]], %[[OLD]], %[[NEW]]
 //   CHECK-NOT:   tensor.insert_slice {{.+}} tensor<4x8xf32>
 //       CHECK:   %[[LOOP:.+]]:2 = scf.for %[[H:.+]] = %c0 to %c2 step %c1 iter_args(%[[S:.+]] = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<2x4x4xf32>, tensor<1x2x4xf32>)
-//       CHECK:     tensor.extract_slice %arg4[0, %{{.+}}] [3, 4] [1, 1] : tensor<3x8xf32> to tensor<3x4xf32>
-//       CHECK:     tensor.extract_slice %arg3[%{{.+}}, 0] [4, 3] [1, 1] : tensor<8x4xf32> to tensor<4x3xf32>
-//       CHECK:     tensor.extract_slice %arg3[%{{.+}}, 3] [4, 1] [1, 1] : tensor<8x4xf32> to tensor<4xf32>
-//       CHECK:     tensor.extract_slice %arg0[0, %{{.+}}] [1, 4] [1, 1] : tensor<1x8xf32> to tensor<4xf32>
+//       CHECK:     %[[FILT:.+]] = tensor.extract_slice %arg3[%{{.+}}, 0] [4, 4] [1, 1] : tensor<8x4xf32> to tensor<4x4xf32>
+//       CHECK:     %[[TAPS:.+]] = tensor.extract_slice %arg4[0, %{{.+}}] [3, 4] [1, 1] : tensor<3x8xf32> to tensor<3x4xf32>
+//       CHECK:     %[[X:.+]] = tensor.extract_slice %arg0[0, %{{.+}}] [1, 4] [1, 1] : tensor<1x8xf32> to tensor<4xf32>
+//       CHECK:     linalg.generic {indexing_maps = [#[[W0:.+]], #[[W1:.+]], #[[W2:.+]], #[[W3:.+]], #[[T0:.+]], #[[T1:.+]], #[[T2:.+]], #[[ID:.+]], #[[ID]]], iterator_types = ["parallel"]} ins(%[[FILT]], %[[FILT]], %[[FILT]], %[[FILT]], %[[TAPS]], %[[TAPS]], %[[TAPS]], %[[X]] :
+//  CHECK-NEXT:     ^bb0(%[[A0:.+]]: f32, %[[A1:.+]]: f32, %[[A2:.+]]: f32, %[[A3:.+]]: f32, %[[B0:.+]]: f32, %[[B1:.+]]: f32, %[[B2:.+]]: f32, %[[XV:.+]]: f32, %{{.+}}: f32):
+//  CHECK-NEXT:       %[[P0:.+]] = arith.mulf %[[A0]], %[[B0]]
+//  CHECK-NEXT:       %[[P1:.+]] = arith.mulf %[[A1]], %[[B1]]
+//  CHECK-NEXT:       %[[S1:.+]] = arith.addf %[[P0]], %[[P1]]
+//  CHECK-NEXT:       %[[P2:.+]] = arith.mulf %[[A2]], %[[B2]]
+//  CHECK-NEXT:       %[[S2:.+]] = arith.addf %[[S1]], %[[P2]]
+//  CHECK-NEXT:       %[[P3:.+]] = arith.mulf %[[A3]], %[[XV]]
+//  CHECK-NEXT:       arith.addf %[[S2]], %[[P3]]
 //       CHECK:     math.sqrt
 //       CHECK:     math.exp
 //       CHECK:     tensor.extract_slice %[[S]][%[[H]], 0, 0] [1, 4, 4] [1, 1, 1] : tensor<2x4x4xf32> to tensor<4x4xf32>
