@@ -118,10 +118,9 @@ struct LinalgForms {
   }
 };
 void buildCpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::cpu());
-/// `gpuReductions`: reductions lowered as on the GPU, to loops carrying
-/// their accumulators with fills folded in (k3-gpu-register-accumulators),
-/// so that the CPU checks that lowering against the references.
-void buildCpuLlvmStage(OpPassManager &pm, bool gpuReductions = false);
+/// Bufferization, the loops (reductions carrying their accumulators, fills
+/// folded in: k3-gpu-register-accumulators, as on the GPU), OpenMP, LLVM.
+void buildCpuLlvmStage(OpPassManager &pm);
 
 /// The bounds of attnResTeam (and rowNormTeam): threads a block, and
 /// channels a thread keeps in registers.

@@ -236,12 +236,6 @@ static cl::opt<std::string> routerForm(
     cl::desc("The router's top-k: loops (the CPU default; a loop over tokens) or picks "
              "(the GPU default; one loop nest over (token, pick))"),
     cl::init(""), cl::cat(k3Category));
-static cl::opt<bool> gpuReductions(
-    "gpu-reductions",
-    cl::desc("CPU builds: lower reductions as the GPU does (loops carrying their accumulators, "
-             "a fill of the output folded in: k3-gpu-register-accumulators), to check that "
-             "lowering against the references"),
-    cl::cat(k3Category));
 static cl::opt<bool> omitWeights(
     "omit-weights",
     cl::desc("Leave the weights out of the binary (their table stays): the runtime fills "
@@ -570,8 +564,6 @@ int main(int argc, char **argv) {
                 ": expected -1 (no limit) or a byte count");
   if (chip && lineTables)
     return fail("--line-tables applies to --target=cpu");
-  if (chip && gpuReductions)
-    return fail("--gpu-reductions applies to --target=cpu (GPU builds always lower so)");
   std::string ptxas;
   if (chip && !emulate) {
     ptxas = mlir::k3::findPtxas(ptxasPath);
@@ -896,7 +888,7 @@ int main(int argc, char **argv) {
       return printModule(*lowered, error);
     phases.begin("cpu");
     if (!stage(*lowered, [&](OpPassManager &pm) {
-          mlir::k3::buildCpuLlvmStage(pm, gpuReductions);
+          mlir::k3::buildCpuLlvmStage(pm);
           if (lineTables)
             pm.addPass(LLVM::createDIScopeForLLVMFuncOpPass());
         }))
