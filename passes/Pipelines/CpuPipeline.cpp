@@ -61,8 +61,10 @@ constexpr const char *kCpuStage =
     "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
     "ownership-based-buffer-deallocation,canonicalize,k3-simplify-deallocations,"
     "k3-return-arguments,k3-entry-deallocations,bufferization-lower-deallocations,cse,canonicalize,convert-bufferization-to-memref,k3-comm-to-calls,"
-    "convert-vector-to-scf{{full-unroll=true},{0}convert-linalg-to-parallel-loops,"
-    "scf-forall-to-parallel,k3-cpu-parallel-loops,convert-scf-to-openmp,canonicalize,func.func(k3-scratch-to-stack),"
+    // The foralls as scf.parallel before the register accumulators (as on
+    // the GPU): their legality reads the enclosing parallel loops.
+    "convert-vector-to-scf{{full-unroll=true},scf-forall-to-parallel,{0}"
+    "convert-linalg-to-parallel-loops,k3-cpu-parallel-loops,convert-scf-to-openmp,canonicalize,func.func(k3-scratch-to-stack),"
     "convert-scf-to-cf,expand-strided-metadata,"
     "lower-affine,"
     "arith-expand{{include-bf16=true include-f8e8m0=true},"

@@ -81,7 +81,7 @@ struct K3ShareHostMemoryPass : k3::impl::K3ShareHostMemoryPassBase<K3ShareHostMe
         dealloc.erase();
       } else {
         auto global = cast<memref::GetGlobalOp>(op);
-        // Constants are small tables (the E2M1 codebook, masks): a copy per
+        // Constants are small tables (masks, lookup tables): a copy per
         // use keeps them next to the code that reads them. Weights never
         // get here: k3-outline-weights made them arguments.
         Block *block = global->getBlock();
