@@ -9,7 +9,8 @@ tokens). Runs them
   isolated: --no-prefix-cache --max-batch=1 (every request from scratch),
   cached:   4 in flight through a pool small enough to evict and make
             admissions wait, 2-block pages (hits inside a page copy it),
-  spec:     the same with 3-token n-gram speculation,
+            decode steps as two groups of calls at once,
+  spec:     the same with 3-token n-gram speculation, one call a step,
 and checks that every request generates exactly the isolated tokens, that
 prefix hits, evictions and waits happened, and that the pool is empty once
 the cache is cleared. A sample is also checked against k3-run --tokens, one
@@ -44,9 +45,12 @@ with open(path, "w") as f:
 common = ["--block-tokens=16", "--prefill-chunk=32"]
 configs = {
     "isolated": ["--no-prefix-cache", "--max-batch=1"],
-    "cached": ["--max-batch=4", "--page-blocks=2", "--pool-kib=250"],
-    "spec": ["--max-batch=4", "--page-blocks=2", "--pool-kib=250", "--speculate=3"],
-    "roomy": ["--max-batch=4", "--page-blocks=2"],
+    # Decode steps as two groups of calls at once (cached, roomy) and as
+    # one call (spec), whatever the machine's cores.
+    "cached": ["--max-batch=4", "--page-blocks=2", "--pool-kib=250", "--decode-groups=2"],
+    "spec": ["--max-batch=4", "--page-blocks=2", "--pool-kib=250", "--speculate=3",
+             "--decode-groups=1"],
+    "roomy": ["--max-batch=4", "--page-blocks=2", "--decode-groups=2"],
 }
 results, stats, failed = {}, {}, False
 for name, flags in configs.items():
