@@ -337,12 +337,12 @@ k3rt_status_t CpuExecutable::load(const k3rt_bundle_s &b,
       // (k3rt_set_threads) on each call; older ones have no setter.
       if (auto set = reinterpret_cast<void (*)(int)>(dlsym(h, "k3_set_threads")))
         exe->threadSetters[ep->name()->str()] = set;
-      // The object's libomp (a dependency: dlsym on the handle searches
-      // it), for runParts.
       // An emulated GPU binary's blocks share one process-wide fragment
       // exchange (lib/Target/Cpu/k3emu.c): its calls never run at once.
       if (dlsym(h, "k3emu_team"))
         exe->emulatedGpu = true;
+      // The object's libomp (a dependency: dlsym on the handle searches
+      // it), for runParts.
       if (!device && !exe->gompParallel) {
         using Parallel = void (*)(void (*)(void *), void *, unsigned, unsigned);
         auto parallel = reinterpret_cast<Parallel>(dlsym(h, "GOMP_parallel"));
