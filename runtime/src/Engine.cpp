@@ -259,6 +259,11 @@ k3rt_status_t Engine::checkDecodeBatch() {
                  "-byte rows of the caches' type");
   }
   batched = true;
+  // Decode groups by default only where the extra weight reads cost
+  // nothing: weights within a core's L2 (glibc's figure, else 1 MiB).
+  // Decided once: the binary and the machine do not change.
+  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  weightsInCache = exe.weightBytes() <= (l2 > 0 ? int64_t(l2) : int64_t(1) << 20);
   return nullptr;
 }
 
@@ -306,17 +311,13 @@ void Engine::readState(const Request &r, uint8_t *blob) const {
 }
 
 int Engine::decodeGroups(int64_t rows) const {
-  const int threads = std::max(1, k3rt_threads());
   if (!exe.runsParts() || opt.decodeGroups == 1)
     return 1;
   int64_t groups = opt.decodeGroups;
   if (groups == 0) {
-    // Auto: only weights that stay in a core's L2 (glibc's figure, else
-    // 1 MiB), where the extra reads cost nothing.
-    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    if (exe.weightBytes() > (l2 > 0 ? int64_t(l2) : int64_t(1) << 20))
+    if (!weightsInCache)
       return 1;
-    groups = std::min<int64_t>(threads, rows / kMinGroupRows);
+    groups = std::min<int64_t>(std::max(1, k3rt_threads()), rows / kMinGroupRows);
   }
   return int(std::max<int64_t>(1, std::min(groups, rows)));
 }
@@ -362,7 +363,7 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
   struct Call {
     int64_t first = 0, rows = 0;
     std::vector<HostTensor> owned; // every input but the pool and the slots
-    std::vector<HostTensor> slotViews;
+    std::vector<HostTensor> slotViews; ///< per input: its rows of the slots (KDA)
     std::vector<HostTensor *> args;
     std::vector<HostTensor> out;
     k3rt_status_t status = nullptr;
@@ -375,7 +376,7 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
     // Requests of the call: [c.first, end) (padding rows past n).
     const int64_t end = std::min(n, c.first + c.rows);
     c.owned.reserve(inputs.size() + 2); // never reallocated: `args` points into it
-    c.slotViews.reserve(inputs.size());
+    c.slotViews.resize(inputs.size());
     HostTensor &ids = c.owned.emplace_back(HostTensor::zeros(DType_I32, {c.rows}));
     c.args.push_back(&ids);
     for (int64_t i = c.first; i < end; ++i)
@@ -409,7 +410,7 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
       }
       // The KDA tensor's slots: bound in place, updated in place (a group:
       // a view of its rows, sharing the slots' buffer).
-      HostTensor &view = c.slotViews.emplace_back();
+      HostTensor &view = c.slotViews[k];
       view.dtype = slots[k].dtype;
       view.shape = slots[k].shape;
       view.shape[0] = c.rows;
@@ -458,14 +459,12 @@ k3rt_status_t Engine::decodeBatch(const std::vector<Request *> &batch) {
   // The entry updates the slots in place and returns them; a binary that
   // returns a new buffer has it copied into the slots.
   for (const Call &c : calls)
-    for (size_t j = 0, v = 0; j < inputs.size(); ++j) {
-      if (inputs[j].mla)
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      uint8_t *rowsAt = c.slotViews[j].kept.get();
+      if (inputs[j].mla || c.out[1 + j].data() == rowsAt)
         continue;
-      uint8_t *rowsAt = c.slotViews[v++].kept.get();
-      if (c.out[1 + j].data() != rowsAt) {
-        std::memmove(rowsAt, c.out[1 + j].data(), size_t(c.rows * inputs[j].bytes));
-        counters.stateCopyBytes += c.rows * inputs[j].bytes;
-      }
+      std::memmove(rowsAt, c.out[1 + j].data(), size_t(c.rows * inputs[j].bytes));
+      counters.stateCopyBytes += c.rows * inputs[j].bytes;
     }
   // Request by request, as its own call's outputs would be committed.
   std::vector<StateView> views;

@@ -235,6 +235,8 @@ private:
   int64_t kdaBytes = 0, numMla = 0, rowBytes = 0, pageTokens = 0, vocab = 0;
   std::unique_ptr<PagePool> pool;
   bool batched = false;
+  /// The binary's weights fit in one core's L2 (decode groups' default).
+  bool weightsInCache = false;
   /// With decode_batch and MLA layers: the pool's arena as [pages,
   /// pageTokens, W], kept in the executable's memory so calls bind it.
   HostTensor poolTensor;
