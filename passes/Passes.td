@@ -352,6 +352,19 @@ def K3GpuFuseElementwisePass : Pass<"k3-gpu-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def K3GpuFuseRowNormsPass : Pass<"k3-gpu-fuse-row-norms"> {
+  let summary = "Fold a k3.row_norm into its AttnRes producer, or its producer's pick sum into it";
+  let description = [{
+    On tensors, a `k3.row_norm` without a gate whose x is used only by it:
+    of an f32 `k3.attn_res_mix`, the mix gets the norm as `then_norm` and
+    writes the norm's destination (one kernel, k3-gpu-attn-res); of an f32
+    `linalg.generic` that sums [R, K, D] over K from 0.0 (the MoE's combine
+    over each token's picks), the norm reads the [R, K, D] rows itself (one
+    kernel, k3-gpu-row-norm). Same arithmetic in the same order.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def K3GpuKdaChunksPass : Pass<"k3-gpu-kda-chunks"> {
   let summary = "Run a bufferized k3.kda_chunks as one chunked KDA kernel on mma.sync";
   let description = [{

@@ -1375,10 +1375,19 @@ LogicalResult AttnResMixOp::verify() {
   if (!checkAttnResShapes(c, getSources(), getOutInit(), getNormWeight(), getQuery()))
     return failure();
   auto isFloat = [](Value v) { return isa<BFloat16Type, Float16Type, Float32Type>(elementOf(v)); };
-  return c
-      .require(llvm::all_of(getOperands(), isFloat),
-               [&](InFlightDiagnostic &d) { d << "operands must be bf16, f16 or f32"; })
+  c.require(llvm::all_of(getOperands(), isFloat),
+            [&](InFlightDiagnostic &d) { d << "operands must be bf16, f16 or f32"; })
       .positive(getEps().convertToFloat(), "eps");
+  Value thenNorm = getThenNorm();
+  c.require(bool(thenNorm) == getThenEps().has_value(), [&](InFlightDiagnostic &d) {
+    d << "then_norm and then_eps come together, got " << (thenNorm ? "then_norm" : "then_eps")
+      << " alone";
+  });
+  if (!thenNorm || !c.ok())
+    return success(c.ok());
+  c.rank(thenNorm, "then_norm", {"D"});
+  c.agree({{getOutInit(), "out", 1}, {thenNorm, "then_norm", 0}});
+  return success(c.positive(getThenEps()->convertToFloat(), "then_eps").ok());
 }
 
 void AttnResMixOp::getEffects(
@@ -1412,16 +1421,34 @@ LogicalResult RowNormOp::verify() {
     return failure();
   Value x = getX(), w = getWeight(), out = getOutInit();
   Checker c(*this);
-  c.rank(x, "x", {"R", "D"}).rank(w, "weight", {"D"});
+  // A rank-3 x is summed over its middle dimension first (the MoE's picks).
+  const bool picks = rankOf(x) == 3;
+  c.require(rankOf(x) == 2 || picks, [&](InFlightDiagnostic &d) {
+    d << "x must have rank 2 [R, D] or 3 [R, K, D] (summed over K), got rank " << rankOf(x);
+  });
+  if (picks)
+    c.rank(x, "x", {"R", "K", "D"})
+        .rank(out, "out", {"R", "D"})
+        .require(!getGate(), [](InFlightDiagnostic &d) {
+          d << "a gate needs rank-2 x [R, D], got x [R, K, D] summed over K";
+        });
+  else
+    c.rank(x, "x", {"R", "D"});
+  c.rank(w, "weight", {"D"});
   if (!c.ok())
     return failure();
-  // One check over all of them: a dynamic x must not hide a mismatch
-  // between out and gate, which the kernel indexes alike.
-  SmallVector<std::pair<Value, StringRef>> rows{{x, "x"}, {out, "out"}};
-  if (getGate())
-    rows.push_back({getGate(), "gate"});
-  c.sameShape(rows);
-  c.agree({{x, "x", 1}, {w, "weight", 0}, {out, "out", 1}, {getGate(), "gate", 1}});
+  if (picks) {
+    c.agree({{x, "x", 0}, {out, "out", 0}});
+    c.agree({{x, "x", 2}, {w, "weight", 0}, {out, "out", 1}});
+  } else {
+    // One check over all of them: a dynamic x must not hide a mismatch
+    // between out and gate, which the kernel indexes alike.
+    SmallVector<std::pair<Value, StringRef>> rows{{x, "x"}, {out, "out"}};
+    if (getGate())
+      rows.push_back({getGate(), "gate"});
+    c.sameShape(rows);
+    c.agree({{x, "x", 1}, {w, "weight", 0}, {out, "out", 1}, {getGate(), "gate", 1}});
+  }
   auto isFloat = [](Value v) { return isa<BFloat16Type, Float16Type, Float32Type>(elementOf(v)); };
   return c
       .require(llvm::all_of(getOperands(), isFloat),

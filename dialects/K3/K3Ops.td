@@ -1058,7 +1058,7 @@ def K3_AttnResOp : K3_Op<"attn_res", [Pure]> {
 }
 
 def K3_AttnResMixOp : K3_Op<"attn_res_mix", [
-    DestinationStyleOpInterface, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    AttrSizedOperandSegments, DestinationStyleOpInterface, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,
         ["bufferizesToMemoryRead", "bufferizesToMemoryWrite", "getAliasingValues",
          "bufferize"]>]> {
@@ -1071,19 +1071,30 @@ def K3_AttnResMixOp : K3_Op<"attn_res_mix", [
     linalg; after bufferization it writes its `outs` buffer, which must not
     be a source's.
 
+    With `then_norm(%w)` (and `then_eps`) the op writes the RMSNorm of the
+    f32 mix instead, `mix · rsqrt(mean(mix²) + then_eps) · w` (`k3.row_norm`'s
+    arithmetic, in the same kernel: k3-gpu-fuse-row-norms folds a
+    `k3.row_norm` of the mix into it).
+
     Example:
     ```mlir
     %h = k3.attn_res_mix [%stack, %r] norm(%n) query(%p) outs(%o) {eps = 1.0e-05 : f32}
         : (tensor<?x?x64xf32>, tensor<?x64xf32>, tensor<64xbf16>, tensor<64xbf16>,
            tensor<?x64xf32>) -> tensor<?x64xf32>
+    %y = k3.attn_res_mix [%stack, %r] norm(%n) query(%p) then_norm(%w) outs(%o)
+        {eps = 1.0e-05 : f32, then_eps = 1.0e-05 : f32}
+        : (tensor<?x?x64xf32>, tensor<?x64xf32>, tensor<64xbf16>, tensor<64xbf16>,
+           tensor<64xbf16>, tensor<?x64xf32>) -> tensor<?x64xf32>
     ```
   }];
   let arguments = (ins Variadic<AnyShaped>:$sources, AnyShaped:$norm_weight, AnyShaped:$query,
-                   AnyShaped:$out_init, F32Attr:$eps);
+                   Optional<AnyShaped>:$then_norm, AnyShaped:$out_init, F32Attr:$eps,
+                   OptionalAttr<F32Attr>:$then_eps);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     ` ` `[` $sources `]` `norm` `(` $norm_weight `)` `query` `(` $query `)`
-    `outs` `(` $out_init `)` attr-dict `:` functional-type(operands, results)
+    (`then_norm` `(` $then_norm^ `)`)? `outs` `(` $out_init `)` attr-dict `:`
+    functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
     ::mlir::MutableOperandRange getDpsInitsMutable() {
@@ -1106,6 +1117,10 @@ def K3_RowNormOp : K3_Op<"row_norm", [
     f32. On tensors it has a result like linalg; after bufferization it
     writes its `outs` buffer, which may be `x`'s own (each thread writes
     only the channels it has read).
+
+    A rank-3 `x: [R, K, D]` (no gate) is normed as its rows summed over K
+    first, in f32 and in order of K from 0.0: the MoE's combine over each
+    token's picks, folded in by k3-gpu-fuse-row-norms.
 
     Example:
     ```mlir

@@ -15,7 +15,9 @@
 //          data-dependent or per-head host loops), then
 //          k3-gpu-batch-kda-step (decode_batch's loop of KDA steps as
 //          one batched step), k3-gpu-fuse-elementwise (one kernel per
-//          elementwise chain),
+//          elementwise chain), k3-gpu-fuse-row-norms (an input norm in its
+//          AttnRes kernel, the MoE's combine over picks in its latent
+//          norm's),
 //          k3-lower-collectives (a sharded binary's shard ops, as on the CPU)
 //   gpu:   one-shot bufferization (an argument updated in place returned
 //          as itself: k3-return-arguments; layer results freed after
@@ -75,7 +77,7 @@ namespace {
 constexpr const char *kGpuTilesStage =
     "convert-k3-to-linalg{{moe-dispatch={0} kda-decode={1} kda-prefill={2} router={3} mla-split-keys={4} mla-decode={5} attn-res={6} mla-paged={7} norm={8}},"
     "convert-elementwise-to-linalg,canonicalize,k3-gpu-batch-kda-step,"
-    "k3-gpu-fuse-elementwise,canonicalize,k3-lower-collectives";
+    "k3-gpu-fuse-elementwise,canonicalize,k3-gpu-fuse-row-norms,k3-lower-collectives";
 
 constexpr const char *kGpuStage =
     "one-shot-bufferize{{bufferize-function-boundaries "

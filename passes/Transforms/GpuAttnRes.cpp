@@ -15,7 +15,10 @@
 //     3. score = dot / sqrt(Σv² / D + eps), and an online softmax:
 //        m' = max(m, score), a = e^{m − m'}, e = e^{score − m'},
 //        denominator ← denominator · a + e, sum_c ← sum_c · a + e · v_c.
-//   out[t, c] = sum_c / denominator.
+//   out[t, c] = sum_c / denominator;
+//   with `then_norm` w, RMSNorm of that f32 row in the same kernel
+//   (k3-gpu-row-norm's sums and order, through the same team):
+//   out[t, c] = mix_c · rsqrt(Σ mix² / D + then_eps) · w_c.
 //
 // Each candidate is read once and the mix never leaves registers; the
 // linalg form reads every candidate twice (scores, then the weighted sum)
@@ -108,12 +111,25 @@ struct KernelBuilder : k3::GpuKernelBuilder {
         x.push_back(toF32(load(src, {t, c})));
       state = mix(tid, x, weights, state, trees);
     }
+    SmallVector<Value> mixed;
+    for (int64_t k = 0; k < channels; ++k)
+      mixed.push_back(arith::DivFOp::create(b, loc, state[2 + k], state[1]));
+    if (Value w = op.getThenNorm()) {
+      // k3-gpu-row-norm's arithmetic on the f32 mix, through the same team
+      // (the trees were left reusable by the last candidate).
+      Value sq = f32(0.0);
+      for (Value v : mixed)
+        sq = fadd(sq, fmul(v, v));
+      Value sum = teamSums(tid, threads, {sq}, {trees[0]}).front();
+      Value mean = arith::DivFOp::create(b, loc, sum, f32(double(d)));
+      Value inv = math::RsqrtOp::create(b, loc, fadd(mean, f32(op.getThenEps()->convertToDouble())));
+      for (auto [v, c] : llvm::zip(mixed, cols))
+        v = fmul(fmul(v, inv), toF32(load(w, {c})));
+    }
     Value out = op.getOutInit();
     Type outElt = cast<MemRefType>(out.getType()).getElementType();
     for (int64_t k = 0; k < channels; ++k)
-      store(k3::lowering::convertScalar(
-                b, loc, arith::DivFOp::create(b, loc, state[2 + k], state[1]), outElt),
-            out, {t, cols[k]});
+      store(k3::lowering::convertScalar(b, loc, mixed[k], outElt), out, {t, cols[k]});
     gpu::TerminatorOp::create(b, loc);
   }
 };

@@ -5,7 +5,9 @@
 // threads (rowNormTeam(D)), thread j owning the row's channels j, j + n,
 // ..., j + (C - 1)·n (C = D / n; a warp's loads are consecutive channels):
 //
-//   1. the thread loads its C values into registers and sums their squares;
+//   1. the thread loads its C values into registers and sums their squares
+//      (of a rank-3 x [R, K, D], each value is the sum of its K rows:
+//      the MoE's combine over picks, folded in by k3-gpu-fuse-row-norms);
 //   2. the sums are added over the team through shared memory (a tree of
 //      log2 n barriered steps);
 //   3. inv = rsqrt(Σx² / D + eps), and the thread writes its channels as
@@ -43,12 +45,27 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     Value tid = launch.getThreadIds().x, r = launch.getBlockIds().x;
     SmallVector<Value> tree = sharedWords({threads}, b.getF32Type());
     SmallVector<Value> cols, x;
-    Value sq = f32(0.0);
-    for (int64_t k = 0; k < d / threads; ++k) {
+    for (int64_t k = 0; k < d / threads; ++k)
       cols.push_back(add(tid, k * threads));
-      x.push_back(toF32(load(op.getX(), {r, cols.back()})));
-      sq = fadd(sq, fmul(x.back(), x.back()));
+    Value src = op.getX();
+    auto srcType = cast<MemRefType>(src.getType());
+    if (srcType.getRank() == 3) {
+      // [R, K, D]: each value is its K rows' sum, from 0.0 in order of K.
+      SmallVector<Value> zeros(cols.size(), f32(0.0));
+      x = loop(idx(0), memref::DimOp::create(b, loc, src, 1), idx(1), zeros,
+               [&](Value p, ValueRange acc) {
+                 SmallVector<Value> next;
+                 for (auto [c, a] : llvm::zip(cols, acc))
+                   next.push_back(fadd(a, toF32(load(src, {r, p, c}))));
+                 return next;
+               });
+    } else {
+      for (Value c : cols)
+        x.push_back(toF32(load(src, {r, c})));
     }
+    Value sq = f32(0.0);
+    for (Value v : x)
+      sq = fadd(sq, fmul(v, v));
     Value sum = teamSums(tid, threads, {sq}, tree).front();
     Value mean = arith::DivFOp::create(b, loc, sum, f32(double(d)));
     Value inv = math::RsqrtOp::create(b, loc, fadd(mean, f32(op.getEps().convertToDouble())));

@@ -65,3 +65,27 @@ func.func @kernel(%s: memref<?x?x1024xf32>, %r: memref<?x1024xf32>, %n: memref<1
       : (memref<?x?x1024xf32>, memref<?x1024xf32>, memref<1024xbf16>, memref<1024xbf16>, memref<?x1024xf32>) -> ()
   return
 }
+
+// -----
+
+// With then_norm (an input norm folded in by k3-gpu-fuse-row-norms): after
+// the candidates, the mix's sum of squares through the first tree (6 more
+// barriered steps for 64 threads), rsqrt(mean + then_eps), and each channel
+// times the norm's weight before it is stored.
+// CHECK-LABEL: func.func @then_norm
+//       CHECK:     gpu.launch
+//       CHECK:       math.exp
+//       CHECK:       %[[M:.+]] = arith.divf
+//   CHECK-COUNT-7:   gpu.barrier
+//       CHECK:       %[[INV:.+]] = math.rsqrt
+//       CHECK:       %[[W:.+]] = memref.load %arg3[%{{.+}}] : memref<64xbf16>
+//       CHECK:       %[[WF:.+]] = arith.extf %[[W]]
+//       CHECK:       %[[X:.+]] = arith.mulf %[[M]], %[[INV]]
+//       CHECK:       %[[Y:.+]] = arith.mulf %[[X]], %[[WF]]
+//       CHECK:       memref.store %[[Y]], %arg4[{{.+}}] : memref<?x64xf32>
+//       CHECK:       gpu.terminator
+func.func @then_norm(%r: memref<?x64xf32>, %n: memref<64xbf16>, %q: memref<64xbf16>, %w: memref<64xbf16>, %o: memref<?x64xf32>) {
+  k3.attn_res_mix [%r] norm(%n) query(%q) then_norm(%w) outs(%o) {eps = 1.0e-05 : f32, then_eps = 1.0e-05 : f32}
+      : (memref<?x64xf32>, memref<64xbf16>, memref<64xbf16>, memref<64xbf16>, memref<?x64xf32>) -> ()
+  return
+}

@@ -44,9 +44,42 @@ func.func @width(%x: memref<?x64xf32>, %w: memref<32xf32>, %o: memref<?x64xf32>)
 
 // -----
 
-func.func @rank(%x: memref<?x2x64xf32>, %w: memref<64xf32>, %o: memref<?x2x64xf32>) {
-  // expected-error @+1 {{x must have rank 2 [R, D], got rank 3}}
+func.func @rank(%x: memref<?x2x2x64xf32>, %w: memref<64xf32>, %o: memref<?x64xf32>) {
+  // expected-error @+1 {{x must have rank 2 [R, D] or 3 [R, K, D] (summed over K), got rank 4}}
+  k3.row_norm %x, %w outs(%o) {eps = 1.0e-05 : f32} : (memref<?x2x2x64xf32>, memref<64xf32>, memref<?x64xf32>) -> ()
+  return
+}
+
+// -----
+
+// Rows summed over picks: out is [R, D].
+func.func @picks_out(%x: memref<?x2x64xf32>, %w: memref<64xf32>, %o: memref<?x2x64xf32>) {
+  // expected-error @+1 {{out must have rank 2 [R, D], got rank 3}}
   k3.row_norm %x, %w outs(%o) {eps = 1.0e-05 : f32} : (memref<?x2x64xf32>, memref<64xf32>, memref<?x2x64xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @picks_rows(%x: memref<4x2x64xf32>, %w: memref<64xf32>, %o: memref<3x64xf32>) {
+  // expected-error @+1 {{out dim 0 (R) is 3, expected 4 from x}}
+  k3.row_norm %x, %w outs(%o) {eps = 1.0e-05 : f32} : (memref<4x2x64xf32>, memref<64xf32>, memref<3x64xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @picks_width(%x: memref<4x2x64xf32>, %w: memref<32xf32>, %o: memref<4x64xf32>) {
+  // expected-error @+1 {{weight dim 0 (D) is 32, expected 64 from x}}
+  k3.row_norm %x, %w outs(%o) {eps = 1.0e-05 : f32} : (memref<4x2x64xf32>, memref<32xf32>, memref<4x64xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @picks_gate(%x: memref<4x2x64xf32>, %w: memref<64xf32>, %g: memref<4x64xf32>, %o: memref<4x64xf32>) {
+  // expected-error @+1 {{a gate needs rank-2 x [R, D], got x [R, K, D] summed over K}}
+  k3.row_norm %x, %w gate(%g) outs(%o) {eps = 1.0e-05 : f32} : (memref<4x2x64xf32>, memref<64xf32>, memref<4x64xf32>, memref<4x64xf32>) -> ()
   return
 }
 

@@ -123,3 +123,22 @@ func.func @gated(%x: memref<?x32xf32>, %w: memref<32xf32>, %g: memref<?x32xf32>,
       : (memref<?x32xf32>, memref<32xf32>, memref<?x32xf32>, memref<?x32xf32>) -> ()
   return
 }
+
+// -----
+
+// Rows summed over picks ([R, K, D], the MoE's combine folded in by
+// k3-gpu-fuse-row-norms): each thread's channels start at 0.0 and add the
+// K rows in order (one loop over memref.dim 1), then the norm as above.
+// CHECK-LABEL: func.func @picks
+//       CHECK:   gpu.launch blocks(%[[BLK:[^,]+]], {{.+}}) in ({{.+}} = %c4{{.*}}, {{.+}}) threads(%[[TID:[^,]+]], {{.+}}) in ({{.+}} = %c32{{.*}},
+//       CHECK:     %[[K:.+]] = memref.dim %arg0, %c1
+//       CHECK:     scf.for %[[P:.+]] = %c0{{.*}} to %[[K]] step %c1{{.*}} iter_args(%[[ACC:.+]] = %cst{{.*}}) -> (f32)
+//       CHECK:       %[[V:.+]] = memref.load %arg0[%[[BLK]], %[[P]], %[[TID]]] : memref<4x?x32xf32>
+//       CHECK:       %[[S:.+]] = arith.addf %[[ACC]], %[[V]]
+//       CHECK:       scf.yield %[[S]]
+//       CHECK:     math.rsqrt
+//       CHECK:     memref.store {{.+}} : memref<4x32xf32>
+func.func @picks(%x: memref<4x?x32xf32>, %w: memref<32xf32>, %o: memref<4x32xf32>) {
+  k3.row_norm %x, %w outs(%o) {eps = 1.0e-05 : f32} : (memref<4x?x32xf32>, memref<32xf32>, memref<4x32xf32>) -> ()
+  return
+}

@@ -37,7 +37,8 @@ struct KernelAttnRes : OpRewritePattern<AttnResOp> {
         size = b.getIndexAttr(outType.getDimSize(i));
     Value out = empty(b, loc, sizes, outType.getElementType());
     auto mix = AttnResMixOp::create(b, loc, TypeRange{outType}, op.getSources(),
-                                    op.getNormWeight(), op.getQuery(), out, op.getEpsAttr());
+                                    op.getNormWeight(), op.getQuery(), /*then_norm=*/Value(),
+                                    out, op.getEpsAttr(), /*then_eps=*/FloatAttr());
     b.replaceOp(op, mix.getResult(0));
     return success();
   }

@@ -7,7 +7,9 @@ Writes an op-level module, compiles it for the CPU and with --target=sm_80
 --emulate, and runs each function on seeded inputs: rows of D = 64 (a team
 of 64, a channel each), 1024 (256 threads, four channels) and 2304 (256,
 nine); a stack of N = 0, 1 and 3 blocks before the running sum, a stack
-alone, and two [T, D] sources without a stack; T = 1, 15, 63. One case has
+alone, and two [T, D] sources without a stack; T = 1, 15, 63; the mix
+followed by an RMSNorm (on the GPU folded into the mix's kernel by
+k3-gpu-fuse-row-norms), D = 64 and 1024. One case has
 norm and query weights of 40, so that scores reach the hundreds and the
 softmax saturates (a plain exp would overflow). Relative RMSE < 1e-5 for
 both forms (fp32). Pure Python (no numpy). Prints one line per comparison;
@@ -43,7 +45,13 @@ func.func @pair(%a: tensor<?x64xf32>, %b: tensor<?x64xf32>, %n: tensor<64xf32>, 
       : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
-"""
+""" + "".join(f"""
+func.func @normed{d}(%s: tensor<?x?x{d}xf32>, %r: tensor<?x{d}xf32>, %n: tensor<{d}xf32>, %q: tensor<{d}xf32>, %w: tensor<{d}xf32>) -> tensor<?x{d}xf32> {{
+  %y = k3.attn_res [%s, %r] norm(%n) query(%q) {{eps = 1.0e-05 : f32}}
+      : (tensor<?x?x{d}xf32>, tensor<?x{d}xf32>, tensor<{d}xf32>, tensor<{d}xf32>) -> tensor<?x{d}xf32>
+  %z = k3.rms_norm %y, %w {{eps = 1.0e-05 : f32}} : (tensor<?x{d}xf32>, tensor<{d}xf32>) -> tensor<?x{d}xf32>
+  return %z : tensor<?x{d}xf32>
+}}""" for d in (64, 1024))
 
 
 def mix(candidates, norm, query, t, d):
@@ -73,6 +81,8 @@ for d, fn in ((64, "d64"), (1024, "d1024"), (2304, "d2304")):
             cases.append((fn, d, t, n, 1, 1.0))
 cases += [("d64", 64, 15, 3, 1, 40.0), ("alone", 64, 15, 2, 0, 1.0), ("alone", 64, 1, 1, 0, 1.0),
           ("pair", 64, 15, None, 2, 1.0), ("pair", 64, 1, None, 2, 1.0)]
+# The mix then RMSNorm: one kernel (k3-gpu-fuse-row-norms).
+cases += [("normed64", 64, t, 3, 1, 1.0) for t in (1, 15, 63)] + [("normed1024", 1024, 15, 1, 1, 1.0)]
 for case, (fn, d, t, n, extra, scale) in enumerate(cases):
     inputs, candidates = [], []
     if n is not None:
@@ -89,6 +99,13 @@ for case, (fn, d, t, n, extra, scale) in enumerate(cases):
     expected = []
     for row in range(t):
         expected += mix(candidates, norm, query, row, d)
+    if fn.startswith("normed"):
+        weight = [f32(rng.uniform(0.5, 1.5)) for _ in range(d)]
+        inputs.append(((d,), weight))
+        for row in range(t):
+            y = expected[row * d:(row + 1) * d]
+            inv = 1.0 / math.sqrt(sum(v * v for v in y) / d + EPS)
+            expected[row * d:(row + 1) * d] = [v * inv * w for v, w in zip(y, weight)]
     failed |= not check_forms(work, run, compare, binaries, fn, inputs, ((t, d), expected),
                               f"{fn} T={t} N={n} scale={scale}")
 sys.exit(1 if failed else 0)
