@@ -638,10 +638,10 @@ def K3GpuMoeExpertsPass : Pass<"k3-gpu-moe-experts"> {
   let summary = "Run a bufferized k3.moe_experts as expert-sorted MXFP4 GEMMs on mma.sync";
   let description = [{
     Rewrites each `k3.moe_experts` on memrefs (the MXFP4 experts of
-    `k3.moe`, `--moe-dispatch=mma`) into four `gpu.launch`es of 128
-    threads: a count of the slots routed to each expert and a fill of the
-    slots in expert order (offsets by block reductions, no atomics, in slot
-    order within an expert), then the two expert GEMMs over 16-row tiles of
+    `k3.moe`, `--moe-dispatch=mma`) into three `gpu.launch`es of 128
+    threads: a sort, block e counting every expert's slots in shared
+    memory (atomic adds of integers) and placing e's slots in expert order
+    (in slot order within an expert), then the two expert GEMMs over 16-row tiles of
     one expert each (a ragged tile map: the block finds its expert by a
     binary search over the tile offsets; blocks past the routing's tiles
     exit), each warp 16 rows × 32 columns on `nvvm.mma.sync` m16n8k16 (bf16,

@@ -32,7 +32,7 @@
 //          KDA prefill's chunks as two kernels (k3-gpu-kda-chunks), the
 //          KDA decode step as one (k3-gpu-kda-step), AttnRes as one
 //          (k3-gpu-attn-res), RMSNorm rows as one (k3-gpu-row-norm), the
-//          MXFP4 experts as four (k3-gpu-moe-experts),
+//          MXFP4 experts as three (k3-gpu-moe-experts),
 //          buffer copies as linalg (k3-gpu-device-copies), reductions
 //          to loops accumulating in registers, a zero fill before one
 //          folded into it (k3-gpu-register-accumulators), the rest of

@@ -1,25 +1,28 @@
 //===- GpuMoeExperts.cpp - k3.moe_experts as sorted MXFP4 GEMM kernels ----===//
 //
 // Part of k3. Implements k3-gpu-moe-experts: a bufferized k3.moe_experts
-// (the routed experts of k3.moe on MXFP4 weights) becomes four gpu.launches
+// (the routed experts of k3.moe on MXFP4 weights) becomes three gpu.launches
 // that sort the routing slots by expert on the device and run both expert
 // GEMMs on mma.sync m16n8k16 (bf16 operands, f32 accumulation) with the
 // weights decoded in registers (MOE_MXFP4.md §4, W4A16; §7, a ragged tile
 // map). No host synchronisation: every grid is sized from T alone and the
 // blocks past the routing's actual tiles exit at once.
 //
-//   1. count  (grid E):  count[e] = #slots routed to e (a block reduction).
-//   2. fill   (grid E):  rowOff[e] = Σ_{e' < e} count[e'], tileOff[e] the
-//      same over ⌈count / 16⌉; each thread takes a contiguous run of slots,
-//      so that one block-wide scan of the run counts places e's slots in
-//      slot order: sorted[rowOff[e] + i] is e's i-th slot. Block 0 zeroes
-//      the y rows of slots routed outside [0, E).
-//   3. GEMM1 (grid tiles × Ie/128): block i finds its expert e (the last
+//   1. sort   (grid E):  each block counts every expert's slots in shared
+//      memory (shared-memory atomic adds: integer counts, the same in any
+//      order; E·S reads in all, which a separate count kernel would save
+//      only at the price of a launch); block e writes count[e], rowOff[e] =
+//      Σ_{e' < e} count[e'] and tileOff[e], the same over ⌈count / 16⌉;
+//      each thread takes a contiguous run of slots, so that one block-wide
+//      scan of the run counts places e's slots in slot order:
+//      sorted[rowOff[e] + i] is e's i-th slot. Block 0 zeroes the y rows of
+//      slots routed outside [0, E).
+//   2. GEMM1 (grid tiles × Ie/128): block i finds its expert e (the last
 //      with tileOff[e] ≤ i, a binary search) and its 16 sorted rows; warp w
 //      computes 16 rows × 32 columns of both halves,
 //      h = glu(z[slot / k] · W1[e]ᵀ, z[slot / k] · W3[e]ᵀ) (SiTU or SwiGLU), stored by
 //      sorted row.
-//   4. GEMM2 (grid tiles × Dl/128): y[slot] = weight[slot] · h[row] · W2[e]ᵀ,
+//   3. GEMM2 (grid tiles × Dl/128): y[slot] = weight[slot] · h[row] · W2[e]ᵀ,
 //      stored by slot (the routing-weight epilogue in f32).
 //
 // The tile count is data-dependent but at most min(T·k, ⌈T·k / 16⌉ + E):
@@ -127,32 +130,31 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     });
   }
 
-  /// Kernel 1: count[e].
-  static SmallVector<int64_t> countShared() { return {kThreads}; }
-  void buildCount(gpu::LaunchOp launch) {
+  /// Kernel 1: every expert's count, the offsets and expert e's sorted
+  /// slots.
+  SmallVector<int64_t> sortShared() const { return {experts, kThreads, kThreads, kThreads}; }
+  void buildSort(gpu::LaunchOp launch) {
     Value tid = launch.getThreadIds().x, e = launch.getBlockIds().x;
-    Value part = sharedWords(countShared())[0];
-    Value n = loop(tid, slotCount(), idx(kThreads), {i32(0)}, [&](Value s, ValueRange acc) {
-                Value hit = arith::ExtUIOp::create(b, loc, b.getI32Type(), eq(expertOf(s), e));
-                return SmallVector<Value>{arith::AddIOp::create(b, loc, acc[0], hit)};
-              }).front();
-    store(n, part, {tid});
-    gpu::BarrierOp::create(b, loc);
-    sumInto(tid, part, kThreads, op.getOrderInit(), e);
-    gpu::TerminatorOp::create(b, loc);
-  }
-
-  /// Kernel 2: the offsets and expert e's sorted slots.
-  static SmallVector<int64_t> fillShared() { return {kThreads, kThreads, kThreads}; }
-  void buildFill(gpu::LaunchOp launch) {
-    Value tid = launch.getThreadIds().x, e = launch.getBlockIds().x;
-    SmallVector<Value> sh = sharedWords(fillShared());
-    Value rows = sh[0], tiles = sh[1], runs = sh[2];
+    SmallVector<Value> sh = sharedWords(sortShared());
+    Value counts = sh[0], rows = sh[1], tiles = sh[2], runs = sh[3];
     Value order = op.getOrderInit();
+    // Every block counts every expert's slots (an integer sum: the same in
+    // any order), so that no kernel before this one has to.
+    forEach(tid, idx(experts), idx(kThreads), [&](Value x) { store(i32(0), counts, {x}); });
+    gpu::BarrierOp::create(b, loc);
+    forEach(tid, slotCount(), idx(kThreads), [&](Value s) {
+      Value x = expertOf(s);
+      when(validExpert(x), [&] {
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi, i32(1), counts,
+                                    ValueRange{x});
+      });
+    });
+    gpu::BarrierOp::create(b, loc);
+    when(eq(tid, idx(0)), [&] { store(load(counts, {e}), order, {e}); });
     // The offsets: Σ over the experts before e.
     SmallVector<Value> acc =
         loop(tid, e, idx(kThreads), {i32(0), i32(0)}, [&](Value x, ValueRange a) {
-          Value c = load(order, {x});
+          Value c = load(counts, {x});
           Value t = arith::CeilDivUIOp::create(b, loc, c, i32(kTileRows));
           return SmallVector<Value>{arith::AddIOp::create(b, loc, a[0], c),
                                     arith::AddIOp::create(b, loc, a[1], t)};
@@ -452,10 +454,8 @@ struct K3GpuMoeExpertsPass : k3::impl::K3GpuMoeExpertsPassBase<K3GpuMoeExpertsPa
         body(l);
       };
       Value e = kb.idx(kb.experts);
-      build(launch(e, one, KernelBuilder::sharedBytes(KernelBuilder::countShared())),
-            [&](gpu::LaunchOp l) { kb.buildCount(l); });
-      build(launch(e, one, KernelBuilder::sharedBytes(KernelBuilder::fillShared())),
-            [&](gpu::LaunchOp l) { kb.buildFill(l); });
+      build(launch(e, one, KernelBuilder::sharedBytes(kb.sortShared())),
+            [&](gpu::LaunchOp l) { kb.buildSort(l); });
       Value slots = kb.slotCount();
       Value tiles = kb.minIdx(
           slots, kb.add(arith::CeilDivUIOp::create(b, loc, slots, kb.idx(kTileRows)), e));

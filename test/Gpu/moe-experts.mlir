@@ -2,10 +2,11 @@
 // RUN: k3-opt %s --split-input-file --k3-gpu-moe-experts="split-operands=true" | FileCheck %s --check-prefix=SPLIT
 
 // K3's routed experts (E = 896, top-16, Dl = 3584, Ie = 3072, bf16 latent
-// input): four launches of 128 threads. The count over 896 experts (a
-// block reduction in 512 bytes of shared memory); the fill over 896
-// experts (the offsets and the run counts, 3 x 128 words, two barriers),
-// which zeroes the y rows of dropped slots; GEMM1 over min(S, ⌈S/16⌉ + E)
+// input): three launches of 128 threads. The sort over 896 experts: each
+// block counts every expert's slots (896 words of shared memory, zeroed,
+// then one shared-memory atomic add per slot routed inside [0, E)), then
+// the offsets and the run counts (3 x 128 words; 5120 bytes in all; four
+// barriers), and zeroes the y rows of dropped slots; GEMM1 over min(S, ⌈S/16⌉ + E)
 // tiles x 24 column blocks (3072 / 128), the tile's expert by a binary
 // search of 10 steps (2^10 ≥ 896), the codes read as 32-bit words, a loop
 // over the 112 blocks of 32 channels carrying 4 n8 tiles x (gate, up) = 32
@@ -16,13 +17,12 @@
 // routing weight. No launch reads back to the host: the grids depend on T
 // alone.
 // CHECK-LABEL: func.func @k3
-//       CHECK:   gpu.launch blocks({{.+}}) in ({{.+}} = %c896, {{.+}} = %c1, {{.+}} = %c1) threads({{.+}}) in ({{.+}} = %c128, {{.+}}) dynamic_shared_memory_size %c512_i32
-//       CHECK:     memref.view {{.+}} to memref<128xi32, #gpu.address_space<workgroup>>
-//   CHECK-COUNT-1: gpu.barrier
-//   CHECK-NOT:     gpu.barrier
-//       CHECK:     gpu.terminator
-//       CHECK:   gpu.launch blocks({{.+}}) in ({{.+}} = %c896, {{.+}} = %c1, {{.+}} = %c1) threads({{.+}}) in ({{.+}} = %c128{{.*}}, {{.+}}) dynamic_shared_memory_size %c1536_i32
-//   CHECK-COUNT-2: gpu.barrier
+//       CHECK:   gpu.launch blocks({{.+}}) in ({{.+}} = %c896, {{.+}} = %c1, {{.+}} = %c1) threads({{.+}}) in ({{.+}} = %c128, {{.+}}) dynamic_shared_memory_size %c5120_i32
+//       CHECK:     %[[COUNTS:.+]] = memref.view {{.+}} to memref<896xi32, #gpu.address_space<workgroup>>
+//   CHECK-COUNT-3: memref.view {{.+}} to memref<128xi32, #gpu.address_space<workgroup>>
+//       CHECK:     gpu.barrier
+//       CHECK:     memref.atomic_rmw addi %{{.+}}, %[[COUNTS]][%{{.+}}] : (i32, memref<896xi32, #gpu.address_space<workgroup>>) -> i32
+//   CHECK-COUNT-3: gpu.barrier
 //   CHECK-NOT:     gpu.barrier
 //       CHECK:     memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<?x3584xf32>
 //       CHECK:     gpu.terminator
@@ -78,7 +78,6 @@ func.func @k3(%z: memref<?x3584xbf16>, %i: memref<?x16xi32>, %w: memref<?x16xf32
 // One expert: no search steps; without beta2 the up branch stays linear
 // (one tanh in GEMM1's epilogue).
 // CHECK-LABEL: func.func @one
-//       CHECK:   gpu.launch blocks({{.+}}) in ({{.+}} = %c1{{.*}}, {{.+}}) threads
 //       CHECK:   gpu.launch blocks({{.+}}) in ({{.+}} = %c1{{.*}}, {{.+}}) threads
 //       CHECK:   gpu.launch
 //   CHECK-NOT:     arith.cmpi ule, %{{.+}}, %{{.+}} : index
