@@ -27,6 +27,10 @@
 
 namespace mlir::k3 {
 
+/// k3-gpu-paged-attend's default keys per split block (GpuPagedAttend.cpp;
+/// the pass option's default, so before the declarations).
+inline constexpr int64_t kPagedSplitKeys = 1024;
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
@@ -175,11 +179,15 @@ std::optional<GpuChip> gpuChip(llvm::StringRef target);
 /// gpu.module kernels, `threads` per block), `ptx` (kernels as PTX in
 /// gpu.binary ops) and the host program to the LLVM dialect.
 void buildGpuTilesStage(OpPassManager &pm, const LinalgForms &forms = LinalgForms::gpu());
-void buildGpuStage(OpPassManager &pm, const GpuChip &chip, int64_t threads = 128);
+/// `pagedSplitKeys`: keys per block of decode_batch's paged MLA attention
+/// (k3-gpu-paged-attend's split-keys; 0: one block per head and request).
+void buildGpuStage(OpPassManager &pm, const GpuChip &chip, int64_t threads = 128,
+                   int64_t pagedSplitKeys = kPagedSplitKeys);
 /// `k3-compile --emulate`: the gpu stage's kernels up to their launches,
 /// which then run on the CPU as OpenMP teams (k3-gpu-launches-to-openmp);
 /// then that program to the LLVM dialect, as the CPU's cpu stage lowers.
-void buildGpuEmulationStage(OpPassManager &pm, const GpuChip &chip, int64_t threads = 128);
+void buildGpuEmulationStage(OpPassManager &pm, const GpuChip &chip, int64_t threads = 128,
+                            int64_t pagedSplitKeys = kPagedSplitKeys);
 void buildEmulationLlvmStage(OpPassManager &pm);
 void buildPtxStage(OpPassManager &pm, const GpuChip &chip);
 void buildGpuHostStage(OpPassManager &pm);

@@ -460,7 +460,19 @@ def K3GpuPagedAttendPass : Pass<"k3-gpu-paged-attend"> {
     reduced in shared memory (an online softmax), then the chunk's rows'
     latent columns weighted and accumulated in registers, thread t owning
     columns t, t + n, ... No launch for zero requests.
+
+    With `split-keys` P > 0 and a table of MB pages of PT rows where
+    MB·PT + 1 > P, the keys are split: S = ⌈(MB·PT + 1) / P⌉ blocks per head
+    and request, block (h, b·S + s) taking keys [s·P, (s + 1)·P) and
+    writing its partial softmax (maximum, sum, weighted rows) to a
+    workspace, then a merge kernel, block (h, b), weighing each split by
+    e^{m_s − max}. S comes from the table's width, which the host knows
+    (and a CUDA graph's signature holds): short tables keep the one kernel.
   }];
+  let options = [
+    Option<"splitKeys", "split-keys", "int64_t", /*default=*/"::mlir::k3::kPagedSplitKeys",
+           "Keys per block of a split (0: one block per head and request)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",

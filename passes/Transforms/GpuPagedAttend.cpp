@@ -51,6 +51,7 @@ constexpr int64_t kMaxColumns = 16;
 struct KernelBuilder : k3::GpuKernelBuilder {
   k3::PagedAttendOp op;
   int64_t l, width, threads;
+  int64_t splitKeys; ///< keys a split block takes (0: never split)
 
   /// Shared memory: the query row [L+R]; the chunk's probabilities and
   /// the max and sum trees [n].
@@ -81,33 +82,40 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     return toF32(load(m, at));
   }
 
-  void build(gpu::LaunchOp launch) {
-    Value tid = launch.getThreadIds().x, h = launch.getBlockIds().x,
-          req = launch.getBlockIds().y;
-    SmallVector<Value> sh = sharedWords(shared(), b.getF32Type());
-    Value qS = sh[0], pS = sh[1], maxTree = sh[2], sumTree = sh[3];
-    Value step = idx(threads);
-    forEach(tid, idx(width), step,
+  /// The query row [L+R] of (req, h) into shared memory `qS`.
+  void loadQuery(Value tid, Value req, Value h, Value qS) {
+    forEach(tid, idx(width), idx(threads),
             [&](Value c) { store(load(op.getQ(), {req, h, c}), qS, {c}); });
     gpu::BarrierOp::create(b, loc);
+  }
 
-    // The rows this request may read: at most the table's.
+  /// The rows request `req` may read (at most the table's) and the rows
+  /// its table holds: (len, tableRows, pageRows).
+  std::array<Value, 3> extent(Value req) {
     Value pageRows = memref::DimOp::create(b, loc, op.getPages(), 1);
     Value tableRows = arith::MulIOp::create(
         b, loc, memref::DimOp::create(b, loc, op.getBlockTable(), 1), pageRows);
     Value len = minIdx(idxOf(load(op.getLengths(), {req})), tableRows);
-    Value keys = add(len, 1);
+    return {len, tableRows, pageRows};
+  }
 
+  /// The online softmax over keys [lo, hi) of request `req` (key `len` is
+  /// its own row): (m, Σ e^{s−m}, Σ e^{s−m}·v_c for the thread's columns).
+  /// An empty range gives (−inf, 0, 0...).
+  SmallVector<Value> attend(Value tid, Value req, Value len, Value pageRows, Value lo, Value hi,
+                            ArrayRef<Value> sh) {
+    Value qS = sh[0], pS = sh[1], maxTree = sh[2], sumTree = sh[3];
+    Value step = idx(threads);
     const int64_t columns = l / threads;
     Value negInf = f32(-std::numeric_limits<double>::infinity());
     SmallVector<Value> init{negInf, f32(0.0)};
     for (int64_t k = 0; k < columns; ++k)
       init.push_back(f32(0.0));
-    SmallVector<Value> acc = loop(idx(0), keys, step, init, [&](Value j0, ValueRange state) {
+    return loop(lo, hi, step, init, [&](Value j0, ValueRange state) {
       // This thread's key of the chunk (the last one's where the chunk
-      // runs past the keys: a valid address, its score masked).
+      // runs past the range: a valid address, its score masked).
       Value j = add(j0, tid);
-      Value valid = lt(j, keys);
+      Value valid = lt(j, hi);
       Value jRead = select(valid, j, len);
       Type f32Type = b.getF32Type();
       Value dot = onKey(req, len, pageRows, jRead, f32Type, [&](Value m, SmallVector<Value> at) {
@@ -132,7 +140,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       SmallVector<Value> u;
       for (Value v : state.drop_front(2))
         u.push_back(fmul(v, keep));
-      Value n = minIdx(step, arith::SubIOp::create(b, loc, keys, j0));
+      Value n = minIdx(step, arith::SubIOp::create(b, loc, hi, j0));
       SmallVector<Type> types(u.size(), b.getF32Type());
       u = loop(idx(0), n, idx(1), u, [&](Value i, ValueRange us) {
         Value pi = load(pS, {i});
@@ -146,9 +154,76 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       next.append(u.begin(), u.end());
       return next;
     });
+  }
+
+  /// out[req, h, thread's columns] = acc's sums / its denominator.
+  void storeOut(Value tid, Value req, Value h, ArrayRef<Value> acc) {
     Value inv = arith::DivFOp::create(b, loc, f32(1.0), acc[1]);
-    for (int64_t k = 0; k < columns; ++k)
+    for (int64_t k = 0; k < l / threads; ++k)
       store(fmul(acc[2 + k], inv), op.getOutInit(), {req, h, add(tid, k * threads)});
+  }
+
+  /// One kernel, block (h, b): all of the request's keys.
+  void build(gpu::LaunchOp launch) {
+    Value tid = launch.getThreadIds().x, h = launch.getBlockIds().x,
+          req = launch.getBlockIds().y;
+    SmallVector<Value> sh = sharedWords(shared(), b.getF32Type());
+    loadQuery(tid, req, h, sh[0]);
+    auto [len, tableRows, pageRows] = extent(req);
+    storeOut(tid, req, h, attend(tid, req, len, pageRows, idx(0), add(len, 1), sh));
+    gpu::TerminatorOp::create(b, loc);
+  }
+
+  /// Split keys, block (h, b·S + s): keys [s·P, (s + 1)·P) of the
+  /// request's, into the partials: stats[(b·H + h)·S + s] = (m, Σ) at
+  /// 2·that, sums[that·L + c]. A split past the request's keys writes the
+  /// empty softmax (−inf, 0, 0...), which the merge weighs by 0.
+  void buildSplit(gpu::LaunchOp launch, Value splits, int64_t heads, Value stats, Value sums) {
+    Value tid = launch.getThreadIds().x, h = launch.getBlockIds().x,
+          y = launch.getBlockIds().y;
+    Value req = arith::DivUIOp::create(b, loc, y, splits);
+    Value s = arith::RemUIOp::create(b, loc, y, splits);
+    SmallVector<Value> sh = sharedWords(shared(), b.getF32Type());
+    loadQuery(tid, req, h, sh[0]);
+    auto [len, tableRows, pageRows] = extent(req);
+    Value keys = add(len, 1);
+    Value lo = minIdx(mul(s, splitKeys), keys);
+    Value hi = minIdx(add(lo, splitKeys), keys);
+    SmallVector<Value> acc = attend(tid, req, len, pageRows, lo, hi, sh);
+    Value part =
+        arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, add(mul(req, heads), h), splits), s);
+    when(eq(tid, idx(0)), [&] {
+      store(acc[0], stats, {mul(part, 2)});
+      store(acc[1], stats, {add(mul(part, 2), 1)});
+    });
+    for (int64_t k = 0; k < l / threads; ++k)
+      store(acc[2 + k], sums, {add(mul(part, l), add(tid, k * threads))});
+    gpu::TerminatorOp::create(b, loc);
+  }
+
+  /// The merge, block (h, b): M = max_s m_s, each split's sums weighed by
+  /// e^{m_s − M}, in order of s; then as the one kernel's out.
+  void buildMerge(gpu::LaunchOp launch, Value splits, int64_t heads, Value stats, Value sums) {
+    Value tid = launch.getThreadIds().x, h = launch.getBlockIds().x,
+          req = launch.getBlockIds().y;
+    Value first = arith::MulIOp::create(b, loc, add(mul(req, heads), h), splits);
+    Value negInf = f32(-std::numeric_limits<double>::infinity());
+    Value top = loop(idx(0), splits, idx(1), {negInf}, [&](Value s, ValueRange m) {
+                  Value ms = load(stats, {mul(add(first, s), 2)});
+                  return SmallVector<Value>{arith::MaximumFOp::create(b, loc, m[0], ms)};
+                }).front();
+    SmallVector<Value> init(2 + l / threads, f32(0.0));
+    init[0] = top;
+    SmallVector<Value> acc = loop(idx(0), splits, idx(1), init, [&](Value s, ValueRange a) {
+      Value part = add(first, s);
+      Value w = math::ExpOp::create(b, loc, fsub(load(stats, {mul(part, 2)}), top));
+      SmallVector<Value> next{a[0], fadd(a[1], fmul(load(stats, {add(mul(part, 2), 1)}), w))};
+      for (int64_t k = 0; k < l / threads; ++k)
+        next.push_back(
+            fadd(a[2 + k], fmul(load(sums, {add(mul(part, l), add(tid, k * threads))}), w)));
+      return next;
+    });
+    storeOut(tid, req, h, acc);
     gpu::TerminatorOp::create(b, loc);
   }
 };
@@ -179,12 +254,42 @@ struct K3GpuPagedAttendPass : k3::impl::K3GpuPagedAttendPassBase<K3GpuPagedAtten
       }
       OpBuilder b(op);
       Location loc = op.getLoc();
-      KernelBuilder kb{{b, loc}, op, l, width, threads};
+      KernelBuilder kb{{b, loc}, op, l, width, threads, splitKeys};
+      auto one = [&](Value requests) {
+        kb.launch(kb.idx(heads), requests, threads, KernelBuilder::sharedBytes(kb.shared()),
+                  [&](gpu::LaunchOp l) { kb.build(l); });
+      };
       // Block (h, b); no launch for no requests (a launch of no blocks is
       // an error on a GPU).
       kb.whenNonEmpty(op.getOutInit(), 0, [&](Value requests) {
-        kb.launch(kb.idx(heads), requests, threads, KernelBuilder::sharedBytes(kb.shared()),
-                  [&](gpu::LaunchOp l) { kb.build(l); });
+        if (splitKeys == 0)
+          return one(requests);
+        // S = ⌈(MB·PT + 1) / P⌉ splits, from the table's width: the same
+        // for every call of a captured graph (its signature holds MB).
+        Value tablePages = memref::DimOp::create(b, loc, op.getBlockTable(), 1);
+        Value pageRows = memref::DimOp::create(b, loc, op.getPages(), 1);
+        Value tableRows = arith::MulIOp::create(b, loc, tablePages, pageRows);
+        Value splits =
+            arith::CeilDivUIOp::create(b, loc, kb.add(tableRows, 1), kb.idx(splitKeys));
+        auto branch = scf::IfOp::create(b, loc, kb.lt(kb.idx(1), splits), /*withElse=*/true);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&branch.getThenRegion().front());
+        Value parts = arith::MulIOp::create(b, loc, kb.mul(requests, heads), splits);
+        auto f32Buffer = [&](Value n) {
+          return memref::AllocOp::create(
+              b, loc, MemRefType::get({ShapedType::kDynamic}, b.getF32Type()), ValueRange{n});
+        };
+        Value stats = f32Buffer(kb.mul(parts, 2));
+        Value sums = f32Buffer(kb.mul(parts, l));
+        kb.launch(kb.idx(heads), arith::MulIOp::create(b, loc, requests, splits), threads,
+                  KernelBuilder::sharedBytes(kb.shared()),
+                  [&](gpu::LaunchOp l) { kb.buildSplit(l, splits, heads, stats, sums); });
+        kb.launch(kb.idx(heads), requests, threads, 0,
+                  [&](gpu::LaunchOp l) { kb.buildMerge(l, splits, heads, stats, sums); });
+        memref::DeallocOp::create(b, loc, stats);
+        memref::DeallocOp::create(b, loc, sums);
+        b.setInsertionPointToStart(&branch.getElseRegion().front());
+        one(requests);
       });
       op.erase();
     }

@@ -1,4 +1,5 @@
-// RUN: k3-opt %s --split-input-file --k3-gpu-paged-attend --verify-diagnostics | FileCheck %s
+// RUN: k3-opt %s --split-input-file --k3-gpu-paged-attend="split-keys=0" --verify-diagnostics | FileCheck %s
+// RUN: k3-opt %s --split-input-file --k3-gpu-paged-attend="split-keys=64" --verify-diagnostics | FileCheck %s --check-prefix=SPLIT
 
 // k3-tiny's shapes: 2 heads, latent 32, rope 8. One launch of (heads,
 // requests) blocks of pagedAttendTeam(32) = 32 threads, none for zero
@@ -28,6 +29,45 @@
 //       CHECK:         math.exp
 //       CHECK:       memref.store %{{.+}}, %arg5[%[[R]], %[[H]], %{{.+}}] : memref<?x2x32xf32>
 //   CHECK-NOT:   k3.paged_attend
+// Split keys (split-keys=64): S = ⌈(MB·PT + 1) / 64⌉ from the table's and
+// the pages' widths on the host; S > 1 runs the split kernel over (heads,
+// requests·S) blocks, each keys [s·64, s·64 + 64) of its request, its
+// (max, sum) and 32 weighted columns to two workspaces, then the merge
+// over (heads, requests) (no shared memory, no barrier: a loop over the S
+// splits for the maximum, one for the weighted sums); S = 1, the one
+// kernel.
+// SPLIT-LABEL: func.func @attend
+//       SPLIT:   %[[B:.+]] = memref.dim %arg5, %c0
+//       SPLIT:   %[[MB:.+]] = memref.dim %arg2, %c1
+//       SPLIT:   %[[PT:.+]] = memref.dim %arg1, %c1
+//       SPLIT:   %[[ROWS:.+]] = arith.muli %[[MB]], %[[PT]]
+//       SPLIT:   %[[KEYS:.+]] = arith.addi %[[ROWS]], %c1
+//       SPLIT:   %[[S:.+]] = arith.ceildivui %[[KEYS]], %c64
+//       SPLIT:   %[[MANY:.+]] = arith.cmpi ult, %c1{{.*}}, %[[S]]
+//       SPLIT:   scf.if %[[MANY]] {
+//       SPLIT:     %[[STATS:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
+//       SPLIT:     %[[SUMS:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
+//       SPLIT:     %[[Y:.+]] = arith.muli %[[B]], %[[S]]
+//       SPLIT:     gpu.launch blocks({{.+}}) in (%{{.+}} = %c2{{.*}}, %{{.+}} = %[[Y]], %{{.+}} = %c1{{.*}}) threads({{.+}}) in (%{{.+}} = %c32{{.*}}, {{.+}} dynamic_shared_memory_size %c544
+//       SPLIT:       arith.divui %{{.+}}, %[[S]]
+//       SPLIT:       arith.remui %{{.+}}, %[[S]]
+//       SPLIT:       arith.muli %{{.+}}, %c64
+//       SPLIT:       memref.store %{{.+}}, %[[STATS]]
+//       SPLIT:       memref.store %{{.+}}, %[[SUMS]]
+//       SPLIT:       gpu.terminator
+//       SPLIT:     gpu.launch blocks({{.+}}) in (%{{.+}} = %c2{{.*}}, %{{.+}} = %[[B]], %{{.+}} = %c1{{.*}}) threads({{.+}}) in (%{{.+}} = %c32{{.*}}, {{.+}} dynamic_shared_memory_size %c0
+//   SPLIT-NOT:       gpu.barrier
+//       SPLIT:       scf.for {{.+}} to %[[S]]
+//       SPLIT:         arith.maximumf
+//       SPLIT:       scf.for {{.+}} to %[[S]]
+//       SPLIT:         math.exp
+//       SPLIT:       memref.store %{{.+}}, %arg5
+//       SPLIT:       gpu.terminator
+//       SPLIT:     memref.dealloc %[[STATS]]
+//       SPLIT:     memref.dealloc %[[SUMS]]
+//       SPLIT:   } else {
+//       SPLIT:     gpu.launch blocks({{.+}}) in (%{{.+}} = %c2{{.*}}, %{{.+}} = %[[B]], %{{.+}} = %c1{{.*}})
+// SPLIT-LABEL: func.func @wide
 func.func @attend(%q: memref<?x2x40xf32>, %pool: memref<?x?x40xbf16>, %bt: memref<?x?xi32>,
                   %len: memref<?xi32>, %rows: memref<?x40xbf16>, %o: memref<?x2x32xf32>) {
   k3.paged_attend %q pages(%pool) table(%bt) lengths(%len) rows(%rows) outs(%o)

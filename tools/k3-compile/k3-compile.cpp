@@ -166,6 +166,13 @@ static cl::opt<int64_t> mlaSplitKeys(
              "turn) or a part length N (the GPU default 256: parts of N keys side by side, "
              "each a block of the same kernels, and one for the rest, merged by log-sum-exp)"),
     cl::init(-1), cl::cat(k3Category));
+static cl::opt<int64_t> mlaPagedSplitKeys(
+    "mla-paged-split-keys",
+    cl::desc("GPU targets: keys per block of decode_batch's paged MLA attention (default "
+             "1024: a request whose block table holds more keys runs as that many blocks "
+             "per head, merged by log-sum-exp in a second kernel; 0: one block per head "
+             "and request)"),
+    cl::init(mlir::k3::kPagedSplitKeys), cl::cat(k3Category));
 static cl::opt<std::string> mlaDecodeKernel(
     "mla-decode-kernel",
     cl::desc("GPU targets, with --mla-split-keys > 0: fused (the default: one split-K "
@@ -648,6 +655,9 @@ int main(int argc, char **argv) {
   if (mlaSplitKeys < 0 || mlaSplitKeys > (int64_t(1) << 20))
     return fail("--mla-split-keys=" + Twine(mlaSplitKeys.getValue()) +
                 ": expected 0 or a part length up to 1048576");
+  if (mlaPagedSplitKeys < 0 || mlaPagedSplitKeys > (int64_t(1) << 20))
+    return fail("--mla-paged-split-keys=" + Twine(mlaPagedSplitKeys.getValue()) +
+                ": expected 0 or a split length up to 1048576");
   if (mlaDecodeKernel.getNumOccurrences() == 0)
     mlaDecodeKernel = chip && mlaSplitKeys > 0 ? "fused" : "parts";
   if (mlaDecodeKernel != "parts" && mlaDecodeKernel != "fused")
@@ -814,11 +824,17 @@ int main(int argc, char **argv) {
     if (emulate)
       gpuPhases = {
           {"tiles", tilesPhase},
-          {"gpu", [&](OpPassManager &pm) { mlir::k3::buildGpuEmulationStage(pm, *chip); }},
+          {"gpu",
+           [&](OpPassManager &pm) {
+             mlir::k3::buildGpuEmulationStage(pm, *chip, 128, mlaPagedSplitKeys);
+           }},
           {"cpu", [&](OpPassManager &pm) { mlir::k3::buildEmulationLlvmStage(pm); }}};
     else
       gpuPhases = {{"tiles", tilesPhase},
-                   {"gpu", [&](OpPassManager &pm) { mlir::k3::buildGpuStage(pm, *chip); }},
+                   {"gpu",
+                    [&](OpPassManager &pm) {
+                      mlir::k3::buildGpuStage(pm, *chip, 128, mlaPagedSplitKeys);
+                    }},
                    {"ptx", [&](OpPassManager &pm) { mlir::k3::buildPtxStage(pm, *chip); }}};
     for (const GpuPhase &phase : gpuPhases) {
       phases.begin(phase.name);

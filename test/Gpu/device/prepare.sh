@@ -115,6 +115,10 @@ gpu_only tiny_parts "$out/tmp/tiny" --mla-decode-kernel=parts
 # decode_batch, one engine call per request per step, the baseline of the
 # default build's one call per step.
 gpu_only tiny_nobatch "$out/tmp/tiny" --no-batched-decode
+# The paged attention's split keys (k3-gpu-paged-attend): blocks of 16 keys
+# per head and request and the merge kernel, against the default build
+# (whose short tables keep one block per head and request).
+gpu_only tiny_split "$out/tmp/tiny" --mla-paged-split-keys=16
 gpu_only small_parts "$out/tmp/small" --omit-weights --mla-decode-kernel=parts
 # The debug section (run.sh): k3-small's GPU build with one part at a time
 # in another form (KDA as the f32 column scan, the MoE as slot GEMMs, the
