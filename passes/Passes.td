@@ -461,17 +461,20 @@ def K3GpuPagedAttendPass : Pass<"k3-gpu-paged-attend"> {
     latent columns weighted and accumulated in registers, thread t owning
     columns t, t + n, ... No launch for zero requests.
 
-    With `split-keys` P > 0 and a table of MB pages of PT rows where
-    MB·PT + 1 > P, the keys are split: S = ⌈(MB·PT + 1) / P⌉ blocks per head
-    and request, block (h, b·S + s) taking keys [s·P, (s + 1)·P) and
-    writing its partial softmax (maximum, sum, weighted rows) to a
-    workspace, then a merge kernel, block (h, b), weighing each split by
-    e^{m_s − max}. S comes from the table's width, which the host knows
-    (and a CUDA graph's signature holds): short tables keep the one kernel.
+    With `split-keys` P > 0 and a table of MB pages of PT rows, the keys
+    are split where S = min(⌈MB·PT / P⌉, ⌈2·sms / (B·H)⌉) > 1: block
+    (b·S + s, h) takes keys [s·C, (s + 1)·C), C = ⌈(MB·PT + 1) / S⌉, and
+    writes its partial softmax (maximum, sum, weighted rows) to a
+    workspace; then a merge kernel, block (h, b), weighs each split by
+    e^{m_s − max}. S comes from the table's width and the batch, which the
+    host knows (and a CUDA graph's signature holds): short tables and
+    batches whose blocks already fill the chip keep the one kernel.
   }];
   let options = [
     Option<"splitKeys", "split-keys", "int64_t", /*default=*/"::mlir::k3::kPagedSplitKeys",
-           "Keys per block of a split (0: one block per head and request)">
+           "Keys per block of a split at least (0: one block per head and request)">,
+    Option<"sms", "sms", "int64_t", /*default=*/"132",
+           "Streaming multiprocessors: splits stop where the blocks fill them twice">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

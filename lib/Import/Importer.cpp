@@ -811,13 +811,18 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     view = tensor::CastOp::create(
         b, blocksLoc, RankedTensorType::get({kDyn, tokens(), c.hiddenSize}, f32), slice);
   };
-  // Each layer's ops are located at its four parts, "layers.L.<part>":
-  // the AttnRes read before the mixer, the mixer (norm, KDA or MLA), the
-  // residual add, and the feed-forward (its AttnRes read, norm, MLP or
-  // MoE, add). k3-outline-layers makes a function of each: a layer that
-  // seals an AttnRes block differs from the others only in its first
-  // read and in having no residual add, so its mixer and feed-forward are
-  // the same functions as every other layer's.
+  // Each layer's ops are located at its parts, "layers.L.<part>": the
+  // AttnRes read before the mixer and the mixer's input norm, the mixer
+  // (KDA or MLA) and its residual add, and the feed-forward (its AttnRes
+  // read, norm, MLP or MoE, add). k3-outline-layers makes a function of
+  // each. A layer that seals an AttnRes block differs from the others in
+  // its first read and in having no residual add: its feed-forward is the
+  // same function as every other layer's, its mixer a second one per kind
+  // (kda_seal). The input norm goes with the read, not the mixer, which
+  // reads only the normed row: beside the read the GPU runs both as one
+  // kernel (k3-gpu-fuse-row-norms), as it does the feed-forward's. The
+  // residual add goes with the mixer: the GPU runs it in the output
+  // projection's epilogue (k3-gpu-mma-contractions), not as a kernel.
   auto at = [&](const std::string &lp, const char *part) {
     loc = NameLoc::get(b.getStringAttr(lp + part));
   };
@@ -839,10 +844,9 @@ func::FuncOp EntryBuilder::build(ModuleOp module) {
     }
     if (seals)
       running = Value();
-    at(lp, "mixer");
     Value x = rmsNorm(h, weight(lp + "input_layernorm.weight"), c.rmsNormEps);
+    at(lp, "mixer");
     Value a = c.mixer(l) == Mixer::KDA ? kda(x, l) : mla(x, l);
-    at(lp, "residual");
     running = running ? Value(arith::AddFOp::create(b, loc, running, a)) : a;
     at(lp, "ffn");
     h = running;

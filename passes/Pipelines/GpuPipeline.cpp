@@ -86,7 +86,7 @@ constexpr const char *kGpuStage =
     "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
     "ownership-based-buffer-deallocation,canonicalize,k3-simplify-deallocations,"
     "k3-return-arguments,k3-entry-deallocations,bufferization-lower-deallocations,cse,canonicalize,"
-    "convert-bufferization-to-memref,k3-comm-to-calls,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-attn-res,k3-gpu-row-norm,k3-gpu-paged-attend{{split-keys={3}},k3-gpu-moe-experts,"
+    "convert-bufferization-to-memref,k3-comm-to-calls,scf-forall-to-parallel,k3-gpu-mma-contractions{{wgmma={1}},k3-gpu-attend-parts,k3-gpu-kda-chunks,k3-gpu-kda-step,k3-gpu-attn-res,k3-gpu-row-norm,k3-gpu-paged-attend{{split-keys={3} sms={2}},k3-gpu-moe-experts,"
     "k3-gpu-device-copies,"
     "k3-gpu-register-accumulators,convert-linalg-to-parallel-loops,"
     "k3-gpu-map-loops{{threads={0} min-blocks={2}},convert-parallel-loops-to-gpu,gpu-launch-sink-index-computations,"

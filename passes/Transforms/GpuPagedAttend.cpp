@@ -51,7 +51,8 @@ constexpr int64_t kMaxColumns = 16;
 struct KernelBuilder : k3::GpuKernelBuilder {
   k3::PagedAttendOp op;
   int64_t l, width, threads;
-  int64_t splitKeys; ///< keys a split block takes (0: never split)
+  int64_t splitKeys; ///< keys a split block takes at least (0: never split)
+  int64_t sms;       ///< the chip's SMs: splits stop where blocks fill them twice
 
   /// Shared memory: the query row [L+R]; the chunk's probabilities and
   /// the max and sum trees [n].
@@ -62,8 +63,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   /// The values `body` computes from key `j` of request `req`, given as a
   /// memref and the indices before the column: its own row where j is its
   /// length, else row j mod PT of page table[req, j / PT]. The branch is
-  /// the whole block's (one key for all threads) and taken once per key,
-  /// not per column.
+  /// taken once per key, not per column (per thread for the scores, each
+  /// thread its own key; the whole block's for the weighted rows).
   SmallVector<Value> onKey(Value req, Value len, Value pageRows, Value j, TypeRange types,
                            function_ref<SmallVector<Value>(Value, SmallVector<Value>)> body) {
     auto own = scf::IfOp::create(b, loc, types, eq(j, len), /*withElse=*/true);
@@ -89,14 +90,14 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     gpu::BarrierOp::create(b, loc);
   }
 
-  /// The rows request `req` may read (at most the table's) and the rows
-  /// its table holds: (len, tableRows, pageRows).
-  std::array<Value, 3> extent(Value req) {
+  /// The rows request `req` may read (at most its table's) and the rows of
+  /// a page: (len, pageRows).
+  std::pair<Value, Value> extent(Value req) {
     Value pageRows = memref::DimOp::create(b, loc, op.getPages(), 1);
     Value tableRows = arith::MulIOp::create(
         b, loc, memref::DimOp::create(b, loc, op.getBlockTable(), 1), pageRows);
     Value len = minIdx(idxOf(load(op.getLengths(), {req})), tableRows);
-    return {len, tableRows, pageRows};
+    return {len, pageRows};
   }
 
   /// The online softmax over keys [lo, hi) of request `req` (key `len` is
@@ -169,26 +170,28 @@ struct KernelBuilder : k3::GpuKernelBuilder {
           req = launch.getBlockIds().y;
     SmallVector<Value> sh = sharedWords(shared(), b.getF32Type());
     loadQuery(tid, req, h, sh[0]);
-    auto [len, tableRows, pageRows] = extent(req);
+    auto [len, pageRows] = extent(req);
     storeOut(tid, req, h, attend(tid, req, len, pageRows, idx(0), add(len, 1), sh));
     gpu::TerminatorOp::create(b, loc);
   }
 
-  /// Split keys, block (h, b·S + s): keys [s·P, (s + 1)·P) of the
-  /// request's, into the partials: stats[(b·H + h)·S + s] = (m, Σ) at
-  /// 2·that, sums[that·L + c]. A split past the request's keys writes the
-  /// empty softmax (−inf, 0, 0...), which the merge weighs by 0.
-  void buildSplit(gpu::LaunchOp launch, Value splits, int64_t heads, Value stats, Value sums) {
-    Value tid = launch.getThreadIds().x, h = launch.getBlockIds().x,
-          y = launch.getBlockIds().y;
-    Value req = arith::DivUIOp::create(b, loc, y, splits);
-    Value s = arith::RemUIOp::create(b, loc, y, splits);
+  /// Split keys, block (b·S + s, h) (the long side on x, whose limit is
+  /// 2^31 − 1, not y's 65535): keys [s·C, (s + 1)·C) of the request's,
+  /// into the partials: stats[(b·H + h)·S + s] = (m, Σ) at 2·that,
+  /// sums[that·L + c]. A split past the request's keys writes the empty
+  /// softmax (−inf, 0, 0...), which the merge weighs by 0.
+  void buildSplit(gpu::LaunchOp launch, Value splits, Value chunk, int64_t heads, Value stats,
+                  Value sums) {
+    Value tid = launch.getThreadIds().x, x = launch.getBlockIds().x,
+          h = launch.getBlockIds().y;
+    Value req = arith::DivUIOp::create(b, loc, x, splits);
+    Value s = arith::RemUIOp::create(b, loc, x, splits);
     SmallVector<Value> sh = sharedWords(shared(), b.getF32Type());
     loadQuery(tid, req, h, sh[0]);
-    auto [len, tableRows, pageRows] = extent(req);
+    auto [len, pageRows] = extent(req);
     Value keys = add(len, 1);
-    Value lo = minIdx(mul(s, splitKeys), keys);
-    Value hi = minIdx(add(lo, splitKeys), keys);
+    Value lo = minIdx(arith::MulIOp::create(b, loc, s, chunk), keys);
+    Value hi = minIdx(arith::AddIOp::create(b, loc, lo, chunk), keys);
     SmallVector<Value> acc = attend(tid, req, len, pageRows, lo, hi, sh);
     Value part =
         arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, add(mul(req, heads), h), splits), s);
@@ -254,7 +257,12 @@ struct K3GpuPagedAttendPass : k3::impl::K3GpuPagedAttendPassBase<K3GpuPagedAtten
       }
       OpBuilder b(op);
       Location loc = op.getLoc();
-      KernelBuilder kb{{b, loc}, op, l, width, threads, splitKeys};
+      if (splitKeys < 0 || sms < 1) {
+        op.emitOpError() << "k3-gpu-paged-attend needs split-keys >= 0 and sms >= 1, got "
+                         << int64_t(splitKeys) << " and " << int64_t(sms);
+        return signalPassFailure();
+      }
+      KernelBuilder kb{{b, loc}, op, l, width, threads, splitKeys, sms};
       auto one = [&](Value requests) {
         kb.launch(kb.idx(heads), requests, threads, KernelBuilder::sharedBytes(kb.shared()),
                   [&](gpu::LaunchOp l) { kb.build(l); });
@@ -264,26 +272,34 @@ struct K3GpuPagedAttendPass : k3::impl::K3GpuPagedAttendPassBase<K3GpuPagedAtten
       kb.whenNonEmpty(op.getOutInit(), 0, [&](Value requests) {
         if (splitKeys == 0)
           return one(requests);
-        // S = ⌈(MB·PT + 1) / P⌉ splits, from the table's width: the same
-        // for every call of a captured graph (its signature holds MB).
+        // S = ⌈MB·PT / P⌉ splits of C = ⌈(MB·PT + 1) / S⌉ keys (the own
+        // row goes into the last split, not into one of its own), from the
+        // table's width: the same for every call of a captured graph, whose
+        // signature holds MB and B. At most ⌈2·SMs / (B·H)⌉ splits: once
+        // the requests' blocks fill the chip twice over, more splits only
+        // grow the workspace, B·H·S·(L + 2) words.
         Value tablePages = memref::DimOp::create(b, loc, op.getBlockTable(), 1);
         Value pageRows = memref::DimOp::create(b, loc, op.getPages(), 1);
         Value tableRows = arith::MulIOp::create(b, loc, tablePages, pageRows);
-        Value splits =
-            arith::CeilDivUIOp::create(b, loc, kb.add(tableRows, 1), kb.idx(splitKeys));
+        Value blocks = kb.mul(requests, heads);
+        Value fill = arith::CeilDivUIOp::create(b, loc, kb.idx(2 * sms), blocks);
+        Value splits = kb.minIdx(
+            arith::CeilDivUIOp::create(b, loc, tableRows, kb.idx(splitKeys)), fill);
         auto branch = scf::IfOp::create(b, loc, kb.lt(kb.idx(1), splits), /*withElse=*/true);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(&branch.getThenRegion().front());
-        Value parts = arith::MulIOp::create(b, loc, kb.mul(requests, heads), splits);
+        Value chunk = arith::CeilDivUIOp::create(b, loc, kb.add(tableRows, 1), splits);
+        Value parts = arith::MulIOp::create(b, loc, blocks, splits);
         auto f32Buffer = [&](Value n) {
           return memref::AllocOp::create(
               b, loc, MemRefType::get({ShapedType::kDynamic}, b.getF32Type()), ValueRange{n});
         };
         Value stats = f32Buffer(kb.mul(parts, 2));
         Value sums = f32Buffer(kb.mul(parts, l));
-        kb.launch(kb.idx(heads), arith::MulIOp::create(b, loc, requests, splits), threads,
-                  KernelBuilder::sharedBytes(kb.shared()),
-                  [&](gpu::LaunchOp l) { kb.buildSplit(l, splits, heads, stats, sums); });
+        kb.launch(arith::MulIOp::create(b, loc, requests, splits), kb.idx(heads), threads,
+                  KernelBuilder::sharedBytes(kb.shared()), [&](gpu::LaunchOp l) {
+                    kb.buildSplit(l, splits, chunk, heads, stats, sums);
+                  });
         kb.launch(kb.idx(heads), requests, threads, 0,
                   [&](gpu::LaunchOp l) { kb.buildMerge(l, splits, heads, stats, sums); });
         memref::DeallocOp::create(b, loc, stats);

@@ -45,9 +45,10 @@ constexpr int64_t kOutputGroup = std::numeric_limits<int64_t>::max();
 /// The parts of a layer, in the model's order: the importer locates a
 /// layer's ops at "layers.L.<part>" and each part becomes a function of its
 /// own, so that a layer sealing an AttnRes block (another first read, no
-/// residual add) shares its mixer and feed-forward with the others. Layer
-/// L's part p is group 5·L + p; a bare "layers.L" is one group, the whole
-/// layer (5·L + 4).
+/// residual add) shares its feed-forward with the others. (The importer
+/// puts the residual add with the mixer, for the GPU's epilogue; a module
+/// may still locate it apart, as "residual".) Layer L's part p is group
+/// 5·L + p; a bare "layers.L" is one group, the whole layer (5·L + 4).
 constexpr StringLiteral kParts[] = {"attn_res", "mixer", "residual", "ffn"};
 constexpr int64_t kPartsPerLayer = 5;
 constexpr int64_t kWholeLayer = 4;
@@ -111,10 +112,12 @@ bool isConstant(Operation *op) {
          op->hasTrait<OpTrait::ConstantLike>();
 }
 
-/// A short name for what a layer part holds: its mixer (kda, mla), its
-/// feed-forward (moe, dense), its first AttnRes read (attn_res, and
-/// attn_res_seal for the read over the sealed blocks alone), or the part's
-/// own name (residual). A whole layer joins its mixer and feed-forward and
+/// A short name for what a layer part holds: its mixer (kda, mla; kda_seal
+/// for a layer that seals a block, which has no residual add), its
+/// feed-forward (moe, dense), its first AttnRes read and the mixer's input
+/// norm (attn_res, and attn_res_seal for the read over the sealed blocks
+/// alone; input_norm where the layer reads nothing), or the part's own
+/// name (residual, where the importer locates the add apart). A whole layer joins its mixer and feed-forward and
 /// says whether it seals a block (kda_moe_seal).
 std::string kindName(func::FuncOp fn, int64_t group) {
   bool kda = false, mla = false, moe = false;
@@ -137,10 +140,17 @@ std::string kindName(func::FuncOp fn, int64_t group) {
   // (k3-decompose-mlp), and it reads AttnRes too.
   if (part == kFfnPart)
     return moe ? "moe" : "dense";
-  if (part == kMixerPart && (kda || mla))
-    return kda ? "kda" : "mla";
-  if (part == kAttnResPart && !reads.empty())
-    return seal ? "attn_res_seal" : "attn_res";
+  if (part == kMixerPart && (kda || mla)) {
+    // The mixer of a layer that seals a block has no residual add: it does
+    // not take the running sum beside the normed row, both of the hidden
+    // type it returns last.
+    FunctionType type = fn.getFunctionType();
+    Type hidden = type.getNumResults() ? type.getResult(type.getNumResults() - 1) : Type();
+    bool adds = llvm::count(type.getInputs(), hidden) > 1;
+    return std::string(kda ? "kda" : "mla") + (adds ? "" : "_seal");
+  }
+  if (part == kAttnResPart)
+    return reads.empty() ? "input_norm" : seal ? "attn_res_seal" : "attn_res";
   return kParts[part].str();
 }
 

@@ -1,5 +1,7 @@
 // RUN: k3-opt %s --split-input-file --k3-gpu-paged-attend="split-keys=0" --verify-diagnostics | FileCheck %s
 // RUN: k3-opt %s --split-input-file --k3-gpu-paged-attend="split-keys=64" --verify-diagnostics | FileCheck %s --check-prefix=SPLIT
+// RUN: not k3-opt %s --split-input-file --k3-gpu-paged-attend="split-keys=-1" 2>&1 | FileCheck %s --check-prefix=NEG
+// NEG: error: 'k3.paged_attend' op k3-gpu-paged-attend needs split-keys >= 0 and sms >= 1, got -1 and 132
 
 // k3-tiny's shapes: 2 heads, latent 32, rope 8. One launch of (heads,
 // requests) blocks of pagedAttendTeam(32) = 32 threads, none for zero
@@ -29,11 +31,12 @@
 //       CHECK:         math.exp
 //       CHECK:       memref.store %{{.+}}, %arg5[%[[R]], %[[H]], %{{.+}}] : memref<?x2x32xf32>
 //   CHECK-NOT:   k3.paged_attend
-// Split keys (split-keys=64): S = ⌈(MB·PT + 1) / 64⌉ from the table's and
-// the pages' widths on the host; S > 1 runs the split kernel over (heads,
-// requests·S) blocks, each keys [s·64, s·64 + 64) of its request, its
-// (max, sum) and 32 weighted columns to two workspaces, then the merge
-// over (heads, requests) (no shared memory, no barrier: a loop over the S
+// Split keys (split-keys=64, sms=132): S = min(⌈MB·PT / 64⌉, ⌈264 /
+// (B·2)⌉) from the table's and the pages' widths and the batch on the
+// host; S > 1 runs the split kernel over (requests·S, heads) blocks, each
+// keys [s·C, s·C + C) of its request, C = ⌈(MB·PT + 1) / S⌉, its (max,
+// sum) and 32 weighted columns to two workspaces, then the merge over
+// (heads, requests) (no shared memory, no barrier: a loop over the S
 // splits for the maximum, one for the weighted sums); S = 1, the one
 // kernel.
 // SPLIT-LABEL: func.func @attend
@@ -41,17 +44,21 @@
 //       SPLIT:   %[[MB:.+]] = memref.dim %arg2, %c1
 //       SPLIT:   %[[PT:.+]] = memref.dim %arg1, %c1
 //       SPLIT:   %[[ROWS:.+]] = arith.muli %[[MB]], %[[PT]]
-//       SPLIT:   %[[KEYS:.+]] = arith.addi %[[ROWS]], %c1
-//       SPLIT:   %[[S:.+]] = arith.ceildivui %[[KEYS]], %c64
+//       SPLIT:   %[[BLOCKS:.+]] = arith.muli %[[B]], %c2
+//       SPLIT:   %[[FILL:.+]] = arith.ceildivui %c264, %[[BLOCKS]]
+//       SPLIT:   %[[WANT:.+]] = arith.ceildivui %[[ROWS]], %c64
+//       SPLIT:   %[[S:.+]] = arith.minui %[[WANT]], %[[FILL]]
 //       SPLIT:   %[[MANY:.+]] = arith.cmpi ult, %c1{{.*}}, %[[S]]
 //       SPLIT:   scf.if %[[MANY]] {
+//       SPLIT:     %[[KEYS:.+]] = arith.addi %[[ROWS]], %c1
+//       SPLIT:     %[[C:.+]] = arith.ceildivui %[[KEYS]], %[[S]]
 //       SPLIT:     %[[STATS:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
 //       SPLIT:     %[[SUMS:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
-//       SPLIT:     %[[Y:.+]] = arith.muli %[[B]], %[[S]]
-//       SPLIT:     gpu.launch blocks({{.+}}) in (%{{.+}} = %c2{{.*}}, %{{.+}} = %[[Y]], %{{.+}} = %c1{{.*}}) threads({{.+}}) in (%{{.+}} = %c32{{.*}}, {{.+}} dynamic_shared_memory_size %c544
+//       SPLIT:     %[[X:.+]] = arith.muli %[[B]], %[[S]]
+//       SPLIT:     gpu.launch blocks({{.+}}) in (%{{.+}} = %[[X]], %{{.+}} = %c2{{.*}}, %{{.+}} = %c1{{.*}}) threads({{.+}}) in (%{{.+}} = %c32{{.*}}, {{.+}} dynamic_shared_memory_size %c544
 //       SPLIT:       arith.divui %{{.+}}, %[[S]]
 //       SPLIT:       arith.remui %{{.+}}, %[[S]]
-//       SPLIT:       arith.muli %{{.+}}, %c64
+//       SPLIT:       arith.muli %{{.+}}, %[[C]]
 //       SPLIT:       memref.store %{{.+}}, %[[STATS]]
 //       SPLIT:       memref.store %{{.+}}, %[[SUMS]]
 //       SPLIT:       gpu.terminator
