@@ -123,8 +123,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       Value sum = teamSums(tid, threads, {sq}, {trees[0]}).front();
       Value mean = arith::DivFOp::create(b, loc, sum, f32(double(d)));
       Value inv = math::RsqrtOp::create(b, loc, fadd(mean, f32(op.getThenEps()->convertToDouble())));
-      for (auto [v, c] : llvm::zip(mixed, cols))
-        v = fmul(fmul(v, inv), toF32(load(w, {c})));
+      for (int64_t k = 0; k < channels; ++k)
+        mixed[k] = fmul(fmul(mixed[k], inv), toF32(load(w, {cols[k]})));
     }
     Value out = op.getOutInit();
     Type outElt = cast<MemRefType>(out.getType()).getElementType();

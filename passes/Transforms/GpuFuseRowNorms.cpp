@@ -48,6 +48,10 @@ struct NormIntoMix : OpRewritePattern<k3::RowNormOp> {
     auto mix = norm.getX().getDefiningOp<k3::AttnResMixOp>();
     if (!mix || mix.getThenNorm() || !norm.getX().hasOneUse() || !isF32(norm.getX()))
       return b.notifyMatchFailure(norm, "x is not an f32 mix used only here");
+    // In another block (a norm in a loop) the fused mix would run as often
+    // as the norm.
+    if (mix->getBlock() != norm->getBlock())
+      return b.notifyMatchFailure(norm, "the mix is in another block");
     auto fused = k3::AttnResMixOp::create(
         b, mix.getLoc(), norm->getResultTypes(), mix.getSources(), mix.getNormWeight(),
         mix.getQuery(), norm.getWeight(), norm.getOutInit(), mix.getEpsAttr(), norm.getEpsAttr());
@@ -100,7 +104,8 @@ struct PicksIntoNorm : OpRewritePattern<k3::RowNormOp> {
   LogicalResult matchAndRewrite(k3::RowNormOp norm, PatternRewriter &b) const override {
     if (norm.getGate() || !norm.getX().hasOneUse())
       return b.notifyMatchFailure(norm, "gated, or x has other uses");
-    Value rows = pickSum(norm.getX().getDefiningOp<linalg::GenericOp>());
+    auto sum = norm.getX().getDefiningOp<linalg::GenericOp>();
+    Value rows = sum && sum->getBlock() == norm->getBlock() ? pickSum(sum) : Value();
     if (!rows)
       return b.notifyMatchFailure(norm, "x is not an f32 sum over picks");
     b.modifyOpInPlace(norm, [&] { norm.getXMutable().assign(rows); });

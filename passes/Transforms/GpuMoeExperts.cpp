@@ -73,6 +73,8 @@ constexpr int64_t kWarps = kThreads / 32;
 constexpr int64_t kTileRows = 16;
 constexpr int64_t kWarpTiles = 4;
 constexpr int64_t kBlockCols = kWarps * kWarpTiles * 8;
+// Dynamic shared memory a launch may use without cuFuncSetAttribute.
+constexpr int64_t kSharedLimit = 48 * 1024;
 
 struct KernelBuilder : k3::GpuKernelBuilder {
   k3::MoeExpertsOp op;
@@ -437,6 +439,15 @@ struct K3GpuMoeExpertsPass : k3::impl::K3GpuMoeExpertsPassBase<K3GpuMoeExpertsPa
                            << w.getType();
           return signalPassFailure();
         }
+      // The sort counts every expert in shared memory: E + 3·128 words
+      // within the 48 KiB a launch gets without opting in (E ≤ 11904).
+      const int64_t sortBytes = 4 * (w1Type.getDimSize(0) + 3 * kThreads);
+      if (sortBytes > kSharedLimit) {
+        op.emitOpError() << "k3-gpu-moe-experts counts the experts in shared memory: "
+                         << w1Type.getDimSize(0) << " experts need " << sortBytes
+                         << " bytes, over " << kSharedLimit;
+        return signalPassFailure();
+      }
       OpBuilder b(op);
       Location loc = op.getLoc();
       KernelBuilder kb{{b, loc}, op, w1Type.getDimSize(0), w1Type.getDimSize(1),

@@ -109,3 +109,47 @@ func.func @not_pick_sums(%y: tensor<4x2x32xf32>, %z: tensor<4x32x2xf32>, %w: ten
   %nc = k3.row_norm %c, %w outs(%e) {eps = 1.0e-05 : f32} : (tensor<4x32xf32>, tensor<32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
   return %na, %nb, %nc : tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>
 }
+
+// -----
+
+// A pick sum used again, or from a fill of -0.0 (whose sum of -0.0 rows
+// stays -0.0 where the norm's start of +0.0 gives +0.0), or a mix outside
+// the norm's loop (fused, it would run every iteration): each stays.
+#in = affine_map<(r, d, k) -> (r, k, d)>
+#out = affine_map<(r, d, k) -> (r, d)>
+// CHECK-LABEL: func.func @left_alone
+//   CHECK-COUNT-2: linalg.generic
+//       CHECK: k3.attn_res_mix
+//   CHECK-NOT: then_norm
+//       CHECK: scf.for
+//       CHECK:   k3.row_norm
+func.func @left_alone(%y: tensor<4x2x32xf32>, %w: tensor<32xf32>, %r: tensor<?x32xf32>, %o: tensor<?x32xf32>, %n: index) -> (tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<?x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %minus = arith.constant -0.0 : f32
+  %e = tensor.empty() : tensor<4x32xf32>
+  %i0 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %i1 = linalg.fill ins(%minus : f32) outs(%e : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %a = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%y : tensor<4x2x32xf32>) outs(%i0 : tensor<4x32xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<4x32xf32>
+  %b = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%y : tensor<4x2x32xf32>) outs(%i1 : tensor<4x32xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<4x32xf32>
+  %na = k3.row_norm %a, %w outs(%e) {eps = 1.0e-05 : f32} : (tensor<4x32xf32>, tensor<32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %nb = k3.row_norm %b, %w outs(%e) {eps = 1.0e-05 : f32} : (tensor<4x32xf32>, tensor<32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %h = k3.attn_res_mix [%r] norm(%w) query(%w) outs(%o) {eps = 1.0e-05 : f32}
+      : (tensor<?x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<?x32xf32>) -> tensor<?x32xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %l = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %o) -> (tensor<?x32xf32>) {
+    %m = k3.row_norm %h, %w outs(%acc) {eps = 1.0e-05 : f32} : (tensor<?x32xf32>, tensor<32xf32>, tensor<?x32xf32>) -> tensor<?x32xf32>
+    scf.yield %m : tensor<?x32xf32>
+  }
+  return %na, %nb, %a, %l : tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<?x32xf32>
+}
