@@ -1513,7 +1513,11 @@ LogicalResult PagedAttendOp::verify() {
                    << elementOf(pages) << " and " << elementOf(rows);
                })
       .require(elementOf(table).isInteger(32) && elementOf(lengths).isInteger(32),
-               [&](InFlightDiagnostic &d) { d << "block_table and lengths must be i32"; });
+               [&](InFlightDiagnostic &d) { d << "block_table and lengths must be i32"; })
+      .require(!getQScale() || std::isfinite(getQScale()->convertToFloat()),
+               [&](InFlightDiagnostic &d) {
+                 d << "q_scale must be finite, got " << formatFloat(getQScale()->convertToFloat());
+               });
 }
 
 void PagedAttendOp::getEffects(

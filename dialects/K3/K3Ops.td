@@ -747,7 +747,9 @@ def K3_PagedAttendOp : K3_Op<"paged_attend", [
     The part of `k3.mla_paged` between the absorbed queries and the value
     up-projection, as one GPU kernel (`k3-gpu-paged-attend`, a block per
     head and request): `q: [B, H, L+R]` f32, the absorbed queries with the
-    scale applied; `pages: [N, PT, L+R]`, `block_table: [B, MB]` i32 and
+    scale applied, or without it and the scale as `q_scale` (the kernel
+    multiplies each query value as it loads it: the same product, one
+    elementwise kernel fewer); `pages: [N, PT, L+R]`, `block_table: [B, MB]` i32 and
     `lengths: [B]` i32 as in `k3.mla_paged`; `rows: [B, L+R]`, each
     request's new row as stored. Request b's query row h attends to the
     first min(lengths[b], MB·PT) rows of its pages, then to its own row:
@@ -763,7 +765,8 @@ def K3_PagedAttendOp : K3_Op<"paged_attend", [
     ```
   }];
   let arguments = (ins AnyShaped:$q, AnyShaped:$pages, AnyShaped:$block_table,
-                   AnyShaped:$lengths, AnyShaped:$rows, AnyShaped:$out_init);
+                   AnyShaped:$lengths, AnyShaped:$rows, AnyShaped:$out_init,
+                   OptionalAttr<F32Attr>:$q_scale);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $q `pages` `(` $pages `)` `table` `(` $block_table `)` `lengths` `(` $lengths `)`

@@ -123,8 +123,13 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       Value sum = teamSums(tid, threads, {sq}, {trees[0]}).front();
       Value mean = arith::DivFOp::create(b, loc, sum, f32(double(d)));
       Value inv = math::RsqrtOp::create(b, loc, fadd(mean, f32(op.getThenEps()->convertToDouble())));
-      for (int64_t k = 0; k < channels; ++k)
-        mixed[k] = fmul(fmul(mixed[k], inv), toF32(load(w, {cols[k]})));
+      // One statement per op: the IR's order must not depend on the C++
+      // compiler's order of evaluating arguments.
+      for (int64_t k = 0; k < channels; ++k) {
+        Value normed = fmul(mixed[k], inv);
+        Value weight = toF32(load(w, {cols[k]}));
+        mixed[k] = fmul(normed, weight);
+      }
     }
     Value out = op.getOutInit();
     Type outElt = cast<MemRefType>(out.getType()).getElementType();

@@ -83,10 +83,15 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     return toF32(load(m, at));
   }
 
-  /// The query row [L+R] of (req, h) into shared memory `qS`.
+  /// The query row [L+R] of (req, h) into shared memory `qS`, times
+  /// q_scale where the op has one (the product the scaling kernel made).
   void loadQuery(Value tid, Value req, Value h, Value qS) {
-    forEach(tid, idx(width), idx(threads),
-            [&](Value c) { store(load(op.getQ(), {req, h, c}), qS, {c}); });
+    forEach(tid, idx(width), idx(threads), [&](Value c) {
+      Value v = load(op.getQ(), {req, h, c});
+      if (std::optional<APFloat> scale = op.getQScale())
+        v = fmul(v, f32(scale->convertToDouble()));
+      store(v, qS, {c});
+    });
     gpu::BarrierOp::create(b, loc);
   }
 
@@ -199,8 +204,9 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       store(acc[0], stats, {mul(part, 2)});
       store(acc[1], stats, {add(mul(part, 2), 1)});
     });
+    Value row = mul(part, l);
     for (int64_t k = 0; k < l / threads; ++k)
-      store(acc[2 + k], sums, {add(mul(part, l), add(tid, k * threads))});
+      store(acc[2 + k], sums, {add(row, add(tid, k * threads))});
     gpu::TerminatorOp::create(b, loc);
   }
 
@@ -221,9 +227,11 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       Value part = add(first, s);
       Value w = math::ExpOp::create(b, loc, fsub(load(stats, {mul(part, 2)}), top));
       SmallVector<Value> next{a[0], fadd(a[1], fmul(load(stats, {add(mul(part, 2), 1)}), w))};
-      for (int64_t k = 0; k < l / threads; ++k)
-        next.push_back(
-            fadd(a[2 + k], fmul(load(sums, {add(mul(part, l), add(tid, k * threads))}), w)));
+      for (int64_t k = 0; k < l / threads; ++k) {
+        Value row = mul(part, l);
+        Value at = add(row, add(tid, k * threads));
+        next.push_back(fadd(a[2 + k], fmul(load(sums, {at}), w)));
+      }
       return next;
     });
     storeOut(tid, req, h, acc);
@@ -296,8 +304,10 @@ struct K3GpuPagedAttendPass : k3::impl::K3GpuPagedAttendPassBase<K3GpuPagedAtten
         };
         Value stats = f32Buffer(kb.mul(parts, 2));
         Value sums = f32Buffer(kb.mul(parts, l));
-        kb.launch(arith::MulIOp::create(b, loc, requests, splits), kb.idx(heads), threads,
-                  KernelBuilder::sharedBytes(kb.shared()), [&](gpu::LaunchOp l) {
+        Value splitBlocks = arith::MulIOp::create(b, loc, requests, splits);
+        Value headBlocks = kb.idx(heads);
+        kb.launch(splitBlocks, headBlocks, threads, KernelBuilder::sharedBytes(kb.shared()),
+                  [&](gpu::LaunchOp l) {
                     kb.buildSplit(l, splits, chunk, heads, stats, sums);
                   });
         kb.launch(kb.idx(heads), requests, threads, 0,

@@ -78,9 +78,9 @@ func.func @kernel(%s: memref<?x?x1024xf32>, %r: memref<?x1024xf32>, %n: memref<1
 //       CHECK:       %[[M:.+]] = arith.divf
 //   CHECK-COUNT-7:   gpu.barrier
 //       CHECK:       %[[INV:.+]] = math.rsqrt
+//       CHECK:       %[[X:.+]] = arith.mulf %[[M]], %[[INV]]
 //       CHECK:       %[[W:.+]] = memref.load %arg3[%{{.+}}] : memref<64xbf16>
 //       CHECK:       %[[WF:.+]] = arith.extf %[[W]]
-//       CHECK:       %[[X:.+]] = arith.mulf %[[M]], %[[INV]]
 //       CHECK:       %[[Y:.+]] = arith.mulf %[[X]], %[[WF]]
 //       CHECK:       memref.store %[[Y]], %arg4[{{.+}}] : memref<?x64xf32>
 //       CHECK:       gpu.terminator

@@ -107,3 +107,21 @@ func.func @narrow(%q: memref<?x2x32xf32>, %pool: memref<?x?x32xf32>, %bt: memref
          memref<?x32xf32>, memref<?x2x24xf32>) -> ()
   return
 }
+
+// -----
+
+// q_scale (the softmax scale left to the kernel by the GPU's lowering of
+// k3.mla_paged): each query value times the scale as it goes to shared
+// memory, the product the scaling kernel made.
+// CHECK-LABEL: func.func @scaled
+//       CHECK:     gpu.launch
+//       CHECK:       %[[Q:.+]] = memref.load %arg0[{{.+}}] : memref<?x2x40xf32>
+//       CHECK:       %[[S:.+]] = arith.mulf %[[Q]], %cst{{.*}} : f32
+//       CHECK:       memref.store %[[S]], %{{.+}}[%{{.+}}] : memref<40xf32, #gpu.address_space<workgroup>>
+func.func @scaled(%q: memref<?x2x40xf32>, %pool: memref<?x?x40xbf16>, %bt: memref<?x?xi32>,
+                  %len: memref<?xi32>, %rows: memref<?x40xbf16>, %o: memref<?x2x32xf32>) {
+  k3.paged_attend %q pages(%pool) table(%bt) lengths(%len) rows(%rows) outs(%o) {q_scale = 0.125 : f32}
+      : (memref<?x2x40xf32>, memref<?x?x40xbf16>, memref<?x?xi32>, memref<?xi32>,
+         memref<?x40xbf16>, memref<?x2x32xf32>) -> ()
+  return
+}

@@ -228,7 +228,7 @@ Partial combine(OpBuilder &b, Location loc, const Partial &x, const Partial &y) 
 /// Attention runs on the M = T·H query rows together, as FlashMLA folds
 /// s_q·h_q into the MMA rows: one decode token's heads fill a tile.
 Value absorbedQueries(OpBuilder &b, Location loc, Value q, Value kvb, Value tokens, int64_t dn,
-                      double scale) {
+                      double scale, bool scaled = true) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   const int64_t h = cast<RankedTensorType>(kvb.getType()).getDimSize(0),
@@ -258,6 +258,8 @@ Value absorbedQueries(OpBuilder &b, Location loc, Value q, Value kvb, Value toke
                                      {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(l)},
                                      sizesOf(b, loc, qRopeF), ones);
   qt = tensor::CollapseShapeOp::create(b, loc, qt, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  if (!scaled)
+    return qt;
   // The softmax scale multiplies the T·H queries once rather than every
   // one of the T·H·(S+T) scores (a decode step's largest elementwise pass).
   return elementwise(b, loc, qt, cast<RankedTensorType>(qt.getType()),
@@ -468,18 +470,23 @@ struct LowerMlaPaged : OpRewritePattern<MlaPagedOp> {
         RankedTensorType::get({h, dn + dv, l},
                               cast<RankedTensorType>(op.getKvB().getType()).getElementType()),
         op.getKvB(), ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-    Value qt = absorbedQueries(b, loc, op.getQ(), kvb, tokens, dn, op.getScale().convertToDouble());
+    // The kernel scales the queries as it loads them (q_scale): no kernel
+    // of their own.
+    const bool useKernel = kernel && pagedAttendTeam(l) > 0;
+    Value qt = absorbedQueries(b, loc, op.getQ(), kvb, tokens, dn, op.getScale().convertToDouble(),
+                               /*scaled=*/!useKernel);
     // Each request's new row as the pages will hold it: it attends to the
     // stored value, as every later step will.
     Value rows = newCacheRows(b, loc, cacheElt, op.getLatent(), op.getKRope());
-    if (kernel && pagedAttendTeam(l) > 0) {
+    if (useKernel) {
       Value q3 = tensor::ExpandShapeOp::create(
           b, loc, RankedTensorType::get({ShapedType::kDynamic, h, l + r}, f32), qt,
           ArrayRef<ReassociationIndices>{{0, 1}, {2}},
           ArrayRef<OpFoldResult>{tokens, b.getIndexAttr(h), b.getIndexAttr(l + r)});
       Value out = empty(b, loc, {tokens, b.getIndexAttr(h), b.getIndexAttr(l)}, f32);
-      auto attend = PagedAttendOp::create(b, loc, TypeRange{out.getType()}, q3, op.getPages(),
-                                          op.getBlockTable(), op.getLengths(), rows, out);
+      auto attend =
+          PagedAttendOp::create(b, loc, TypeRange{out.getType()}, q3, op.getPages(),
+                                op.getBlockTable(), op.getLengths(), rows, out, op.getScaleAttr());
       Value o = valueUp(b, loc, attend.getResult(0), kvb, tokens, dn, dv);
       finishMla(b, op, o, op.getGate(), rows);
       return success();

@@ -42,3 +42,12 @@ func.func @f(%q: tensor<?x2x40xf32>, %pool: tensor<?x16x40xbf16>, %bt: tensor<?x
       : (tensor<?x2x40xf32>, tensor<?x16x40xbf16>, tensor<?x?xi64>, tensor<?xi32>, tensor<?x40xbf16>, tensor<?x2x32xf32>) -> tensor<?x2x32xf32>
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<?x2x40xf32>, %pool: tensor<?x16x40xbf16>, %bt: tensor<?x?xi32>, %len: tensor<?xi32>, %rows: tensor<?x40xbf16>, %o: tensor<?x2x32xf32>) {
+  // expected-error @+1 {{q_scale must be finite, got inf}}
+  %r = k3.paged_attend %q pages(%pool) table(%bt) lengths(%len) rows(%rows) outs(%o) {q_scale = 0x7F800000 : f32}
+      : (tensor<?x2x40xf32>, tensor<?x16x40xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?x40xbf16>, tensor<?x2x32xf32>) -> tensor<?x2x32xf32>
+  return
+}
