@@ -117,18 +117,10 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     if (Value w = op.getThenNorm()) {
       // k3-gpu-row-norm's arithmetic on the f32 mix, through the same team
       // (the trees were left reusable by the last candidate).
-      Value sq = f32(0.0);
-      for (Value v : mixed)
-        sq = fadd(sq, fmul(v, v));
-      Value sum = teamSums(tid, threads, {sq}, {trees[0]}).front();
-      Value mean = arith::DivFOp::create(b, loc, sum, f32(double(d)));
-      Value inv = math::RsqrtOp::create(b, loc, fadd(mean, f32(op.getThenEps()->convertToDouble())));
-      // One statement per op: the IR's order must not depend on the C++
-      // compiler's order of evaluating arguments.
+      mixed = rmsScaled(tid, threads, mixed, trees[0], d, op.getThenEps()->convertToDouble());
       for (int64_t k = 0; k < channels; ++k) {
-        Value normed = fmul(mixed[k], inv);
         Value weight = toF32(load(w, {cols[k]}));
-        mixed[k] = fmul(normed, weight);
+        mixed[k] = fmul(mixed[k], weight);
       }
     }
     Value out = op.getOutInit();

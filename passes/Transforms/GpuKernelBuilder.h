@@ -26,6 +26,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -138,6 +139,24 @@ struct GpuKernelBuilder {
                               ArrayRef<Value> trees, bool reusable = false) {
     return teamReduce(tid, threads, values, trees, [&](Value x, Value y) { return fadd(x, y); },
                       reusable);
+  }
+
+  /// RMSNorm's scaling of a row held by a team, each thread's values `xs`
+  /// (f32): x · rsqrt(Σx² / d + eps), the squares summed over the thread's
+  /// values in order and then over the team through `tree` (k3-gpu-row-norm
+  /// and k3-gpu-attn-res's then_norm: one arithmetic, so the same bits).
+  SmallVector<Value> rmsScaled(Value tid, int64_t threads, ArrayRef<Value> xs, Value tree,
+                               int64_t d, double eps) {
+    Value sq = f32(0.0);
+    for (Value v : xs)
+      sq = fadd(sq, fmul(v, v));
+    Value sum = teamSums(tid, threads, {sq}, {tree}).front();
+    Value mean = arith::DivFOp::create(b, loc, sum, f32(double(d)));
+    Value inv = math::RsqrtOp::create(b, loc, fadd(mean, f32(eps)));
+    SmallVector<Value> out;
+    for (Value v : xs)
+      out.push_back(fmul(v, inv));
+    return out;
   }
 
   /// A gpu.launch of a (gx, gy) grid of blocks of `threads` threads with

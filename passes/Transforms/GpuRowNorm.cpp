@@ -63,16 +63,13 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       for (Value c : cols)
         x.push_back(toF32(load(src, {r, c})));
     }
-    Value sq = f32(0.0);
-    for (Value v : x)
-      sq = fadd(sq, fmul(v, v));
-    Value sum = teamSums(tid, threads, {sq}, tree).front();
-    Value mean = arith::DivFOp::create(b, loc, sum, f32(double(d)));
-    Value inv = math::RsqrtOp::create(b, loc, fadd(mean, f32(op.getEps().convertToDouble())));
+    SmallVector<Value> scaled =
+        rmsScaled(tid, threads, x, tree[0], d, op.getEps().convertToDouble());
     Value out = op.getOutInit();
     Type outElt = cast<MemRefType>(out.getType()).getElementType();
-    for (auto [c, v] : llvm::zip(cols, x)) {
-      Value y = fmul(fmul(v, inv), toF32(load(op.getWeight(), {c})));
+    for (auto [c, v] : llvm::zip(cols, scaled)) {
+      Value weight = toF32(load(op.getWeight(), {c}));
+      Value y = fmul(v, weight);
       if (Value gate = op.getGate())
         y = fmul(y, k3::lowering::sigmoid(b, loc, toF32(load(gate, {r, c}))));
       store(k3::lowering::convertScalar(b, loc, y, outElt), out, {r, c});
