@@ -30,6 +30,26 @@ std::string selfDir() {
   return path.substr(0, path.rfind('/'));
 }
 
+/// Under mpirun, when neither `path` nor this rank's file exists: one
+/// line saying how many rank files there are against how many processes
+/// were started (`mpirun -np` past the grid, or a file not copied); else "".
+std::string missingRankFile(const std::string &path, const Ranks &ranks) {
+  if (!ranks.active || exists(path))
+    return "";
+  const std::string mine = k3rt::comm::rankFilePath(path, ranks.rank);
+  if (exists(mine))
+    return "";
+  int64_t found = 0;
+  while (found < ranks.size && exists(k3rt::comm::rankFilePath(path, found)))
+    ++found;
+  std::string have = found == 0   ? "no rank file of " + path + " exists"
+                     : found == 1 ? path + " has a rank file for rank 0 only"
+                                  : path + " has rank files for ranks 0 to " +
+                                        std::to_string(found - 1) + " only";
+  return mine + ": no such file: mpirun started " + std::to_string(ranks.size) +
+         " processes; " + have;
+}
+
 } // namespace
 
 bool launchedAsRank(const std::string &path) {
@@ -76,9 +96,10 @@ bool startRanks(int &argc, char **&argv, Ranks &ranks, std::string &error) {
   return true;
 }
 
-std::string rankFile(const std::string &path, const Ranks &ranks) {
+std::string rankFile(const std::string &path, Ranks &ranks) {
   if (exists(path))
     return path;
+  ranks.missingFile = missingRankFile(path, ranks);
   std::string mine = k3rt::comm::rankFilePath(path, ranks.rank);
   // Under mpirun a missing rank file is named as such; alone, rank 0's
   // file says how many ranks to start (CpuExecutable::load).

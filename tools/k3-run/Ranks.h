@@ -24,6 +24,9 @@ namespace k3run {
 struct Ranks {
   bool active = false; ///< started by mpirun
   int rank = 0, size = 1;
+  /// Set by rankFile under mpirun when this rank has no file: the line
+  /// its start fails with (missingRankFile).
+  std::string missingFile;
   /// Among the ranks on this node (OpenMPI's OMPI_COMM_WORLD_LOCAL_RANK;
   /// 0 when the launcher does not say): the GPU a GPU rank uses.
   int localRank = 0;
@@ -44,8 +47,9 @@ bool startRanks(int &argc, char **&argv, Ranks &ranks, std::string &error);
 
 /// The file this process opens for `path`: `path` when it exists, else
 /// its rank's file (`X.k3b` → `X.rank<R>.k3b`; rank 0's when not under
-/// mpirun, which then says how to start the ranks).
-std::string rankFile(const std::string &path, const Ranks &ranks);
+/// mpirun, which then says how to start the ranks). Sets
+/// `ranks.missingFile` when neither exists under mpirun.
+std::string rankFile(const std::string &path, Ranks &ranks);
 
 /// After every rank's own start (`localError` empty when this one is
 /// ready): "" when all are, else this rank's line (its own error, or which

@@ -716,6 +716,8 @@ int main(int argc, char **argv) {
   // Opens and checks this process's binary: "" or one line. Under mpirun
   // every rank's result is agreed on before any of them waits for another.
   auto open = [&]() -> std::string {
+    if (!ranks.missingFile.empty())
+      return ranks.missingFile;
     // The CUDA driver is loaded at run time, never linked (DESIGN.md §4).
     // A GPU rank uses the GPU of its place on the node (one rank per GPU:
     // NCCL refuses two ranks of a communicator on one device).

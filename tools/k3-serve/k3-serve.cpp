@@ -721,6 +721,8 @@ std::string openBinary(const Options &o, Model &m) {
 std::string startModel(const Options &o, k3run::Ranks &ranks, std::string localError, Model &m,
                        const std::function<std::string(Model &)> &check) {
   if (localError.empty())
+    localError = ranks.missingFile;
+  if (localError.empty())
     localError = openBinary(o, m);
   // mpirun started this process for X.rank<R>.k3b files (Ranks.h): they
   // must be a grid's, or the ranks would serve apart.
