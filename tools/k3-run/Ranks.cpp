@@ -6,6 +6,7 @@
 
 #include "tools/k3-run/Ranks.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -31,23 +32,22 @@ std::string selfDir() {
 }
 
 /// Under mpirun, when neither `path` nor this rank's file exists: one
-/// line saying how many rank files there are against how many processes
-/// were started (`mpirun -np` past the grid, or a file not copied); else "".
+/// line with how many of the started processes' rank files there are
+/// (`mpirun -np` past the grid, or a file not copied to this node); else
+/// "" (another failure to open it is the bundle's own line).
 std::string missingRankFile(const std::string &path, const Ranks &ranks) {
   if (!ranks.active || exists(path))
     return "";
   const std::string mine = k3rt::comm::rankFilePath(path, ranks.rank);
-  if (exists(mine))
+  struct stat st;
+  if (::stat(mine.c_str(), &st) == 0 || errno != ENOENT)
     return "";
-  int64_t found = 0;
-  while (found < ranks.size && exists(k3rt::comm::rankFilePath(path, found)))
-    ++found;
-  std::string have = found == 0   ? "no rank file of " + path + " exists"
-                     : found == 1 ? path + " has a rank file for rank 0 only"
-                                  : path + " has rank files for ranks 0 to " +
-                                        std::to_string(found - 1) + " only";
+  int64_t present = 0;
+  for (int64_t r = 0; r < ranks.size; ++r)
+    present += exists(k3rt::comm::rankFilePath(path, r));
   return mine + ": no such file: mpirun started " + std::to_string(ranks.size) +
-         " processes; " + have;
+         " processes, and " + std::to_string(present) + " of their " +
+         std::to_string(ranks.size) + " rank files of " + path + " exist here";
 }
 
 } // namespace
