@@ -19,7 +19,10 @@
 //          AttnRes kernel, the MoE's combine over picks in its latent
 //          norm's),
 //          k3-lower-collectives (a sharded binary's shard ops, as on the CPU)
-//   gpu:   one-shot bufferization (an argument updated in place returned
+//   gpu:   eliminate-empty-tensors (a result inserted into a larger
+//          tensor is computed in that one's buffer where bufferization
+//          finds it safe: no copy kernel then), then
+//          one-shot bufferization (an argument updated in place returned
 //          as itself: k3-return-arguments; layer results freed after
 //          their last use: k3-entry-deallocations), collectives as host calls on
 //          the kernels' (managed) buffers (k3-comm-to-calls: NCCL at run
@@ -80,7 +83,7 @@ constexpr const char *kGpuTilesStage =
     "k3-gpu-fuse-elementwise,canonicalize,k3-gpu-fuse-row-norms,k3-lower-collectives";
 
 constexpr const char *kGpuStage =
-    "one-shot-bufferize{{bufferize-function-boundaries "
+    "eliminate-empty-tensors,one-shot-bufferize{{bufferize-function-boundaries "
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "cse,canonicalize,drop-equivalent-buffer-results,func.func(buffer-loop-hoisting),"
