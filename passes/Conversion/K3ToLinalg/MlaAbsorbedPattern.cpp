@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
@@ -165,6 +166,62 @@ Value mergeParts(OpBuilder &b, Location loc, ArrayRef<Partial> parts) {
                   })
               .front();
   return out;
+}
+
+/// mergeParts for the one stack of P parts a k3.attend_parts gives (the
+/// GPU's fused decode), as one loop nest over (m, l) instead of three
+/// reductions: each element folds the parts' maximum, then their weighted
+/// sums, then its column, in mergeParts' order and arithmetic (the same
+/// floats), recomputing the two statistics per l (2P values) so that
+/// neither needs a kernel of its own. The parts are P = ⌈keys / split-keys⌉,
+/// a handful.
+Value mergeStack(OpBuilder &b, Location loc, const Partial &stack) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  SmallVector<OpFoldResult> uSizes = sizesOf(b, loc, stack.u);
+  Value count = getValueOrCreateConstantIndexOp(b, loc, uSizes[1]);
+  Value init = empty(b, loc, {uSizes[0], uSizes[2]}, f32);
+  auto body = [&](OpBuilder &nb, Location nl, ValueRange) {
+    Value m = linalg::IndexOp::create(nb, nl, 0);
+    Value col = linalg::IndexOp::create(nb, nl, 1);
+    Value zero = cstIndex(nb, nl, 0);
+    Value one = cstIndex(nb, nl, 1);
+    // acc' = step(p, acc) for p = 0 .. P−1.
+    auto fold = [&](Value start, function_ref<Value(OpBuilder &, Location, Value, Value)> step) {
+      auto loop = scf::ForOp::create(
+          nb, nl, zero, count, one, ValueRange{start},
+          [&](OpBuilder &lb, Location ll, Value p, ValueRange acc) {
+            Value next = step(lb, ll, p, acc[0]);
+            scf::YieldOp::create(lb, ll, next);
+          });
+      return loop.getResult(0);
+    };
+    auto weight = [&](OpBuilder &lb, Location ll, Value p, Value topV) {
+      Value mp = tensor::ExtractOp::create(lb, ll, stack.max, ValueRange{m, p});
+      Value shifted = arith::SubFOp::create(lb, ll, mp, topV);
+      return Value(math::ExpOp::create(lb, ll, shifted));
+    };
+    Value top = fold(negInf(nb, nl), [&](OpBuilder &lb, Location ll, Value p, Value acc) {
+      Value mp = tensor::ExtractOp::create(lb, ll, stack.max, ValueRange{m, p});
+      return Value(arith::MaximumFOp::create(lb, ll, mp, acc));
+    });
+    Value total = fold(cst(nb, nl, 0.0), [&](OpBuilder &lb, Location ll, Value p, Value acc) {
+      Value w = weight(lb, ll, p, top);
+      Value sp = tensor::ExtractOp::create(lb, ll, stack.sum, ValueRange{m, p});
+      Value ws = arith::MulFOp::create(lb, ll, w, sp);
+      return Value(arith::AddFOp::create(lb, ll, acc, ws));
+    });
+    Value out = fold(cst(nb, nl, 0.0), [&](OpBuilder &lb, Location ll, Value p, Value acc) {
+      Value w = weight(lb, ll, p, top);
+      Value share = arith::DivFOp::create(lb, ll, w, total);
+      Value up = tensor::ExtractOp::create(lb, ll, stack.u, ValueRange{m, p, col});
+      Value term = arith::MulFOp::create(lb, ll, share, up);
+      return Value(arith::AddFOp::create(lb, ll, acc, term));
+    });
+    return SmallVector<Value>{out};
+  };
+  return generic(b, loc, {}, init, {identity(ctx, 2)}, {IT::parallel, IT::parallel}, body)
+      .front();
 }
 
 /// o = u / sum of a single part's partial ([M, 1, L] → [M, L]; 0 for a
@@ -417,6 +474,8 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     Value oLat;
     if (partials.size() == 1 && onePart) {
       oLat = normalised(b, loc, partials.front());
+    } else if (partials.size() == 1) {
+      oLat = mergeStack(b, loc, partials.front()); // k3.attend_parts' stack
     } else {
       oLat = mergeParts(b, loc, partials);
     }

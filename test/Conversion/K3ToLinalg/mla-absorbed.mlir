@@ -80,9 +80,24 @@ func.func @absorbed(%q: tensor<?x2x48xf32>, %c: tensor<?x32xf32>, %kr: tensor<?x
 //       FUSED:   %[[P:.+]] = arith.ceildivui %[[N]], %c8
 //       FUSED:   %[[A:.+]]:3 = k3.attend_parts %[[Q]], %[[ROWS]] outs(%{{.+}}, %{{.+}}, %{{.+}}) part_keys = 8
 //  FUSED-SAME:     -> (tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?x32xf32>)
-//       FUSED:   ins(%[[A]]#0 : tensor<2x?xf32>)
-//       FUSED:   ins(%[[A]]#0, %[[A]]#1, %{{.+}} : tensor<2x?xf32>, tensor<2x?xf32>, tensor<2xf32>)
-//       FUSED:   ins(%[[A]]#2, %[[A]]#0, %{{.+}}, %{{.+}} : tensor<2x?x32xf32>, tensor<2x?xf32>, tensor<2xf32>, tensor<2xf32>)
+// The parts' merge as one loop nest over (head, column), each element
+// folding the parts' maximum, weighted sum and its column in turn (one
+// kernel on a GPU, not three reductions).
+//       FUSED:   %[[NP:.+]] = tensor.dim %[[A]]#2, %c1
+//       FUSED:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]} outs(%{{.+}} : tensor<2x32xf32>)
+//       FUSED:     %[[H:.+]] = linalg.index 0
+//       FUSED:     %[[C:.+]] = linalg.index 1
+//       FUSED:     %[[TOP:.+]] = scf.for %[[P1:.+]] = %c0 to %[[NP]] step %c1
+//       FUSED:       tensor.extract %[[A]]#0[%[[H]], %[[P1]]]
+//       FUSED:       arith.maximumf
+//       FUSED:     %[[TOTAL:.+]] = scf.for %[[P2:.+]] = %c0 to %[[NP]] step %c1
+//       FUSED:       arith.subf %{{.+}}, %[[TOP]]
+//       FUSED:       math.exp
+//       FUSED:       tensor.extract %[[A]]#1[%[[H]], %[[P2]]]
+//       FUSED:     %[[OUT:.+]] = scf.for %[[P3:.+]] = %c0 to %[[NP]] step %c1
+//       FUSED:       arith.divf %{{.+}}, %[[TOTAL]]
+//       FUSED:       tensor.extract %[[A]]#2[%[[H]], %[[P3]], %[[C]]]
+//       FUSED:     linalg.yield %[[OUT]]
 //       FUSED:   return
 // CHECK-LABEL: func.func @decode
 //   CHECK-NOT:   tensor<2x?x8xf32>
