@@ -920,6 +920,11 @@ LogicalResult AttendPartsOp::verify() {
                  diag << "q, max, sum and u must be f32 and rows bf16, f16 or f32, got rows of "
                       << elementOf(rows);
                })
+      .require(!getQScale() || std::isfinite(getQScale()->convertToFloat()),
+               [&](InFlightDiagnostic &diag) {
+                 diag << "q_scale must be finite, got "
+                      << formatFloat(getQScale()->convertToFloat());
+               })
       .ok()
       ? success()
       : failure();

@@ -580,7 +580,9 @@ def K3_AttendPartsOp : K3_Op<"attend_parts", [
   let summary = "Split-K softmax attention over shared key rows, one pass per part";
   let description = [{
     The core of absorbed MLA decode on a GPU (MLA.md §7), one fused kernel:
-    `q: [M, D]` f32 query rows (the softmax scale already applied), `rows:
+    `q: [M, D]` f32 query rows, the softmax scale already applied, or
+    without it and the scale as `q_scale` (the kernel multiplies each query
+    value as it loads it: the same product, one elementwise kernel fewer), `rows:
     [N, D]` key rows shared by every query row (bf16 or f32), whose first
     `L` columns are also the values. The keys are cut into `P = ⌈N / n⌉`
     parts of `n = part_keys` keys (the last may be shorter). For every row
@@ -602,7 +604,8 @@ def K3_AttendPartsOp : K3_Op<"attend_parts", [
     ```
   }];
   let arguments = (ins AnyShaped:$q, AnyShaped:$rows, AnyShaped:$max_init,
-                   AnyShaped:$sum_init, AnyShaped:$u_init, I64Attr:$part_keys);
+                   AnyShaped:$sum_init, AnyShaped:$u_init, I64Attr:$part_keys,
+                   OptionalAttr<F32Attr>:$q_scale);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $q `,` $rows `outs` `(` $max_init `,` $sum_init `,` $u_init `)`

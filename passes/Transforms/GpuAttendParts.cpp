@@ -185,6 +185,9 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       auto element = [&](Value col) {
         Value ok = both(lt(row, rowsM), lt(col, d));
         Value v = load(q, {rc, minIdx(col, idx(d - 1))});
+        // q_scale: the product the scaling kernel made, before bf16.
+        if (std::optional<APFloat> scale = op.getQScale())
+          v = fmul(v, f32(scale->convertToDouble()));
         return arith::SelectOp::create(b, loc, ok, v, f32(0.0)).getResult();
       };
       store(pack(element(c), element(add(c, 1))), qs, {e});

@@ -37,6 +37,9 @@
 // CHECK-NEXT: u
 // CHECK-NEXT: {{[0-9.e+-]+$}}
 // CHECK-NEXT: 1
+// q_scale = 0.3 on k3-tiny's queries against the queries scaled first:
+// the same floats.
+// CHECK: q_scale differing 0
 // Odd widths: rows of 41 in bf16 (no vector loads; the last pair half
 // outside the row), 33 values, 45 keys in parts of 20 (tiles that cross
 // a part's end, a last part of 5).
@@ -315,6 +318,60 @@ func.func @main() {
   vector.print str "tiny "
   func.call @check(%tq, %trows, %c16, %c32, %tmd, %tsd, %tud)
       : (memref<?x?xf32>, memref<?x?xf32>, index, index, memref<?x?xf32>, memref<?x?xf32>, memref<?x?x?xf32>) -> ()
+
+  // q_scale: the kernel on k3-tiny's unscaled queries with q_scale = 0.3
+  // against the kernel on the queries times 0.3 (a loop here): the same
+  // product before the bf16 rounding, so no element of max, sum or u differs.
+  %scale = arith.constant 0.3 : f32
+  %pq = memref.alloc() : memref<2x40xf32>
+  scf.for %i = %c0 to %c2 step %c1 {
+    scf.for %k = %c0 to %c40 step %c1 {
+      %x = memref.load %tq[%i, %k] : memref<?x?xf32>
+      %y = arith.mulf %x, %scale : f32
+      memref.store %y, %pq[%i, %k] : memref<2x40xf32>
+    }
+  }
+  %pm = memref.alloc() : memref<2x3xf32>
+  %ps = memref.alloc() : memref<2x3xf32>
+  %pu = memref.alloc() : memref<2x3x32xf32>
+  k3.attend_parts %pq, %trs outs(%pm, %ps, %pu) part_keys = 16
+      : (memref<2x40xf32>, memref<37x40xf32>, memref<2x3xf32>, memref<2x3xf32>,
+         memref<2x3x32xf32>) -> ()
+  %km = memref.alloc() : memref<2x3xf32>
+  %ks = memref.alloc() : memref<2x3xf32>
+  %ku = memref.alloc() : memref<2x3x32xf32>
+  k3.attend_parts %tqs, %trs outs(%km, %ks, %ku) part_keys = 16 {q_scale = 0.3 : f32}
+      : (memref<2x40xf32>, memref<37x40xf32>, memref<2x3xf32>, memref<2x3xf32>,
+         memref<2x3x32xf32>) -> ()
+  %c3p = arith.constant 3 : index
+  %zero = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  %differ = scf.for %i = %c0 to %c2 step %c1 iter_args(%n0 = %zero) -> (i64) {
+    %n3 = scf.for %p = %c0 to %c3p step %c1 iter_args(%n1 = %n0) -> (i64) {
+      %a = memref.load %pm[%i, %p] : memref<2x3xf32>
+      %b = memref.load %km[%i, %p] : memref<2x3xf32>
+      %c = memref.load %ps[%i, %p] : memref<2x3xf32>
+      %d = memref.load %ks[%i, %p] : memref<2x3xf32>
+      %ne0 = arith.cmpf une, %a, %b : f32
+      %ne1 = arith.cmpf une, %c, %d : f32
+      %ne = arith.ori %ne0, %ne1 : i1
+      %add = arith.select %ne, %one, %zero : i64
+      %n2 = arith.addi %n1, %add : i64
+      %n5 = scf.for %k = %c0 to %c32 step %c1 iter_args(%n4 = %n2) -> (i64) {
+        %e = memref.load %pu[%i, %p, %k] : memref<2x3x32xf32>
+        %f = memref.load %ku[%i, %p, %k] : memref<2x3x32xf32>
+        %neu = arith.cmpf une, %e, %f : f32
+        %addu = arith.select %neu, %one, %zero : i64
+        %n6 = arith.addi %n4, %addu : i64
+        scf.yield %n6 : i64
+      }
+      scf.yield %n5 : i64
+    }
+    scf.yield %n3 : i64
+  }
+  vector.print str "q_scale differing "
+  func.call @printI64(%differ) : (i64) -> ()
+  func.call @printNewline() : () -> ()
 
   // Odd: M = 3, D = 41 (bf16 rows), L = 33, N = 45, parts of 20 (3).
   %c3 = arith.constant 3 : index

@@ -92,6 +92,23 @@ func.func @tiny(%q: memref<2x40xf32>, %rows: memref<?x40xf32>, %m: memref<2x?xf3
   return
 }
 
+// q_scale: each query value times the scale as it is loaded, before its
+// bf16 rounding (the product the scaling kernel made).
+// CHECK-LABEL: func.func @scaled
+//       CHECK:   gpu.launch
+//       CHECK:   %[[V:.+]] = memref.load %arg0[%{{.+}}, %{{.+}}] : memref<2x40xf32>
+//  CHECK-NEXT:   %[[C:.+]] = arith.constant 1.250000e-01 : f32
+//  CHECK-NEXT:   %[[S:.+]] = arith.mulf %[[V]], %[[C]] : f32
+//       CHECK:   arith.select %{{.+}}, %[[S]], %{{.+}} : f32
+//       CHECK:   arith.truncf
+func.func @scaled(%q: memref<2x40xf32>, %rows: memref<?x40xf32>, %m: memref<2x?xf32>,
+                  %l: memref<2x?xf32>, %u: memref<2x?x32xf32>) {
+  k3.attend_parts %q, %rows outs(%m, %l, %u) part_keys = 16 {q_scale = 0.125 : f32}
+      : (memref<2x40xf32>, memref<?x40xf32>, memref<2x?xf32>, memref<2x?xf32>,
+         memref<2x?x32xf32>) -> ()
+  return
+}
+
 // A strided row view whose stride is not a multiple of 8 keeps element loads.
 // CHECK-LABEL: func.func @strided
 //   CHECK-NOT:   vector.load

@@ -384,8 +384,13 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
 
     AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
                d2 = getAffineDimExpr(2, ctx);
-    Value qt = absorbedQueries(b, loc, op.getQ(), kvb, tokens, dn, scale);
     const int64_t t0 = qType.getDimSize(0);
+    // One k3.attend_parts for every part (below), which scales the queries
+    // as it loads them (q_scale): no kernel of their own.
+    const bool attendParts = fused && splitKeys > 0 && !ShapedType::isDynamic(t0) &&
+                             (t0 == 1 || !causal) && attendPartsKernelFits(l + r, l);
+    Value qt = absorbedQueries(b, loc, op.getQ(), kvb, tokens, dn, scale,
+                               /*scaled=*/!attendParts);
     SmallVector<OpFoldResult> ones(3, b.getIndexAttr(1)), ones2(2, b.getIndexAttr(1));
     OpFoldResult rowsM = ShapedType::isDynamic(t0)
                              ? OpFoldResult(arith::MulIOp::create(b, loc, tokens, cstIndex(b, loc, h)))
@@ -396,12 +401,15 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     // token sees every key (S + 0 < S + 1), so a decode step has no mask.
     AffineMap id2 = identity(ctx, 2);
     auto map3 = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(3, 0, e, ctx); };
+    // (Not for k3.attend_parts, which makes its scores itself.)
     SmallVector<OpFoldResult> sSizes{rowsM, keys};
-    Value scores = generic(b, loc, {qt, rows}, zeros(b, loc, sSizes),
-                           {map3({d0, d2}), map3({d1, d2}), map3({d0, d1})},
-                           {IT::parallel, IT::parallel, IT::reduction}, multiplyAccumulate)
-                       .front();
-    if (causal && t0 != 1)
+    Value scores;
+    if (!attendParts)
+      scores = generic(b, loc, {qt, rows}, zeros(b, loc, sSizes),
+                       {map3({d0, d2}), map3({d1, d2}), map3({d0, d1})},
+                       {IT::parallel, IT::parallel, IT::reduction}, multiplyAccumulate)
+                   .front();
+    if (!attendParts && causal && t0 != 1)
       scores = generic(b, loc, scores, empty(b, loc, sSizes, f32), {id2, id2},
                        {IT::parallel, IT::parallel},
                        [&](OpBuilder &nb, Location nl, ValueRange a) {
@@ -432,8 +440,7 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
     SmallVector<Partial> partials;
     // Whether the one partial holds a single part (o = u / sum).
     bool onePart = true;
-    if (fused && splitKeys > 0 && !ShapedType::isDynamic(t0) && (t0 == 1 || !causal) &&
-        attendPartsKernelFits(l + r, l)) {
+    if (attendParts) {
       // One kernel for every part, the last one short (k3.attend_parts,
       // k3-gpu-attend-parts): each row is read once, for its score and its
       // value. No position is masked (decode sees the whole cache).
@@ -441,7 +448,8 @@ struct LowerMlaAbsorbed : OpRewritePattern<MlaAbsorbedOp> {
       Value m = empty(b, loc, {rowsM, count}, f32), sum = empty(b, loc, {rowsM, count}, f32);
       Value u = empty(b, loc, {rowsM, count, b.getIndexAttr(l)}, f32);
       auto attend = AttendPartsOp::create(b, loc, TypeRange{m.getType(), sum.getType(), u.getType()},
-                                          qt, rows, m, sum, u, b.getI64IntegerAttr(splitKeys));
+                                          qt, rows, m, sum, u, b.getI64IntegerAttr(splitKeys),
+                                          b.getF32FloatAttr(scale));
       partials.push_back({attend.getResult(0), attend.getResult(1), attend.getResult(2)});
       onePart = false;
     } else if (splitKeys > 0 && !ShapedType::isDynamic(qType.getDimSize(0))) {

@@ -67,18 +67,19 @@ func.func @absorbed(%q: tensor<?x2x48xf32>, %c: tensor<?x32xf32>, %kr: tensor<?x
 // One token sees every key: no causal mask (no linalg.index), and the
 // softmax scale multiplies the 2 queries, not the scores.
 // With mla-decode=fused, decode's ⌈(S+1)/8⌉ parts (the last one short) are
-// one k3.attend_parts over the scaled queries and the rows, in place of
-// the scores and the per-part softmax; the merge reads its three results.
+// one k3.attend_parts over the queries (the softmax scale its q_scale:
+// no scaling loop nest) and the rows, in place of the scores and the
+// per-part softmax; the merge reads its three results.
 // The multi-token op keeps its splits.
 // FUSED-LABEL: func.func @absorbed
 //   FUSED-NOT:   k3.attend_parts
 // FUSED-LABEL: func.func @decode
 //       FUSED:   %[[ROWS:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[%{{.+}}, 0] [1, 48] [1, 1] : tensor<1x48xf32> into tensor<?x48xf32>
 //       FUSED:   %[[N:.+]] = tensor.dim %[[ROWS]], %c0
-//       FUSED:   %[[Q:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]} ins(%{{.+}} : tensor<?x48xf32>)
-//       FUSED:   arith.mulf %{{.+}}, %cst
+//       FUSED:   %[[Q:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0, 1], [2]] : tensor<?x2x48xf32> into tensor<?x48xf32>
+//   FUSED-NOT:   linalg.generic
 //       FUSED:   %[[P:.+]] = arith.ceildivui %[[N]], %c8
-//       FUSED:   %[[A:.+]]:3 = k3.attend_parts %[[Q]], %[[ROWS]] outs(%{{.+}}, %{{.+}}, %{{.+}}) part_keys = 8
+//       FUSED:   %[[A:.+]]:3 = k3.attend_parts %[[Q]], %[[ROWS]] outs(%{{.+}}, %{{.+}}, %{{.+}}) part_keys = 8 {q_scale = 0.144337565 : f32}
 //  FUSED-SAME:     -> (tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?x32xf32>)
 // The parts' merge as one loop nest over (head, column), each element
 // folding the parts' maximum, weighted sum and its column in turn (one

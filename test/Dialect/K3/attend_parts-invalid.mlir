@@ -69,3 +69,13 @@ func.func @types(%q: memref<2x40xf16>, %rows: memref<40x40xf32>, %m: memref<2x3x
       : (memref<2x40xf16>, memref<40x40xf32>, memref<2x3xf32>, memref<2x3xf32>, memref<2x3x32xf32>) -> ()
   return
 }
+
+// -----
+
+func.func @scale(%q: memref<2x40xf32>, %rows: memref<40x40xf32>, %m: memref<2x3xf32>,
+                 %l: memref<2x3xf32>, %u: memref<2x3x32xf32>) {
+  // expected-error @+1 {{q_scale must be finite, got inf}}
+  k3.attend_parts %q, %rows outs(%m, %l, %u) part_keys = 16 {q_scale = 0x7F800000 : f32}
+      : (memref<2x40xf32>, memref<40x40xf32>, memref<2x3xf32>, memref<2x3xf32>, memref<2x3x32xf32>) -> ()
+  return
+}

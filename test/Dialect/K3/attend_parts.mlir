@@ -26,3 +26,14 @@ func.func @memrefs(%q: memref<2x40xf32>, %rows: memref<40x40xf32>, %m: memref<2x
          memref<2x3x32xf32>) -> ()
   return
 }
+
+// q_scale: the queries unscaled, the kernel multiplies them as it loads them.
+// CHECK-LABEL: func.func @scaled
+//       CHECK:   k3.attend_parts %{{.+}}, %{{.+}} outs(%{{.+}}, %{{.+}}, %{{.+}}) part_keys = 16 {q_scale = 1.250000e-01 : f32}
+func.func @scaled(%q: memref<2x40xf32>, %rows: memref<40x40xf32>, %m: memref<2x3xf32>,
+                  %l: memref<2x3xf32>, %u: memref<2x3x32xf32>) {
+  k3.attend_parts %q, %rows outs(%m, %l, %u) part_keys = 16 {q_scale = 0.125 : f32}
+      : (memref<2x40xf32>, memref<40x40xf32>, memref<2x3xf32>, memref<2x3xf32>,
+         memref<2x3x32xf32>) -> ()
+  return
+}
