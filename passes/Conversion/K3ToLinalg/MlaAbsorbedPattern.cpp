@@ -172,9 +172,11 @@ Value mergeParts(OpBuilder &b, Location loc, ArrayRef<Partial> parts) {
 /// GPU's fused decode), as one loop nest over (m, l) instead of three
 /// reductions: each element folds the parts' maximum, then their weighted
 /// sums, then its column, in mergeParts' order and arithmetic (the same
-/// floats), recomputing the two statistics per l (2P values) so that
-/// neither needs a kernel of its own. The parts are P = ⌈keys / split-keys⌉,
-/// a handful.
+/// floats), recomputing the two statistics per l so that neither needs a
+/// kernel of its own. P = ⌈keys / part_keys⌉ (512 at K3's 128K keys in
+/// parts of 256): the recomputation is 2P more exponentials and loads of
+/// [M, P] values (which stay in cache) per element, beside the [M, P, L]
+/// partial outputs every form reads once.
 Value mergeStack(OpBuilder &b, Location loc, const Partial &stack) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
