@@ -105,9 +105,16 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   /// the window's taps summed first, then x's (KdaDecodePattern's order).
   Value conv(Value window, Value x, Value w, Value ch) {
     Value sum = f32(0.0);
-    for (int64_t i = 0; i + 1 < width; ++i)
-      sum = fadd(sum, fmul(toF32(load(w, {ch, idx(i)})), toF32(load(window, per({idx(i), ch})))));
-    Value t = fmul(toF32(load(w, {ch, idx(width - 1)})), toF32(load(x, tok({ch}))));
+    for (int64_t i = 0; i + 1 < width; ++i) {
+      // One op per statement: C++ leaves the order of a call's arguments
+      // to the compiler, the IR must not.
+      Value tap = toF32(load(w, {ch, idx(i)}));
+      Value past = toF32(load(window, per({idx(i), ch})));
+      sum = fadd(sum, fmul(tap, past));
+    }
+    Value tap = toF32(load(w, {ch, idx(width - 1)}));
+    Value now = toF32(load(x, tok({ch})));
+    Value t = fmul(tap, now);
     if (width > 1)
       t = fadd(sum, t);
     return fmul(t, sigmoid(t));

@@ -126,7 +126,11 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       Type f32Type = b.getF32Type();
       Value dot = onKey(req, len, pageRows, jRead, f32Type, [&](Value m, SmallVector<Value> at) {
                     return loop(idx(0), idx(width), idx(1), {f32(0.0)}, [&](Value c, ValueRange s) {
-                      return SmallVector<Value>{fadd(s[0], fmul(load(qS, {c}), column(m, at, c)))};
+                      // One op per statement: C++ leaves the order of a
+                      // call's arguments to the compiler, the IR must not.
+                      Value qc = load(qS, {c});
+                      Value kc = column(m, at, c);
+                      return SmallVector<Value>{fadd(s[0], fmul(qc, kc))};
                     });
                   }).front();
       Value score = select(valid, dot, negInf);
@@ -136,7 +140,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       Value chunkMax =
           teamReduce(tid, threads, {score}, {maxTree}, maxOf, /*reusable=*/true).front();
       Value m = maxOf(state[0], chunkMax);
-      Value p = select(valid, Value(math::ExpOp::create(b, loc, fsub(score, m))), f32(0.0));
+      Value e = math::ExpOp::create(b, loc, fsub(score, m));
+      Value p = select(valid, e, f32(0.0));
       store(p, pS, {tid});
       // The sum's barriers also publish pS.
       Value chunkSum = teamSums(tid, threads, {p}, {sumTree}, /*reusable=*/true).front();
