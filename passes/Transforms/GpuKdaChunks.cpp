@@ -218,7 +218,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   void substitute(const Array &a, Value j, const Array &lm, Value beta) {
     SmallVector<Value> x;
     for (int64_t r = 0; r < kChunk; ++r) {
-      Value acc = fmul(load(beta, {idx(r)}), get(a, r, j));
+      Value br = load(beta, {idx(r)}); // one op per statement (argument order)
+      Value acc = fmul(br, get(a, r, j));
       for (int64_t c = 0; c < r; ++c)
         acc = fsub(acc, fmul(get(lm, r, idx(c)), x[c]));
       x.push_back(acc);
@@ -360,7 +361,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       } else {
         sums = dots();
       }
-      put(select(below, fmul(load(betas, {r}), sums[0]), f32(0.0)), lm, r, c0);
+      Value scaled = fmul(load(betas, {r}), sums[0]); // one op per statement
+      put(select(below, scaled, f32(0.0)), lm, r, c0);
       put(select(onOrBelow, sums[1], f32(0.0)), aqk, r, c0);
     });
     gpu::BarrierOp::create(b, loc);

@@ -251,7 +251,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
     Value out = op.getOutInit();
     Type outElt = cast<MemRefType>(out.getType()).getElementType();
     forEach(tid, idx(dv), step, [&](Value j) {
-      Value y = fmul(fmul(load(oS, {j}), inv), toF32(load(op.getNormWeight(), {j})));
+      Value normed = fmul(load(oS, {j}), inv); // one op per statement
+      Value y = fmul(normed, toF32(load(op.getNormWeight(), {j})));
       y = fmul(y, sigmoid(toF32(load(op.getOutGate(), tok({h, j})))));
       store(k3::lowering::convertScalar(b, loc, y, outElt), out, tok({h, j}));
     });

@@ -122,8 +122,13 @@ struct GpuKernelBuilder {
     gpu::BarrierOp::create(b, loc);
     for (int64_t s = threads / 2; s >= 1; s /= 2) {
       when(lt(tid, s), [&] {
-        for (Value tree : trees)
-          store(combine(load(tree, {tid}), load(tree, {add(tid, s)})), tree, {tid});
+        for (Value tree : trees) {
+          // One op per statement: the IR's order must not depend on the
+          // compiler's order for a call's arguments.
+          Value mine = load(tree, {tid});
+          Value other = load(tree, {add(tid, s)});
+          store(combine(mine, other), tree, {tid});
+        }
       });
       gpu::BarrierOp::create(b, loc);
     }
