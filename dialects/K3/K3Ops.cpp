@@ -180,6 +180,13 @@ public:
     return *this;
   }
 
+  /// Requires an optional attribute value to be finite where present.
+  Checker &finite(std::optional<APFloat> value, StringRef name) {
+    if (!failed && value && !std::isfinite(value->convertToFloat()))
+      fail() << name << " must be finite, got " << formatFloat(value->convertToFloat());
+    return *this;
+  }
+
   /// Requires `ok`; otherwise `describe` writes the message.
   Checker &require(bool ok,
                    llvm::function_ref<void(InFlightDiagnostic &)> describe) {
@@ -920,11 +927,7 @@ LogicalResult AttendPartsOp::verify() {
                  diag << "q, max, sum and u must be f32 and rows bf16, f16 or f32, got rows of "
                       << elementOf(rows);
                })
-      .require(!getQScale() || std::isfinite(getQScale()->convertToFloat()),
-               [&](InFlightDiagnostic &diag) {
-                 diag << "q_scale must be finite, got "
-                      << formatFloat(getQScale()->convertToFloat());
-               })
+      .finite(getQScale(), "q_scale")
       .ok()
       ? success()
       : failure();
@@ -1519,10 +1522,7 @@ LogicalResult PagedAttendOp::verify() {
                })
       .require(elementOf(table).isInteger(32) && elementOf(lengths).isInteger(32),
                [&](InFlightDiagnostic &d) { d << "block_table and lengths must be i32"; })
-      .require(!getQScale() || std::isfinite(getQScale()->convertToFloat()),
-               [&](InFlightDiagnostic &d) {
-                 d << "q_scale must be finite, got " << formatFloat(getQScale()->convertToFloat());
-               });
+      .finite(getQScale(), "q_scale");
 }
 
 void PagedAttendOp::getEffects(

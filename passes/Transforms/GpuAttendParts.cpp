@@ -184,10 +184,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       Value rc = minIdx(row, lastRow);
       auto element = [&](Value col) {
         Value ok = both(lt(row, rowsM), lt(col, d));
-        Value v = load(q, {rc, minIdx(col, idx(d - 1))});
-        // q_scale: the product the scaling kernel made, before bf16.
-        if (std::optional<APFloat> scale = op.getQScale())
-          v = fmul(v, f32(scale->convertToDouble()));
+        // q_scale before the bf16 rounding, as the scaling kernel did.
+        Value v = scaledBy(load(q, {rc, minIdx(col, idx(d - 1))}), op.getQScale());
         return arith::SelectOp::create(b, loc, ok, v, f32(0.0)).getResult();
       };
       store(pack(element(c), element(add(c, 1))), qs, {e});

@@ -146,6 +146,12 @@ struct GpuKernelBuilder {
                       reusable);
   }
 
+  /// `v` times `scale` where there is one (an op's optional q_scale: the
+  /// product a scaling kernel would have made, as the value is loaded).
+  Value scaledBy(Value v, std::optional<APFloat> scale) {
+    return scale ? fmul(v, f32(scale->convertToDouble())) : v;
+  }
+
   /// RMSNorm's scaling of a row held by a team, each thread's values `xs`
   /// (f32): x · rsqrt(Σx² / d + eps), the squares summed over the thread's
   /// values in order and then over the team through `tree` (k3-gpu-row-norm

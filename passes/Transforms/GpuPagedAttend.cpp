@@ -88,9 +88,7 @@ struct KernelBuilder : k3::GpuKernelBuilder {
   void loadQuery(Value tid, Value req, Value h, Value qS) {
     forEach(tid, idx(width), idx(threads), [&](Value c) {
       Value v = load(op.getQ(), {req, h, c});
-      if (std::optional<APFloat> scale = op.getQScale())
-        v = fmul(v, f32(scale->convertToDouble()));
-      store(v, qS, {c});
+      store(scaledBy(v, op.getQScale()), qS, {c});
     });
     gpu::BarrierOp::create(b, loc);
   }
@@ -232,8 +230,8 @@ struct KernelBuilder : k3::GpuKernelBuilder {
       Value part = add(first, s);
       Value w = math::ExpOp::create(b, loc, fsub(load(stats, {mul(part, 2)}), top));
       SmallVector<Value> next{a[0], fadd(a[1], fmul(load(stats, {add(mul(part, 2), 1)}), w))};
+      Value row = mul(part, l);
       for (int64_t k = 0; k < l / threads; ++k) {
-        Value row = mul(part, l);
         Value at = add(row, add(tid, k * threads));
         next.push_back(fadd(a[2 + k], fmul(load(sums, {at}), w)));
       }

@@ -31,14 +31,15 @@ std::string selfDir() {
   return path.substr(0, path.rfind('/'));
 }
 
-/// Under mpirun, when neither `path` nor this rank's file exists: one
-/// line with how many of the started processes' rank files there are
-/// (`mpirun -np` past the grid, or a file not copied to this node); else
-/// "" (another failure to open it is the bundle's own line).
-std::string missingRankFile(const std::string &path, const Ranks &ranks) {
-  if (!ranks.active || exists(path))
+/// Under mpirun, when this rank's file `mine` of `path` (which does not
+/// exist) is missing too: one line with how many of the started processes'
+/// rank files there are (`mpirun -np` past the grid, or a file not copied
+/// to this node); else "" (another failure to open it is the bundle's own
+/// line).
+std::string missingRankFile(const std::string &path, const std::string &mine,
+                            const Ranks &ranks) {
+  if (!ranks.active)
     return "";
-  const std::string mine = k3rt::comm::rankFilePath(path, ranks.rank);
   struct stat st;
   if (::stat(mine.c_str(), &st) == 0 || errno != ENOENT)
     return "";
@@ -99,8 +100,8 @@ bool startRanks(int &argc, char **&argv, Ranks &ranks, std::string &error) {
 std::string rankFile(const std::string &path, Ranks &ranks) {
   if (exists(path))
     return path;
-  ranks.missingFile = missingRankFile(path, ranks);
   std::string mine = k3rt::comm::rankFilePath(path, ranks.rank);
+  ranks.missingFile = missingRankFile(path, mine, ranks);
   // Under mpirun a missing rank file is named as such; alone, rank 0's
   // file says how many ranks to start (CpuExecutable::load).
   return ranks.active || exists(mine) ? mine : path;

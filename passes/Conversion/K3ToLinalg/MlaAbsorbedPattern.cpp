@@ -117,6 +117,13 @@ Value splitDim(OpBuilder &b, Location loc, Value v, unsigned at, OpFoldResult pa
                                        v, groups, outSizes);
 }
 
+/// A part's weight in the log-sum-exp merge, e^{m − top}; an empty or
+/// masked part (m = −inf) weighs 0.
+Value partWeight(OpBuilder &b, Location loc, Value m, Value top) {
+  Value shifted = arith::SubFOp::create(b, loc, m, top);
+  return math::ExpOp::create(b, loc, shifted);
+}
+
 /// The merge of every part of `parts` by their shifts (MLA.md §7's LSE
 /// merge with lse = m + log Σ): top = max m, w = e^{m−top},
 /// o = Σ w·u / Σ w·sum, [M, L]; each batch of parts is folded in by a
@@ -137,15 +144,11 @@ Value mergeParts(OpBuilder &b, Location loc, ArrayRef<Partial> parts) {
                     return SmallVector<Value>{arith::MaximumFOp::create(nb, nl, a[0], a[1])};
                   })
               .front();
-  // e^{m − top}; an empty or masked part (m = −inf) weighs 0.
-  auto weight = [](OpBuilder &nb, Location nl, Value m, Value topV) {
-    return Value(math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, m, topV)));
-  };
   Value total = zeros(b, loc, mSizes);
   for (const Partial &part : parts)
     total = generic(b, loc, {part.max, part.sum, top}, total, {mp, mp, m1, m1}, red,
                     [&](OpBuilder &nb, Location nl, ValueRange a) {
-                      Value w = arith::MulFOp::create(nb, nl, weight(nb, nl, a[0], a[2]), a[1]);
+                      Value w = arith::MulFOp::create(nb, nl, partWeight(nb, nl, a[0], a[2]), a[1]);
                       return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[3], w)};
                     })
                 .front();
@@ -160,7 +163,7 @@ Value mergeParts(OpBuilder &b, Location loc, ArrayRef<Partial> parts) {
                   {map3({d0, d2, d1}), map3({d0, d2}), map3({d0}), map3({d0}), map3({d0, d1})},
                   {IT::parallel, IT::parallel, IT::reduction},
                   [&](OpBuilder &nb, Location nl, ValueRange a) {
-                    Value w = arith::DivFOp::create(nb, nl, weight(nb, nl, a[1], a[2]), a[3]);
+                    Value w = arith::DivFOp::create(nb, nl, partWeight(nb, nl, a[1], a[2]), a[3]);
                     return SmallVector<Value>{arith::AddFOp::create(
                         nb, nl, a[4], arith::MulFOp::create(nb, nl, w, a[0]))};
                   })
@@ -200,8 +203,7 @@ Value mergeStack(OpBuilder &b, Location loc, const Partial &stack) {
     };
     auto weight = [&](OpBuilder &lb, Location ll, Value p, Value topV) {
       Value mp = tensor::ExtractOp::create(lb, ll, stack.max, ValueRange{m, p});
-      Value shifted = arith::SubFOp::create(lb, ll, mp, topV);
-      return Value(math::ExpOp::create(lb, ll, shifted));
+      return partWeight(lb, ll, mp, topV);
     };
     Value top = fold(negInf(nb, nl), [&](OpBuilder &lb, Location ll, Value p, Value acc) {
       Value mp = tensor::ExtractOp::create(lb, ll, stack.max, ValueRange{m, p});
